@@ -1,0 +1,176 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/store/storetest"
+)
+
+// seedDueFeeds inserts n active, subscribed feeds all due before now.
+func seedDueFeeds(tb testing.TB, s *store.Store, n int, now time.Time) {
+	tb.Helper()
+	feeds := make([]store.Feed, 0, 1000)
+	for i := 0; i < n; i++ {
+		feeds = append(feeds, store.Feed{URL: fmt.Sprintf("https://h%d.example/feed/%d", i%97, i), State: store.FeedActive,
+			SubscriberCount: 1, NextPollAt: now.Add(-time.Duration(i%600) * time.Second), CreatedAt: now, UpdatedAt: now})
+		if len(feeds) == cap(feeds) || i == n-1 {
+			if err := s.DB.CreateInBatches(feeds, 500).Error; err != nil {
+				tb.Fatal(err)
+			}
+			feeds = feeds[:0]
+		}
+	}
+}
+
+// drain runs `claimers` goroutines claiming batches until nothing is due and
+// returns how often each feed id was handed out.
+func drain(tb testing.TB, s *store.Store, claimers, batch int, now time.Time) map[int64]int {
+	tb.Helper()
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	var wg sync.WaitGroup
+	errs := make(chan error, claimers)
+	for c := 0; c < claimers; c++ {
+		wg.Add(1)
+		go func(owner string) {
+			defer wg.Done()
+			for {
+				got, err := s.ClaimDueFeeds(context.Background(), owner, time.Minute, now, batch)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, f := range got {
+					seen[f.ID]++
+					if f.LeaseOwner != owner {
+						errs <- fmt.Errorf("feed %d returned to %s but leased to %s", f.ID, owner, f.LeaseOwner)
+					}
+				}
+				mu.Unlock()
+			}
+		}(fmt.Sprintf("worker-%d", c))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		tb.Fatal(err)
+	}
+	return seen
+}
+
+func TestEightClaimersClaimEachFeedOnce(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now), MaxOpenConns: 12})
+	const n = 10000
+	seedDueFeeds(t, s, n, now)
+	// A feed with no subscribers and a gone feed must never be claimed.
+	if err := s.DB.Create(&[]store.Feed{
+		{URL: "https://x.example/unsubscribed", State: store.FeedActive, NextPollAt: now.Add(-time.Hour), CreatedAt: now, UpdatedAt: now},
+		{URL: "https://x.example/gone", State: store.FeedGone, SubscriberCount: 3, NextPollAt: now.Add(-time.Hour), CreatedAt: now, UpdatedAt: now},
+	}).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	seen := drain(t, s, 8, 37, now)
+	if len(seen) != n {
+		t.Fatalf("claimed %d distinct feeds, want %d", len(seen), n)
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Fatalf("feed %d claimed %d times", id, c)
+		}
+	}
+	// While the leases hold, nothing is due.
+	if got, err := s.ClaimDueFeeds(context.Background(), "late", time.Minute, now.Add(30*time.Second), 10); err != nil || len(got) != 0 {
+		t.Fatalf("claimed %d leased feeds (err %v)", len(got), err)
+	}
+	// Holders that die leave leases that expire: every feed is claimable again, once.
+	again := drain(t, s, 8, 100, now.Add(61*time.Second))
+	if len(again) != n {
+		t.Fatalf("after lease expiry %d feeds claimable, want %d", len(again), n)
+	}
+}
+
+func TestClaimFeedRespectsOtherLease(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now)})
+	ctx := context.Background()
+	f, _, err := s.EnsureFeed(ctx, "https://example.com/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ClaimFeed(ctx, f.ID, "a", time.Minute, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ClaimFeed(ctx, f.ID, "b", time.Minute, now.Add(10*time.Second)); err == nil {
+		t.Fatal("b claimed a feed a holds")
+	}
+	if _, err := s.ClaimFeed(ctx, f.ID, "b", time.Minute, now.Add(61*time.Second)); err != nil {
+		t.Fatalf("expired lease not claimable: %v", err)
+	}
+}
+
+func TestSpreadOverdueFeeds(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now)})
+	seedDueFeeds(t, s, 500, now.Add(-2*time.Hour))
+	moved, err := s.SpreadOverdueFeeds(context.Background(), now, time.Minute, 10*time.Minute)
+	if err != nil || moved != 500 {
+		t.Fatalf("moved %d, %v", moved, err)
+	}
+	var feeds []store.Feed
+	if err := s.DB.Find(&feeds).Error; err != nil {
+		t.Fatal(err)
+	}
+	perMinute := map[int]int{}
+	for _, f := range feeds {
+		d := f.NextPollAt.Sub(now)
+		if d < 0 || d >= 10*time.Minute {
+			t.Fatalf("feed %d moved to %v (offset %v)", f.ID, f.NextPollAt, d)
+		}
+		perMinute[int(d/time.Minute)]++
+	}
+	for m, c := range perMinute {
+		if c > 2*500/10 {
+			t.Errorf("minute %d holds %d of 500 feeds", m, c)
+		}
+	}
+	if again, _ := s.SpreadOverdueFeeds(context.Background(), now, time.Minute, 10*time.Minute); again != 0 {
+		t.Errorf("a second spread moved %d feeds again", again)
+	}
+}
+
+// BenchmarkClaim measures claims per second: 8 claimers draining 100,000 due
+// feeds in batches of 100 (Postgres).
+func BenchmarkClaim(b *testing.B) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := storetest.OpenPostgres(b, storetest.Options{Clock: clock.NewFake(now), MaxOpenConns: 12})
+	const n = 100000
+	seedDueFeeds(b, s, n, now)
+	b.ResetTimer()
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if err := s.DB.Exec("UPDATE feeds SET lease_owner = '', lease_until = NULL, next_poll_at = ?", now.Add(-time.Minute)).Error; err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		seen := drain(b, s, 8, 100, now)
+		total += time.Since(start)
+		if len(seen) != n {
+			b.Fatalf("claimed %d of %d", len(seen), n)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/total.Seconds(), "claims/s")
+}

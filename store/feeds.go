@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm/clause"
+)
+
+// EnsureFeed returns the feed with this URL, creating it (due now) when absent.
+func (s *Store) EnsureFeed(ctx context.Context, url string) (f *Feed, created bool, err error) {
+	now := s.now()
+	nf := Feed{URL: url, State: FeedActive, NextPollAt: now, PollReason: "new feed: first poll",
+		CreatedAt: now, UpdatedAt: now}
+	res := s.DB.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&nf)
+	if res.Error != nil {
+		return nil, false, fmt.Errorf("create feed: %w", res.Error)
+	}
+	f, err = s.FeedByURL(ctx, url)
+	return f, res.RowsAffected == 1, err
+}
+
+// FeedByURL looks a feed up by its URL.
+func (s *Store) FeedByURL(ctx context.Context, url string) (*Feed, error) {
+	var f Feed
+	if err := s.DB.WithContext(ctx).Where("url = ?", url).Take(&f).Error; err != nil {
+		return nil, fmt.Errorf("feed %s: %w", url, notFound(err))
+	}
+	return &f, nil
+}
+
+// FeedByID looks a feed up by id.
+func (s *Store) FeedByID(ctx context.Context, id int64) (*Feed, error) {
+	var f Feed
+	if err := s.DB.WithContext(ctx).Take(&f, id).Error; err != nil {
+		return nil, fmt.Errorf("feed %d: %w", id, notFound(err))
+	}
+	return &f, nil
+}
+
+// RecentPolls returns the last n polls of a feed, newest first.
+func (s *Store) RecentPolls(ctx context.Context, feedID int64, n int) ([]PollLog, error) {
+	var out []PollLog
+	err := s.DB.WithContext(ctx).Where("feed_id = ?", feedID).Order("polled_at DESC, id DESC").Limit(n).Find(&out).Error
+	return out, err
+}
+
+// CountDueFeeds counts active, subscribed feeds due at the store clock's now
+// (a queue depth for metrics).
+func (s *Store) CountDueFeeds(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.DB.WithContext(ctx).Model(&Feed{}).
+		Where("state = ? AND subscriber_count > 0 AND next_poll_at <= ?", FeedActive, s.now()).Count(&n).Error
+	return n, err
+}

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// Subscribe adds (or revives) the subscription of user to feed. With confirmed
+// it is active at once; otherwise it waits in "pending" for the person to
+// confirm. digestID nil means instant delivery.
+func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *int64, confirmed bool) (*Subscription, error) {
+	var out *Subscription
+	err := s.Tx(ctx, func(tx *Store) error {
+		now := tx.now()
+		var sub Subscription
+		err := tx.DB.Where("user_id = ? AND feed_id = ?", userID, feedID).Take(&sub).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			sub = Subscription{UserID: userID, FeedID: feedID, DigestID: digestID, State: SubPending, CreatedAt: now}
+			if confirmed {
+				sub.State, sub.ConfirmedAt = SubActive, &now
+			}
+			if err := tx.DB.Create(&sub).Error; err != nil {
+				return fmt.Errorf("create subscription: %w", err)
+			}
+		case err != nil:
+			return err
+		default:
+			upd := map[string]any{"digest_id": digestID}
+			if sub.State == SubEnded {
+				upd["state"], upd["ended_at"], upd["ended_reason"] = SubPending, nil, ""
+				sub.State = SubPending
+			}
+			if confirmed && sub.State != SubActive {
+				upd["state"], upd["confirmed_at"] = SubActive, now
+			}
+			if err := tx.DB.Model(&sub).Updates(upd).Error; err != nil {
+				return fmt.Errorf("update subscription: %w", err)
+			}
+			if err := tx.DB.Take(&sub, sub.ID).Error; err != nil {
+				return err
+			}
+		}
+		out = &sub
+		return tx.recountSubscribers(feedID)
+	})
+	return out, err
+}
+
+// ConfirmSubscription activates a pending subscription (idempotent) and
+// returns it.
+func (s *Store) ConfirmSubscription(ctx context.Context, id int64) (*Subscription, error) {
+	var out Subscription
+	err := s.Tx(ctx, func(tx *Store) error {
+		if err := tx.DB.Model(&Subscription{}).Where("id = ? AND state = ?", id, SubPending).
+			Updates(map[string]any{"state": SubActive, "confirmed_at": tx.now()}).Error; err != nil {
+			return err
+		}
+		if err := tx.DB.Take(&out, id).Error; err != nil {
+			return notFound(err)
+		}
+		return tx.recountSubscribers(out.FeedID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("confirm subscription %d: %w", id, err)
+	}
+	return &out, nil
+}
+
+// EndSubscription ends a subscription (idempotent) with a reason.
+func (s *Store) EndSubscription(ctx context.Context, id int64, reason string) (*Subscription, error) {
+	var out Subscription
+	err := s.Tx(ctx, func(tx *Store) error {
+		if err := tx.DB.Model(&Subscription{}).Where("id = ? AND state <> ?", id, SubEnded).
+			Updates(map[string]any{"state": SubEnded, "ended_at": tx.now(), "ended_reason": reason}).Error; err != nil {
+			return err
+		}
+		if err := tx.DB.Take(&out, id).Error; err != nil {
+			return notFound(err)
+		}
+		return tx.recountSubscribers(out.FeedID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("end subscription %d: %w", id, err)
+	}
+	return &out, nil
+}
+
+// SubscriptionByID looks a subscription up.
+func (s *Store) SubscriptionByID(ctx context.Context, id int64) (*Subscription, error) {
+	var sub Subscription
+	if err := s.DB.WithContext(ctx).Take(&sub, id).Error; err != nil {
+		return nil, fmt.Errorf("subscription %d: %w", id, notFound(err))
+	}
+	return &sub, nil
+}
+
+// SubscriptionView is a subscription with its feed, for account pages and OPML.
+type SubscriptionView struct {
+	Subscription
+	FeedURL    string
+	FeedTitle  string
+	FeedState  string
+	DigestName string
+}
+
+// SubscriptionsOfUser lists a person's subscriptions that have not ended.
+func (s *Store) SubscriptionsOfUser(ctx context.Context, userID int64) ([]SubscriptionView, error) {
+	var out []SubscriptionView
+	err := s.DB.WithContext(ctx).Table("subscriptions AS s").
+		Select("s.*, f.url AS feed_url, f.title AS feed_title, f.state AS feed_state, COALESCE(d.name, '') AS digest_name").
+		Joins("JOIN feeds f ON f.id = s.feed_id").
+		Joins("LEFT JOIN digests d ON d.id = s.digest_id").
+		Where("s.user_id = ? AND s.state <> ?", userID, SubEnded).
+		Order("s.id").Scan(&out).Error
+	return out, err
+}
+
+// ActiveSubscriptionsOfFeed lists the active subscriptions of a feed.
+func (s *Store) ActiveSubscriptionsOfFeed(ctx context.Context, feedID int64) ([]Subscription, error) {
+	var out []Subscription
+	err := s.DB.WithContext(ctx).Where("feed_id = ? AND state = ?", feedID, SubActive).Order("id").Find(&out).Error
+	return out, err
+}
+
+// recountSubscribers keeps feeds.subscriber_count equal to the number of
+// active subscriptions (recomputed, never incremented, so it cannot drift).
+func (s *Store) recountSubscribers(feedID int64) error {
+	return s.DB.Exec(`UPDATE feeds SET subscriber_count =
+  (SELECT COUNT(*) FROM subscriptions WHERE feed_id = ? AND state = 'active') WHERE id = ?`, feedID, feedID).Error
+}

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm/clause"
+)
+
+// NormalizeEmail is the form an address is stored and looked up in: trimmed,
+// with the domain lower-cased (the local part is left as the person typed it).
+func NormalizeEmail(email string) string {
+	email = strings.TrimSpace(email)
+	if i := strings.LastIndexByte(email, '@'); i >= 0 {
+		return email[:i] + "@" + strings.ToLower(email[i+1:])
+	}
+	return email
+}
+
+// EnsureUser returns the user with this address, creating it when absent.
+// created says whether this call created it.
+func (s *Store) EnsureUser(ctx context.Context, email string) (u *User, created bool, err error) {
+	email = NormalizeEmail(email)
+	nu := User{Email: email, Timezone: "UTC", CreatedAt: s.now()}
+	res := s.DB.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&nu)
+	if res.Error != nil {
+		return nil, false, fmt.Errorf("create user: %w", res.Error)
+	}
+	u, err = s.UserByEmail(ctx, email)
+	return u, res.RowsAffected == 1, err
+}
+
+// UserByEmail looks a user up by address.
+func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
+	var u User
+	if err := s.DB.WithContext(ctx).Where("email = ?", NormalizeEmail(email)).Take(&u).Error; err != nil {
+		return nil, fmt.Errorf("user %s: %w", email, notFound(err))
+	}
+	return &u, nil
+}
+
+// UserByID looks a user up by id.
+func (s *Store) UserByID(ctx context.Context, id int64) (*User, error) {
+	var u User
+	if err := s.DB.WithContext(ctx).Take(&u, id).Error; err != nil {
+		return nil, fmt.Errorf("user %d: %w", id, notFound(err))
+	}
+	return &u, nil
+}
+
+// MarkUserConfirmed records that the person proved they own the address.
+// It returns true the first time.
+func (s *Store) MarkUserConfirmed(ctx context.Context, id int64) (bool, error) {
+	res := s.DB.WithContext(ctx).Model(&User{}).Where("id = ? AND confirmed_at IS NULL", id).
+		Update("confirmed_at", s.now())
+	return res.RowsAffected == 1, res.Error
+}
+
+// SetUserTimezone stores the person's preferred zone.
+func (s *Store) SetUserTimezone(ctx context.Context, id int64, zone string) error {
+	return s.DB.WithContext(ctx).Model(&User{}).Where("id = ?", id).Update("timezone", zone).Error
+}
