@@ -1,0 +1,179 @@
+// Command feedfarm runs a fake feed host by hand, for trying the poller
+// against thousands of feeds without bothering anyone's real server:
+//
+//	go run ./cmd/feedfarm -listen 127.0.0.1:8090 -feeds 100 -publish-every 30s
+//
+// It prints the URL of every feed on stdout, one a line, and serves an OPML
+// of them all at /opml (ready for `feedmail import-opml`), an index at /,
+// and a site page with autodiscovery links at /s/1. Every -publish-every, a
+// new item appears in the next feed (round robin), or in every feed with
+// -publish-all. Logs go to stderr. It stops on SIGINT or SIGTERM.
+//
+// The feeds differ the way real ones do: formats rotate through -formats,
+// and with -validators mix they rotate through strong ETag + Last-Modified,
+// weak ETag, Last-Modified only, and no validators at all.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/farm"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "feedfarm:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+type options struct {
+	listen       string
+	feeds        int
+	items        int
+	publishEvery time.Duration
+	publishAll   bool
+	formats      []farm.Format
+	validators   string
+	cacheControl string
+	gzip         bool
+	hub          string
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("feedfarm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "address to listen on")
+	fs.IntVar(&o.feeds, "feeds", 100, "number of feeds")
+	fs.IntVar(&o.items, "items", 10, "initial items per feed (one a day back from now)")
+	fs.DurationVar(&o.publishEvery, "publish-every", 30*time.Second, "publish a new item this often (0: never)")
+	fs.BoolVar(&o.publishAll, "publish-all", false, "publish in every feed at each tick instead of the next one")
+	formats := fs.String("formats", "rss,atom,json", "formats to rotate through: rss, atom, json")
+	fs.StringVar(&o.validators, "validators", "mix", "validators: mix, both, etag, weak, lm, none")
+	fs.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control header of every feed")
+	fs.BoolVar(&o.gzip, "gzip", true, "gzip feeds for clients that accept it")
+	fs.StringVar(&o.hub, "hub", "", "WebSub hub URL to advertise in every feed")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: feedfarm [flags]\n\nRuns a fake feed host; prints the feed URLs; serves /opml.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if o.feeds < 0 || o.items < 0 || o.publishEvery < 0 {
+		return o, errors.New("-feeds, -items and -publish-every must not be negative")
+	}
+	for name := range strings.SplitSeq(*formats, ",") {
+		switch strings.TrimSpace(name) {
+		case "rss":
+			o.formats = append(o.formats, farm.RSS)
+		case "atom":
+			o.formats = append(o.formats, farm.Atom)
+		case "json":
+			o.formats = append(o.formats, farm.JSONFeed)
+		default:
+			return o, fmt.Errorf("-formats: unknown format %q (want rss, atom, json)", name)
+		}
+	}
+	switch o.validators {
+	case "mix", "both", "etag", "weak", "lm", "none":
+	default:
+		return o, fmt.Errorf("-validators: unknown value %q (want mix, both, etag, weak, lm, none)", o.validators)
+	}
+	return o, nil
+}
+
+// validatorSpecs are the -validators modes; mix rotates through all four.
+var validatorSpecs = map[string]func(s *farm.Spec){
+	"both": func(s *farm.Spec) { s.ETag, s.LastModified = farm.ETagStrong, true },
+	"etag": func(s *farm.Spec) { s.ETag = farm.ETagStrong },
+	"weak": func(s *farm.Spec) { s.ETag = farm.ETagWeak },
+	"lm":   func(s *farm.Spec) { s.LastModified = true },
+	"none": func(*farm.Spec) {},
+}
+
+var mix = []string{"both", "weak", "lm", "none"}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	fm, err := farm.Listen(clock.Real{}, o.listen)
+	if err != nil {
+		return err
+	}
+	defer fm.Close()
+
+	feeds := make([]*farm.Feed, o.feeds)
+	for i := range feeds {
+		spec := farm.Spec{
+			Format:       o.formats[i%len(o.formats)],
+			ItemCount:    o.items,
+			CacheControl: o.cacheControl,
+			Gzip:         o.gzip,
+			Hub:          o.hub,
+		}
+		mode := o.validators
+		if mode == "mix" {
+			mode = mix[i%len(mix)]
+		}
+		validatorSpecs[mode](&spec)
+		feeds[i] = fm.AddFeed(spec)
+		if _, err := fmt.Fprintln(stdout, feeds[i].URL()); err != nil {
+			return err
+		}
+	}
+	site := ""
+	if len(feeds) > 0 {
+		site = fm.AddSite(feeds[:min(3, len(feeds))]...)
+	}
+	log.Info("feed farm running", "url", fm.URL(), "feeds", len(feeds), "opml", fm.URL()+"/opml",
+		"site", site, "publish_every", o.publishEvery)
+
+	var tick <-chan time.Time
+	if o.publishEvery > 0 && len(feeds) > 0 {
+		t := time.NewTicker(o.publishEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	next := 0
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("stopping", "requests", len(fm.Requests()))
+			return nil
+		case <-tick:
+			targets := feeds[next : next+1]
+			if o.publishAll {
+				targets = feeds
+			} else {
+				next = (next + 1) % len(feeds)
+			}
+			for _, f := range targets {
+				f.Publish()
+			}
+			log.Info("published", "feeds", len(targets), "first", targets[0].URL())
+		}
+	}
+}
