@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/config"
+	"github.com/feedmail/feedmail/metrics"
+	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/token"
+)
+
+// app is what every subcommand shares: configuration, logger, and the store
+// (opened on first use, so `help` and bad flags never touch the database).
+type app struct {
+	cfg     config.Config
+	log     *slog.Logger
+	clock   clock.Clock
+	stdout  io.Writer
+	stderr  io.Writer
+	store   *store.Store
+	metrics *metrics.Metrics
+	tokens  *token.Signer
+}
+
+func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return nil, err
+	}
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return &app{cfg: cfg, log: log, clock: clock.Real{}, stdout: stdout, stderr: stderr, metrics: metrics.New()}, nil
+}
+
+// openStore opens and migrates the database, and loads (or generates once) the
+// HMAC secret for link tokens.
+func (a *app) openStore(ctx context.Context) (*store.Store, error) {
+	if a.store != nil {
+		return a.store, nil
+	}
+	s, err := store.Open(ctx, a.cfg.DatabaseURL, store.Options{Clock: a.clock, Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	secret := a.cfg.Secret
+	if secret == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("generate secret: %w", err)
+		}
+		if secret, err = s.SettingOrInit(ctx, "secret", hex.EncodeToString(b[:])); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if a.tokens, err = token.NewSigner([]byte(secret)); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("FEEDMAIL_SECRET: %w", err)
+	}
+	a.store = s
+	return s, nil
+}
+
+func (a *app) close() {
+	if a.store != nil {
+		_ = a.store.Close()
+	}
+}
+
+// printJSON writes v as indented JSON on stdout.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// hostname for lease owners.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "feedmail"
+	}
+	return strings.ReplaceAll(h, " ", "-")
+}

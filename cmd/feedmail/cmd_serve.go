@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/feedmail/feedmail/web"
+)
+
+// role sets up a background worker (it may add routes to srv) and returns the
+// function that runs it until ctx ends.
+type role func(a *app, srv *web.Server) (run func(ctx context.Context) error, err error)
+
+// roles maps FEEDMAIL_ROLES names to their workers; "web" is the HTTP server
+// itself. Each worker's constructor lives in its own file.
+func roles() map[string]role {
+	return map[string]role{
+		// workers register here
+	}
+}
+
+// mounts add routes served by the web role that belong to other parts
+// (WebSub callbacks, pings, payments); each lives in its own file.
+func mounts() []func(a *app, srv *web.Server) error {
+	return []func(a *app, srv *web.Server) error{
+		// route groups register here
+	}
+}
+
+func cmdServe(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "serve")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	owner := fmt.Sprintf("%s-%d", hostname(), os.Getpid())
+	a.log.Info("feedmail starting", "roles", a.cfg.Roles, "database", s.Dialect, "owner", owner)
+
+	srv := web.New(web.Deps{Store: s, Config: a.cfg, Clock: a.clock, Log: a.log, Metrics: a.metrics, Tokens: a.tokens})
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	var wg sync.WaitGroup
+	errc := make(chan error, len(a.cfg.Roles)+1)
+	if a.cfg.HasRole("web") {
+		for _, m := range mounts() {
+			if err := m(a, srv); err != nil {
+				return err
+			}
+		}
+	}
+	all := roles()
+	var runs []func(context.Context) error
+	var names []string
+	for _, name := range a.cfg.Roles {
+		if name == "web" {
+			continue
+		}
+		r, ok := all[name]
+		if !ok {
+			a.log.Warn("role not available in this build", "role", name)
+			continue
+		}
+		run, err := r(a, srv)
+		if err != nil {
+			return fmt.Errorf("role %s: %w", name, err)
+		}
+		runs, names = append(runs, run), append(names, name)
+	}
+	for i, run := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(workCtx); err != nil && !errors.Is(err, context.Canceled) {
+				errc <- fmt.Errorf("role %s: %w", names[i], err)
+			}
+		}()
+	}
+
+	var httpSrv *http.Server
+	if a.cfg.HasRole("web") {
+		ln, err := net.Listen("tcp", a.cfg.Listen)
+		if err != nil {
+			cancelWork()
+			wg.Wait()
+			return fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
+		}
+		httpSrv = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
+		go func() {
+			if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("http: %w", err)
+			}
+		}()
+		a.log.Info("listening", "addr", ln.Addr().String(), "base_url", a.cfg.BaseURL)
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		a.log.Info("shutting down")
+	case runErr = <-errc:
+		a.log.Error("stopping after a failure", "err", runErr)
+	}
+	if httpSrv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = httpSrv.Shutdown(sctx)
+		cancel()
+	}
+	cancelWork()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		a.log.Warn("workers did not stop within 30 s")
+	}
+	a.log.Info("stopped")
+	return runErr
+}
+
+func cmdMigrate(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "migrate")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := s.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	return a.printJSON(map[string]any{"database": s.Dialect, "version": v})
+}

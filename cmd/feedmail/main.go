@@ -1,0 +1,122 @@
+// Command feedmail turns web feeds into email. `feedmail help` lists the
+// subcommands; configuration comes from FEEDMAIL_* environment variables
+// (see the README). Machine-readable output is JSON on stdout; logs go to stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand; multi-word commands ("feed status") are keyed by
+// their words joined with a space.
+type command struct {
+	usage   string // arguments after the name
+	summary string
+	run     func(ctx context.Context, a *app, args []string) error
+}
+
+// commands lists every subcommand. Each lives in its own cmd_*.go file.
+func commands() map[string]command {
+	return map[string]command{
+		"serve":   {"", "migrate, then run the roles in FEEDMAIL_ROLES until SIGINT/SIGTERM", cmdServe},
+		"migrate": {"", "apply database migrations and exit", cmdMigrate},
+		// more commands register here
+	}
+}
+
+// errUsage marks errors that should be followed by a pointer to help.
+var errUsage = errors.New("usage")
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printHelp(stdout, cmds)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	name, rest := args[0], args[1:]
+	cmd, ok := cmds[name]
+	if !ok && len(rest) > 0 {
+		if c, ok2 := cmds[name+" "+rest[0]]; ok2 {
+			cmd, ok, name, rest = c, true, name+" "+rest[0], rest[1:]
+		}
+	}
+	if !ok {
+		fmt.Fprintf(stderr, "feedmail: unknown command %q (run `feedmail help`)\n", strings.Join(args[:min(2, len(args))], " "))
+		return 2
+	}
+	a, err := newApp(getenv, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "feedmail: %v\n", err)
+		return 1
+	}
+	defer a.close()
+	if err := cmd.run(ctx, a, rest); err != nil {
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "feedmail %s: %v\nusage: feedmail %s %s\n", name, err, name, cmd.usage)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "feedmail %s: %v\n", name, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func printHelp(w io.Writer, cmds map[string]command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "feedmail turns web feeds into email.\n\nCommands:")
+	for _, n := range names {
+		c := cmds[n]
+		fmt.Fprintf(w, "  feedmail %s %s\n      %s\n", n, c.usage, c.summary)
+	}
+	fmt.Fprintln(w, "\nConfiguration is read from FEEDMAIL_* environment variables; see the README.")
+}
+
+// flags makes a FlagSet for a subcommand whose errors come back as values.
+func flags(a *app, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported once, by run
+	fs.Usage = func() {
+		fs.SetOutput(a.stderr)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseFlags parses args and turns flag errors into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+// Package config reads feedmail's configuration from the environment (the
+// contract in DESIGN.md). Nothing here is global: Load returns a value that the
+// wiring in cmd/feedmail passes to whoever needs it.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/mail"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Roles a `feedmail serve` process can run.
+var knownRoles = []string{"web", "poller", "mailer", "digest"}
+
+// Config is everything an operator can set.
+type Config struct {
+	DatabaseURL          string
+	Listen               string
+	BaseURL              string
+	SMTPURL              string // empty: mail goes to Maildir
+	Maildir              string
+	From                 string
+	Secret               string // empty: generated on first run and kept in the database
+	Roles                []string
+	AllowPrivateNetworks bool
+	TrialCredits         int64
+	CreditPacks          string
+	StripeSecretKey      string
+	StripeWebhookSecret  string
+	StripeAPIURL         string
+	LogLevel             string
+}
+
+// ErrInvalid wraps every configuration error.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Load reads the configuration through getenv (os.Getenv in production) and
+// checks it, naming the variable at fault.
+func Load(getenv func(string) string) (Config, error) {
+	get := func(k, def string) string {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		DatabaseURL:         get("FEEDMAIL_DATABASE_URL", "sqlite://./feedmail.db"),
+		Listen:              get("FEEDMAIL_LISTEN", "127.0.0.1:8080"),
+		BaseURL:             strings.TrimRight(get("FEEDMAIL_BASE_URL", "http://127.0.0.1:8080"), "/"),
+		SMTPURL:             get("FEEDMAIL_SMTP_URL", ""),
+		Maildir:             get("FEEDMAIL_MAILDIR", "./mail"),
+		From:                get("FEEDMAIL_FROM", "feedmail@localhost"),
+		Secret:              get("FEEDMAIL_SECRET", ""),
+		CreditPacks:         get("FEEDMAIL_CREDIT_PACKS", ""),
+		StripeSecretKey:     get("FEEDMAIL_STRIPE_SECRET_KEY", ""),
+		StripeWebhookSecret: get("FEEDMAIL_STRIPE_WEBHOOK_SECRET", ""),
+		StripeAPIURL:        get("FEEDMAIL_STRIPE_API_URL", ""),
+		LogLevel:            get("FEEDMAIL_LOG_LEVEL", "info"),
+	}
+	bad := func(k, why string) (Config, error) {
+		return Config{}, fmt.Errorf("%w: %s: %s", ErrInvalid, k, why)
+	}
+	for _, r := range strings.Split(get("FEEDMAIL_ROLES", "web,poller,mailer,digest"), ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		if !slices.Contains(knownRoles, r) {
+			return bad("FEEDMAIL_ROLES", fmt.Sprintf("unknown role %q (known: %s)", r, strings.Join(knownRoles, ", ")))
+		}
+		if !slices.Contains(c.Roles, r) {
+			c.Roles = append(c.Roles, r)
+		}
+	}
+	if len(c.Roles) == 0 {
+		return bad("FEEDMAIL_ROLES", "no role given")
+	}
+	switch v := get("FEEDMAIL_ALLOW_PRIVATE_NETWORKS", "0"); v {
+	case "0", "false", "no":
+	case "1", "true", "yes":
+		c.AllowPrivateNetworks = true
+	default:
+		return bad("FEEDMAIL_ALLOW_PRIVATE_NETWORKS", fmt.Sprintf("%q is not 0 or 1", v))
+	}
+	n, err := strconv.ParseInt(get("FEEDMAIL_TRIAL_CREDITS", "500"), 10, 64)
+	if err != nil || n < 0 {
+		return bad("FEEDMAIL_TRIAL_CREDITS", "must be a whole number ≥ 0")
+	}
+	c.TrialCredits = n
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return bad("FEEDMAIL_LISTEN", fmt.Sprintf("%q is not host:port", c.Listen))
+	}
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return bad("FEEDMAIL_BASE_URL", fmt.Sprintf("%q is not an http(s) URL", c.BaseURL))
+	}
+	if a, err := mail.ParseAddress(c.From); err != nil || a.Name != "" {
+		return bad("FEEDMAIL_FROM", fmt.Sprintf("%q is not a bare email address", c.From))
+	}
+	if c.Secret != "" && len(c.Secret) < 16 {
+		return bad("FEEDMAIL_SECRET", "must be at least 16 characters")
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		return bad("FEEDMAIL_LOG_LEVEL", "must be debug, info, warn or error")
+	}
+	return c, nil
+}
+
+// HasRole reports whether this process runs role.
+func (c Config) HasRole(role string) bool { return slices.Contains(c.Roles, role) }
+
+// PaymentsEnabled reports whether Stripe keys are set.
+func (c Config) PaymentsEnabled() bool { return c.StripeSecretKey != "" && c.StripeWebhookSecret != "" }

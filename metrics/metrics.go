@@ -1,0 +1,88 @@
+// Package metrics defines the Prometheus metrics an operator reads to see the
+// system: polls, items, queues, emails, digests, credits. One *Metrics is made
+// per process (no global registry) and handed to each worker.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds every collector. A nil *Metrics is valid and records nothing,
+// so tests and tools need not make one.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Polls          *prometheus.CounterVec // outcome, status
+	PollSeconds    prometheus.Histogram   // time to full response
+	Items          *prometheus.CounterVec // result (new, ignored), rule
+	Emails         *prometheus.CounterVec // kind, result (sent, retry, failed, held)
+	DigestsSent    prometheus.Counter     // digest issues queued
+	CreditsCharged prometheus.Counter     // credits taken by sent mail
+	WebSub         *prometheus.CounterVec // event
+	HTTPRequests   *prometheus.CounterVec // route, code
+	QueueDepth     *prometheus.GaugeVec   // queue (due_feeds, outbox, held)
+}
+
+// New registers every metric on a fresh registry, with Go and process metrics.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: r,
+		Polls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_polls_total",
+			Help: "Feed polls by outcome (ok, unchanged, not_modified, http_error, failure) and HTTP status."}, []string{"outcome", "status"}),
+		PollSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "feedmail_poll_duration_seconds",
+			Help: "Time from request to full response body.", Buckets: []float64{.01, .05, .1, .25, .5, 1, 2, 5, 10, 30}}),
+		Items: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_items_total",
+			Help: "Items first seen, by result (new, ignored, first_poll) and the ignore rule."}, []string{"result", "rule"}),
+		Emails: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_emails_total",
+			Help: "Outbox emails by kind and result (sent, retry, failed, held)."}, []string{"kind", "result"}),
+		DigestsSent: prometheus.NewCounter(prometheus.CounterOpts{Name: "feedmail_digest_issues_total",
+			Help: "Digest issues assembled and queued."}),
+		CreditsCharged: prometheus.NewCounter(prometheus.CounterOpts{Name: "feedmail_credits_charged_total",
+			Help: "Credits charged for sent email."}),
+		WebSub: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_websub_events_total",
+			Help: "WebSub events (subscribe, verified, denied, content, bad_signature, renew)."}, []string{"event"}),
+		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_http_requests_total",
+			Help: "HTTP requests served, by route pattern and status code."}, []string{"route", "code"}),
+		QueueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "feedmail_queue_depth",
+			Help: "Work waiting: due_feeds, outbox (queued emails), held (waiting for credits)."}, []string{"queue"}),
+	}
+	r.MustRegister(m.Polls, m.PollSeconds, m.Items, m.Emails, m.DigestsSent, m.CreditsCharged, m.WebSub,
+		m.HTTPRequests, m.QueueDepth, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// Depths reads queue depths for the gauges.
+type Depths func(ctx context.Context) (map[string]int64, error)
+
+// WatchQueues refreshes the queue-depth gauges every interval until ctx ends.
+func (m *Metrics) WatchQueues(ctx context.Context, every time.Duration, read Depths) {
+	if m == nil {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if d, err := read(ctx); err == nil {
+			for k, v := range d {
+				m.QueueDepth.WithLabelValues(k).Set(float64(v))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
