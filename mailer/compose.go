@@ -407,6 +407,8 @@ type digestView struct {
 
 type digestFeedView struct {
 	Title, SiteURL string
+	Anchor         string // id of the feed's section, for the table of contents
+	Count          string // "3 new posts"
 	Items          []digestItemView
 }
 
@@ -465,7 +467,7 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 		if title == "" {
 			title = firstNonEmpty(hostOf(site), "Untitled feed")
 		}
-		fv := digestFeedView{Title: title, SiteURL: site}
+		fv := digestFeedView{Title: title, SiteURL: site, Anchor: fmt.Sprintf("feed-%d", len(feeds)+1)}
 		for _, it := range f.Items {
 			base := itemBase(it.Link, site)
 			c := PrepareHTML(it.ExcerptHTML, base)
@@ -484,6 +486,7 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 			titles = append(titles, t)
 			items++
 		}
+		fv.Count = plural(len(fv.Items), "new post", "new posts")
 		feeds = append(feeds, fv)
 	}
 	if items == 0 {

@@ -339,6 +339,15 @@ func TestDigest(t *testing.T) {
 	if !strings.Contains(p.text, "== Blog A ==") || !strings.Contains(p.text, "  Second post") {
 		t.Errorf("text part:\n%s", p.text)
 	}
+	// A table of contents lists each feed with its count and links to its section.
+	if toc := strings.Index(p.text, "In this issue:"); toc < 0 || !(toc < strings.Index(p.text, "- Blog A (2 new posts)") &&
+		strings.Index(p.text, "- Blog A (2 new posts)") < strings.Index(p.text, "- Blog B (1 new post)") &&
+		strings.Index(p.text, "- Blog B (1 new post)") < strings.Index(p.text, "== Blog A ==")) {
+		t.Errorf("text part lacks the table of contents:\n%s", p.text)
+	}
+	if !strings.Contains(p.html, `href="#feed-1"`) || !strings.Contains(p.html, `id="feed-1"`) || !strings.Contains(p.html, `href="#feed-2"`) {
+		t.Errorf("HTML lacks table-of-contents anchors")
+	}
 }
 
 func TestDigestSubjects(t *testing.T) {

@@ -47,7 +47,7 @@ func New() *Metrics {
 		CreditsCharged: prometheus.NewCounter(prometheus.CounterOpts{Name: "feedmail_credits_charged_total",
 			Help: "Credits charged for sent email."}),
 		WebSub: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_websub_events_total",
-			Help: "WebSub events (subscribe, verified, denied, content, bad_signature, renew)."}, []string{"event"}),
+			Help: "WebSub subscriber events: discovered, subscribe, verified, denied, renew, content, bad_signature, lapsed, unsubscribed and the other outcomes the subscriber logs."}, []string{"event"}),
 		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_http_requests_total",
 			Help: "HTTP requests served, by route pattern and status code."}, []string{"route", "code"}),
 		QueueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "feedmail_queue_depth",

@@ -21,6 +21,9 @@ type role func(a *app, srv *web.Server) (run func(ctx context.Context) error, er
 // itself. Each worker's constructor lives in its own file.
 func roles() map[string]role {
 	return map[string]role{
+		"mailer": roleMailer,
+		"digest": roleDigest,
+		"poller": rolePoller,
 		// workers register here
 	}
 }
@@ -29,6 +32,8 @@ func roles() map[string]role {
 // (WebSub callbacks, pings, payments); each lives in its own file.
 func mounts() []func(a *app, srv *web.Server) error {
 	return []func(a *app, srv *web.Server) error{
+		mountCredits,
+		mountWebSub,
 		// route groups register here
 	}
 }

@@ -1,0 +1,55 @@
+package billing
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"time"
+)
+
+// How email is paid for (the mailer applies these; the store keeps the
+// ledger, see store/ledger.go):
+//
+//   - Reserve by charging: a paid email is charged just before it is handed
+//     to the transport, under KeyOutboxCharge — one key per outbox row, so
+//     however often a row is claimed again (a retry, a worker that died
+//     between charging and sending and whose lease ran out) it is charged at
+//     most once. An email is never sent before its charge is committed:
+//     nothing paid goes out unpaid.
+//   - A row that ends without being delivered (SMTP 5xx, retries exhausted,
+//     held too long after an earlier attempt had charged it) is refunded
+//     once, under KeyOutboxRefund.
+//   - When the balance does not cover a row it is held, not charged, and the
+//     person gets one free notice per shortage (KeyCreditsNotice); credits
+//     arriving release what was held.
+
+// KeyOutboxCharge is the idempotency key of the charge for the outbox row
+// whose dedupe key is dedupeKey: "charge:" + dedupeKey. For an instant
+// email (dedupe key "item:<sub>:<item>") that is
+// KeyCharge("item", sub, item) = "charge:item:<sub>:<item>"; for a digest
+// issue "charge:" + the digest row's dedupe key. Dedupe keys are unique in
+// the outbox, so charge keys are unique too.
+func KeyOutboxCharge(dedupeKey string) string { return string(KindCharge) + ":" + dedupeKey }
+
+// KeyOutboxRefund is the key of the refund of that charge:
+// KeyRefund(KeyOutboxCharge(dedupeKey)).
+func KeyOutboxRefund(dedupeKey string) string { return KeyRefund(KeyOutboxCharge(dedupeKey)) }
+
+// KeyCreditsNotice is the outbox dedupe key of the free out-of-credits
+// notice for user in one shortage episode: "credits:<user>:<episode>",
+// where the episode is the id of the person's latest grant, purchase or
+// positive adjustment (0 before any). Credits arriving start a new
+// episode, so running out again earns exactly one more notice.
+func KeyCreditsNotice(user, episode int64) string {
+	return "credits:" + strconv.FormatInt(user, 10) + ":" + strconv.FormatInt(episode, 10)
+}
+
+// KeyAdminGrant is the key of an operator's grant (`feedmail credits
+// grant`): "grant:admin:<user>:<time>:<random>". Each call makes a new key:
+// two grants typed by the operator are two grants. A caller that needs a
+// replay-safe grant passes its own key instead.
+func KeyAdminGrant(user int64, now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return Key(string(KindGrant), "admin", user, now, hex.EncodeToString(b[:]))
+}

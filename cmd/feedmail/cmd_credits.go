@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/feedmail/feedmail/billing"
+	"github.com/feedmail/feedmail/store"
+)
+
+// creditsUsage lists the credits subcommands.
+const creditsUsage = "balance --email E | grant --email E --credits N --reason TEXT [--key K] | ledger --email E [--limit N]"
+
+// cmdCredits dispatches `feedmail credits balance|grant|ledger`.
+func cmdCredits(ctx context.Context, a *app, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: which one? balance, grant or ledger", errUsage)
+	}
+	switch args[0] {
+	case "balance":
+		return cmdCreditsBalance(ctx, a, args[1:])
+	case "grant":
+		return cmdCreditsGrant(ctx, a, args[1:])
+	case "ledger":
+		return cmdCreditsLedger(ctx, a, args[1:])
+	default:
+		return fmt.Errorf("%w: unknown subcommand %q (balance, grant or ledger)", errUsage, args[0])
+	}
+}
+
+// creditsEntryJSON is a ledger entry as the commands print it.
+type creditsEntryJSON struct {
+	ID             int64     `json:"id"`
+	Email          string    `json:"email"`
+	Kind           string    `json:"kind"`
+	Amount         int64     `json:"amount"`
+	BalanceAfter   int64     `json:"balance_after"`
+	IdempotencyKey string    `json:"idempotency_key"`
+	Reason         string    `json:"reason"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+func toCreditsEntryJSON(email string, e store.LedgerEntry) creditsEntryJSON {
+	return creditsEntryJSON{ID: e.ID, Email: email, Kind: e.Kind, Amount: e.Amount, BalanceAfter: e.BalanceAfter,
+		IdempotencyKey: e.IdempotencyKey, Reason: e.Reason, CreatedAt: e.CreatedAt.UTC()}
+}
+
+// creditsEmailFlag checks a required --email value.
+func creditsEmailFlag(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", fmt.Errorf("%w: --email is required", errUsage)
+	}
+	if at := strings.LastIndexByte(v, '@'); at < 1 || at == len(v)-1 || strings.ContainsAny(v, " \t\r\n<>") {
+		return "", fmt.Errorf("%w: --email %q is not an email address", errUsage, v)
+	}
+	return v, nil
+}
+
+// cmdCreditsBalance prints {"email":…,"balance":N}. It does not create an
+// account: an address without one is an error.
+func cmdCreditsBalance(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "credits balance")
+	email := fs.String("email", "", "the person's email address")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	addr, err := creditsEmailFlag(*email)
+	if err != nil {
+		return err
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	u, err := s.UserByEmail(ctx, addr)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no account for %s", addr)
+	}
+	if err != nil {
+		return err
+	}
+	return a.printJSON(struct {
+		Email   string `json:"email"`
+		Balance int64  `json:"balance"`
+	}{u.Email, u.Balance})
+}
+
+// cmdCreditsGrant adds credits to an account (created when missing) and
+// prints the ledger entry, the new balance and how many held emails it
+// released. Each call grants anew unless --key repeats an earlier grant's
+// key, which makes the call a no-op ("applied": false).
+func cmdCreditsGrant(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "credits grant")
+	email := fs.String("email", "", "the person's email address (the account is created if missing)")
+	credits := fs.Int64("credits", 0, "how many credits to add (≥ 1)")
+	reason := fs.String("reason", "", "why, kept in the ledger")
+	key := fs.String("key", "", "idempotency key (optional): a second grant with the same key does nothing")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	addr, err := creditsEmailFlag(*email)
+	if err != nil {
+		return err
+	}
+	if *credits < 1 {
+		return fmt.Errorf("%w: --credits must be a whole number ≥ 1, got %d", errUsage, *credits)
+	}
+	if strings.TrimSpace(*reason) == "" {
+		return fmt.Errorf("%w: --reason is required", errUsage)
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	u, _, err := s.EnsureUser(ctx, addr)
+	if err != nil {
+		return err
+	}
+	k := strings.TrimSpace(*key)
+	if k == "" {
+		k = billing.KeyAdminGrant(u.ID, a.clock.Now())
+	}
+	r, err := s.PostLedgerEntry(ctx, u.ID, store.LedgerGrant, *credits, k, strings.TrimSpace(*reason))
+	if err != nil {
+		return err
+	}
+	a.log.Info("credits granted", "email", u.Email, "credits", *credits, "applied", r.Applied, "released", r.Released)
+	return a.printJSON(struct {
+		creditsEntryJSON
+		Balance  int64 `json:"balance"`
+		Applied  bool  `json:"applied"`
+		Released int64 `json:"released"`
+	}{toCreditsEntryJSON(u.Email, r.Entry), r.Entry.BalanceAfter, r.Applied, r.Released})
+}
+
+// cmdCreditsLedger prints an account's latest entries, newest first.
+func cmdCreditsLedger(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "credits ledger")
+	email := fs.String("email", "", "the person's email address")
+	limit := fs.Int("limit", 50, "most entries to show (0: all)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	addr, err := creditsEmailFlag(*email)
+	if err != nil {
+		return err
+	}
+	if *limit < 0 {
+		return fmt.Errorf("%w: --limit must be ≥ 0", errUsage)
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	u, err := s.UserByEmail(ctx, addr)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no account for %s", addr)
+	}
+	if err != nil {
+		return err
+	}
+	es, err := s.LedgerOf(ctx, u.ID, *limit)
+	if err != nil {
+		return err
+	}
+	out := make([]creditsEntryJSON, len(es))
+	for i, e := range es {
+		out[i] = toCreditsEntryJSON(u.Email, e)
+	}
+	return a.printJSON(map[string]any{"email": u.Email, "balance": u.Balance, "entries": out})
+}

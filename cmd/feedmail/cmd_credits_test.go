@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/store/storetest"
+)
+
+// cliFor runs the feedmail command in-process against dsn.
+func cliFor(dsn string, extra map[string]string) func(args ...string) (int, string, string) {
+	env := map[string]string{
+		"FEEDMAIL_DATABASE_URL":  dsn,
+		"FEEDMAIL_SECRET":        "0123456789abcdef0123",
+		"FEEDMAIL_TRIAL_CREDITS": "50",
+		"FEEDMAIL_LOG_LEVEL":     "warn",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+}
+
+func TestCreditsCommands(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	cli := cliFor(dsn, nil)
+
+	bad := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"no subcommand", []string{"credits"}, 2},
+		{"unknown subcommand", []string{"credits", "spend"}, 2},
+		{"balance without email", []string{"credits", "balance"}, 2},
+		{"balance of nobody", []string{"credits", "balance", "--email", "nobody@example.com"}, 1},
+		{"grant zero", []string{"credits", "grant", "--email", "a@example.com", "--credits", "0", "--reason", "x"}, 2},
+		{"grant negative", []string{"credits", "grant", "--email", "a@example.com", "--credits", "-5", "--reason", "x"}, 2},
+		{"grant without reason", []string{"credits", "grant", "--email", "a@example.com", "--credits", "5"}, 2},
+		{"grant to a non-address", []string{"credits", "grant", "--email", "not-an-address", "--credits", "5", "--reason", "x"}, 2},
+		{"grant not a number", []string{"credits", "grant", "--email", "a@example.com", "--credits", "many", "--reason", "x"}, 2},
+	}
+	for _, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := cli(c.args...)
+			if code != c.code || out != "" || !strings.Contains(errs, "feedmail credits") {
+				t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, c.code, out, errs)
+			}
+		})
+	}
+
+	// A grant creates the account and releases mail held for credits.
+	code, out, errs := cli("credits", "grant", "--email", "Ann@Example.COM", "--credits", "5", "--reason", "welcome")
+	if code != 0 {
+		t.Fatalf("grant: %d %s", code, errs)
+	}
+	var g struct {
+		Email, Kind, IdempotencyKey, Reason string
+		Amount, BalanceAfter, Balance       int64
+		Applied                             bool
+	}
+	if err := json.Unmarshal([]byte(out), &g); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if g.Email != "Ann@example.com" || g.Kind != "grant" || g.Amount != 5 || g.Balance != 5 || !g.Applied || g.Reason != "welcome" {
+		t.Errorf("grant output %+v", g)
+	}
+	s := storetest.OpenDSN(t, dsn, storetest.Options{NoMigrate: true})
+	ctx := context.Background()
+	u, err := s.UserByEmail(ctx, "Ann@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	held := store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, ToAddr: u.Email, Credits: 1,
+		State: store.OutboxHeld, LastError: store.HoldCredits, NextAttemptAt: now, CreatedAt: now}
+	if err := s.DB.Create(&held).Error; err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = cli("credits", "grant", "--email", "Ann@example.com", "--credits", "10", "--reason", "more", "--key", "ops-1")
+	if code != 0 || !strings.Contains(out, `"released": 1`) || !strings.Contains(out, `"balance": 15`) {
+		t.Fatalf("second grant: %d %s %s", code, out, errs)
+	}
+	if r, _ := s.OutboxByID(ctx, held.ID); r.State != store.OutboxQueued {
+		t.Errorf("held mail after a grant: %s", r.State)
+	}
+	// The same --key again grants nothing.
+	code, out, _ = cli("credits", "grant", "--email", "Ann@example.com", "--credits", "10", "--reason", "more", "--key", "ops-1")
+	if code != 0 || !strings.Contains(out, `"applied": false`) {
+		t.Errorf("replayed key: %d %s", code, out)
+	}
+	code, out, errs = cli("credits", "balance", "--email", "Ann@example.com")
+	if code != 0 || out != "{\n  \"email\": \"Ann@example.com\",\n  \"balance\": 15\n}\n" {
+		t.Errorf("balance: %d %q %s", code, out, errs)
+	}
+	code, out, _ = cli("credits", "ledger", "--email", "Ann@example.com", "--limit", "1")
+	if code != 0 || !strings.Contains(out, `"idempotency_key": "ops-1"`) || strings.Contains(out, "welcome") {
+		t.Errorf("ledger --limit 1: %d %s", code, out)
+	}
+}
+
+func TestSubscribeCommand(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	cli := cliFor(dsn, nil)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"no feed", []string{"subscribe", "--email", "a@example.com"}},
+		{"feed not http", []string{"subscribe", "--email", "a@example.com", "--feed", "ftp://x.example/feed"}},
+		{"relative feed", []string{"subscribe", "--email", "a@example.com", "--feed", "/feed.xml"}},
+		{"no email", []string{"subscribe", "--feed", "https://x.example/feed"}},
+	} {
+		if code, _, errs := cli(c.args...); code != 2 || !strings.Contains(errs, "usage") {
+			t.Errorf("%s: exit %d, %s", c.name, code, errs)
+		}
+	}
+	if code, _, errs := cli("subscribe", "--email", "a@example.com", "--feed", "https://x.example/feed", "--digest", "Morning"); code != 1 ||
+		!strings.Contains(errs, `no digest "Morning"`) {
+		t.Errorf("unknown digest: %d %s", code, errs)
+	}
+
+	code, out, errs := cli("subscribe", "--email", "pending@example.com", "--feed", "https://x.example/feed#top")
+	if code != 0 || !strings.Contains(out, `"state": "pending"`) || !strings.Contains(out, `"confirmation_sent": true`) ||
+		!strings.Contains(out, `"feed": "https://x.example/feed"`) || !strings.Contains(out, `"balance": 0`) {
+		t.Fatalf("pending subscribe: %d %s %s", code, out, errs)
+	}
+	s := storetest.OpenDSN(t, dsn, storetest.Options{NoMigrate: true})
+	ctx := context.Background()
+	p, _ := s.UserByEmail(ctx, "pending@example.com")
+	var notices []store.OutboxEmail
+	s.DB.Where("user_id = ? AND kind = ?", p.ID, store.KindNotice).Find(&notices)
+	if len(notices) != 1 || !strings.Contains(notices[0].Payload, "/confirm/") {
+		t.Errorf("confirmation notices: %+v", notices)
+	}
+
+	code, out, errs = cli("subscribe", "--email", "ok@example.com", "--feed", "https://x.example/feed", "--confirmed")
+	if code != 0 || !strings.Contains(out, `"state": "active"`) || !strings.Contains(out, `"trial_credits": 50`) ||
+		!strings.Contains(out, `"balance": 50`) {
+		t.Fatalf("confirmed subscribe: %d %s %s", code, out, errs)
+	}
+	// A second confirmed subscription gives no second trial, and clears a
+	// bouncing mark.
+	u, _ := s.UserByEmail(ctx, "ok@example.com")
+	if err := s.DB.Model(&store.User{}).Where("id = ?", u.ID).Updates(map[string]any{"hard_bounces": 3, "bouncing_since": time.Now().UTC()}).Error; err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = cli("subscribe", "--email", "ok@example.com", "--feed", "https://y.example/feed", "--confirmed")
+	if code != 0 || strings.Contains(out, "trial_credits") || !strings.Contains(out, `"balance": 50`) {
+		t.Errorf("second confirmed subscribe: %d %s", code, out)
+	}
+	u, _ = s.UserByEmail(ctx, "ok@example.com")
+	if u.BouncingSince != nil || u.HardBounces != 0 {
+		t.Errorf("bouncing mark not cleared: %v %d", u.BouncingSince, u.HardBounces)
+	}
+	if f, err := s.FeedByURL(ctx, "https://x.example/feed"); err != nil || f.SubscriberCount != 1 {
+		t.Errorf("feed: %+v %v", f, err)
+	}
+}

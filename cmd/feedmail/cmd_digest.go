@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/store"
+)
+
+// digestUsage lists the digest subcommands.
+const digestUsage = "set --email E --name NAME --schedule SPEC [--tz ZONE] | list --email E"
+
+// cmdDigest dispatches `feedmail digest set|list`.
+func cmdDigest(ctx context.Context, a *app, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: which one? set or list", errUsage)
+	}
+	switch args[0] {
+	case "set":
+		return cmdDigestSet(ctx, a, args[1:])
+	case "list":
+		return cmdDigestList(ctx, a, args[1:])
+	default:
+		return fmt.Errorf("%w: unknown subcommand %q (set or list)", errUsage, args[0])
+	}
+}
+
+// digestJSON is a digest as the commands print it.
+type digestJSON struct {
+	ID            int64      `json:"id"`
+	Email         string     `json:"email"`
+	Name          string     `json:"name"`
+	Schedule      string     `json:"schedule"`
+	Timezone      string     `json:"timezone"`
+	NextSlotAt    time.Time  `json:"next_slot_at"`
+	NextSlotLocal string     `json:"next_slot_local"` // the next slot on the person's clock
+	LastSlotAt    *time.Time `json:"last_slot_at,omitempty"`
+	Pending       int64      `json:"pending_items"`
+}
+
+func toDigestJSON(ctx context.Context, s *store.Store, email string, d *store.Digest) (digestJSON, error) {
+	out := digestJSON{ID: d.ID, Email: email, Name: d.Name, Schedule: d.Schedule, Timezone: d.Timezone,
+		NextSlotAt: d.NextSlotAt.UTC(), NextSlotLocal: d.NextSlotAt.UTC().Format(time.RFC3339)}
+	if loc, err := time.LoadLocation(d.Timezone); err == nil {
+		out.NextSlotLocal = d.NextSlotAt.In(loc).Format(time.RFC3339)
+	}
+	if d.LastSlotAt != nil {
+		t := d.LastSlotAt.UTC()
+		out.LastSlotAt = &t
+	}
+	n, err := s.PendingDigestItems(ctx, d.ID)
+	out.Pending = n
+	return out, err
+}
+
+// cmdDigestSet creates a digest (and the account, when missing) or changes
+// its schedule, and prints it with its next slot. Without --tz a new
+// digest takes the account's time zone and an existing one keeps its own.
+func cmdDigestSet(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "digest set")
+	email := fs.String("email", "", "the person's email address (the account is created if missing)")
+	name := fs.String("name", "", `the digest's name, e.g. "Morning" (an existing digest of that name is changed)`)
+	spec := fs.String("schedule", "", `cron spec ("0 7 * * *"), descriptor ("@daily", "@every 1h") or preset ("daily", "weekly", "twice-daily")`)
+	zone := fs.String("tz", "", `IANA time zone, e.g. "Europe/Berlin" (default: the digest's or the account's)`)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	addr, err := creditsEmailFlag(*email)
+	if err != nil {
+		return err
+	}
+	cleanName, err := store.CleanDigestName(*name)
+	if err != nil {
+		return fmt.Errorf("%w: --name: %v", errUsage, err)
+	}
+	if strings.TrimSpace(*spec) == "" {
+		return fmt.Errorf("%w: --schedule is required", errUsage)
+	}
+	// Check the spec and zone before touching the database, so bad input
+	// creates no account.
+	if _, err := digest.ParseSchedule(*spec, *zone); err != nil {
+		return digestInputError(err)
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	u, _, err := s.EnsureUser(ctx, addr)
+	if err != nil {
+		return err
+	}
+	tz := strings.TrimSpace(*zone)
+	if tz == "" {
+		tz = u.Timezone
+		if old, err := s.DigestByName(ctx, u.ID, cleanName); err == nil {
+			tz = old.Timezone
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	d, _, err := digest.Set(ctx, s, u.ID, cleanName, *spec, tz)
+	if err != nil {
+		return digestInputError(err)
+	}
+	out, err := toDigestJSON(ctx, s, u.Email, d)
+	if err != nil {
+		return err
+	}
+	a.log.Info("digest set", "email", u.Email, "digest", d.Name, "schedule", d.Schedule, "zone", d.Timezone, "next", d.NextSlotAt)
+	return a.printJSON(out)
+}
+
+// digestInputError turns a bad spec or zone into a usage error naming the flag.
+func digestInputError(err error) error {
+	switch {
+	case errors.Is(err, digest.ErrBadSpec):
+		return fmt.Errorf("%w: --schedule: %v", errUsage, err)
+	case errors.Is(err, digest.ErrBadZone):
+		return fmt.Errorf("%w: --tz: %v", errUsage, err)
+	case errors.Is(err, store.ErrBadDigestName):
+		return fmt.Errorf("%w: --name: %v", errUsage, err)
+	}
+	return err
+}
+
+// cmdDigestList prints an account's digests.
+func cmdDigestList(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "digest list")
+	email := fs.String("email", "", "the person's email address")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	addr, err := creditsEmailFlag(*email)
+	if err != nil {
+		return err
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	u, err := s.UserByEmail(ctx, addr)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no account for %s", addr)
+	}
+	if err != nil {
+		return err
+	}
+	ds, err := s.DigestsOfUser(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]digestJSON, 0, len(ds))
+	for i := range ds {
+		j, err := toDigestJSON(ctx, s, u.Email, &ds[i])
+		if err != nil {
+			return err
+		}
+		out = append(out, j)
+	}
+	return a.printJSON(map[string]any{"email": u.Email, "digests": out})
+}

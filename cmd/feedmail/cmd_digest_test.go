@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/store/storetest"
+)
+
+func TestDigestCommands(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	cli := cliFor(dsn, nil)
+
+	bad := []struct {
+		name, want string
+		args       []string
+	}{
+		{"no subcommand", "set or list", []string{"digest"}},
+		{"unknown subcommand", "set or list", []string{"digest", "delete"}},
+		{"no email", "--email", []string{"digest", "set", "--name", "Morning", "--schedule", "daily"}},
+		{"no name", "--name", []string{"digest", "set", "--email", "a@example.com", "--schedule", "daily"}},
+		{"no schedule", "--schedule is required", []string{"digest", "set", "--email", "a@example.com", "--name", "Morning"}},
+		{"bad spec", "--schedule: invalid digest schedule", []string{"digest", "set", "--email", "a@example.com", "--name", "Morning", "--schedule", "every morning"}},
+		{"too fast", "at least 10s", []string{"digest", "set", "--email", "a@example.com", "--name", "Morning", "--schedule", "@every 1s"}},
+		{"unknown zone", "--tz: unknown time zone", []string{"digest", "set", "--email", "a@example.com", "--name", "Morning", "--schedule", "daily", "--tz", "Europe/Atlantis"}},
+	}
+	for _, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := cli(c.args...)
+			if code != 2 || out != "" || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errs, c.want)
+			}
+		})
+	}
+	// Bad input created no account.
+	if code, _, _ := cli("digest", "list", "--email", "a@example.com"); code != 1 {
+		t.Fatalf("bad input created the account (list exit %d)", code)
+	}
+
+	code, out, errs := cli("digest", "set", "--email", "a@example.com", "--name", "Morning", "--schedule", "daily", "--tz", "Europe/Berlin")
+	if code != 0 {
+		t.Fatalf("set: exit %d: %s", code, errs)
+	}
+	var d digestJSON
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("set output %q: %v", out, err)
+	}
+	loc, _ := time.LoadLocation("Europe/Berlin")
+	local := d.NextSlotAt.In(loc)
+	if d.Email != "a@example.com" || d.Name != "Morning" || d.Schedule != "0 7 * * *" || d.Timezone != "Europe/Berlin" ||
+		local.Hour() != 7 || local.Minute() != 0 || !d.NextSlotAt.After(time.Now()) || d.NextSlotLocal != local.Format(time.RFC3339) {
+		t.Fatalf("set printed %+v", d)
+	}
+
+	// Changing it: same digest, the zone kept when --tz is left out.
+	code, out, errs = cli("digest", "set", "--email", "a@example.com", "--name", "morning", "--schedule", "@every 10s")
+	if code != 0 {
+		t.Fatalf("change: exit %d: %s", code, errs)
+	}
+	var d2 digestJSON
+	if err := json.Unmarshal([]byte(out), &d2); err != nil {
+		t.Fatal(err)
+	}
+	if d2.ID != d.ID || d2.Schedule != "@every 10s" || d2.Timezone != "Europe/Berlin" || d2.NextSlotAt.Sub(time.Now()) > 11*time.Second {
+		t.Fatalf("change printed %+v", d2)
+	}
+
+	// subscribe --digest resolves the digest by name; an unknown name is an error.
+	if code, _, errs := cli("subscribe", "--email", "a@example.com", "--feed", "https://example.com/feed.xml", "--digest", "MORNING", "--confirmed"); code != 0 {
+		t.Fatalf("subscribe --digest: exit %d: %s", code, errs)
+	}
+	if code, _, errs := cli("subscribe", "--email", "a@example.com", "--feed", "https://example.com/other.xml", "--digest", "Evening"); code == 0 || !strings.Contains(errs, `no digest "Evening"`) {
+		t.Fatalf("subscribe to an unknown digest: exit %d: %s", code, errs)
+	}
+	st := storetest.OpenDSN(t, dsn, storetest.Options{NoMigrate: true})
+	u, err := st.UserByEmail(context.Background(), "a@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, err := st.SubscriptionsOfUser(context.Background(), u.ID)
+	if err != nil || len(subs) != 1 || subs[0].DigestID == nil || *subs[0].DigestID != d.ID || subs[0].State != store.SubActive {
+		t.Fatalf("subscriptions %+v, %v", subs, err)
+	}
+
+	code, out, _ = cli("digest", "list", "--email", "a@example.com")
+	if code != 0 || !strings.Contains(out, `"name": "morning"`) {
+		t.Fatalf("list: exit %d: %s", code, out)
+	}
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/feedmail/feedmail/poller"
+)
+
+const pollUsage = "URL"
+
+// pollOutput is what `feedmail poll` prints: the poll's report, and whether
+// the feed was new to the store.
+type pollOutput struct {
+	*poller.Report
+	AddedFeed bool `json:"added_feed"`
+}
+
+// cmdPoll polls one feed now, whether anyone follows it or not, adding it
+// to the store first when it is new, and prints what happened as JSON. A
+// feed that answers with an error is not a command error: the report says
+// what went wrong and the exit status is 0. Only bad input (exit 2), a feed
+// that another process is polling at this moment, or a database failure
+// (exit 1) fail the command.
+func cmdPoll(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "poll")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: give exactly one feed URL", errUsage)
+	}
+	raw, err := feedURLArg(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	f, created, err := s.EnsureFeed(ctx, raw)
+	if err != nil {
+		return err
+	}
+	var after func(context.Context, poller.PollEvent)
+	if wsm, err := a.newWebSubManager(s); err == nil {
+		after = wsm.OnPoll // record a hub the feed advertises, as the poller role does
+	}
+	p, err := a.newPoller(s, "cli", after)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	rep, err := p.PollFeed(ctx, f.ID, "manual")
+	if err != nil {
+		if errors.Is(err, poller.ErrBusy) {
+			return fmt.Errorf("%s is being polled by another feedmail process right now; try again in a minute", raw)
+		}
+		if rep == nil {
+			return err
+		}
+		a.log.Warn("poll not recorded", "url", raw, "err", err)
+	}
+	return a.printJSON(pollOutput{Report: rep, AddedFeed: created})
+}
+
+// feedURLArg checks a feed URL given on the command line: absolute http or
+// https with a host. Surrounding spaces are dropped; nothing else is
+// changed (the URL is polled as given).
+func feedURLArg(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%w: %q is not an http(s) feed URL", errUsage, raw)
+	}
+	return raw, nil
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/feedmail/feedmail/links"
+	"github.com/feedmail/feedmail/mailer"
+	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/web"
+)
+
+// renderEnv is what an outbox renderer registered below is built from.
+type renderEnv struct {
+	Store  *store.Store
+	Sender mailer.Sender
+	Links  links.Links
+	App    *app
+}
+
+// outboxRenderers adds renderers for outbox kinds beyond the mailer's
+// built-in "item" and "notice"; each belongs to the part that queues that
+// kind (digests: digestRenderer in role_digest.go). A kind no renderer
+// knows is retried, not failed: another process may know it.
+func outboxRenderers() map[string]func(e renderEnv) mailer.Renderer {
+	return map[string]func(e renderEnv) mailer.Renderer{
+		store.KindDigest: digestRenderer,
+		// outbox renderers register here
+	}
+}
+
+// newTransport picks the mail transport: SMTP when FEEDMAIL_SMTP_URL is
+// set, else the Maildir in FEEDMAIL_MAILDIR.
+func (a *app) newTransport() (mailer.Transport, string, error) {
+	if a.cfg.SMTPURL != "" {
+		cfg, err := mailer.ParseSMTPURL(a.cfg.SMTPURL)
+		if err != nil {
+			return nil, "", fmt.Errorf("FEEDMAIL_SMTP_URL: %w", err)
+		}
+		return mailer.NewSMTP(cfg, mailer.WithLogger(a.log), mailer.WithClock(a.clock)), cfg.String(), nil
+	}
+	md, err := mailer.NewMaildir(a.cfg.Maildir, mailer.WithLogger(a.log), mailer.WithClock(a.clock))
+	if err != nil {
+		return nil, "", fmt.Errorf("FEEDMAIL_MAILDIR: %w", err)
+	}
+	return md, "maildir " + a.cfg.Maildir, nil
+}
+
+// roleMailer runs the outbox worker: it claims queued email, renders,
+// charges and sends it.
+func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) {
+	s, err := a.openStore(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	tr, desc, err := a.newTransport()
+	if err != nil {
+		return nil, err
+	}
+	sender := mailer.Sender{Address: a.cfg.From}
+	lk := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
+	env := renderEnv{Store: s, Sender: sender, Links: lk, App: a}
+	renderers := map[string]mailer.Renderer{}
+	for kind, mk := range outboxRenderers() {
+		renderers[kind] = mk(env)
+	}
+	ob, err := mailer.NewOutbox(mailer.OutboxConfig{
+		Store: s, Transport: tr, Sender: sender, Links: lk, Clock: a.clock, Log: a.log.With("role", "mailer"),
+		Metrics: a.metrics, Owner: fmt.Sprintf("%s-%d-mailer", hostname(), os.Getpid()), Renderers: renderers,
+	})
+	if err != nil {
+		_ = tr.Close()
+		return nil, err
+	}
+	a.log.Info("mailer ready", "transport", desc)
+	return func(ctx context.Context) error {
+		defer func() {
+			if err := tr.Close(); err != nil {
+				a.log.Warn("closing mail transport", "err", err)
+			}
+		}()
+		return ob.Run(ctx)
+	}, nil
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/feedmail/feedmail/links"
+	"github.com/feedmail/feedmail/poller"
+	"github.com/feedmail/feedmail/poller/fetcher"
+	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/web"
+)
+
+// newPoller builds a poller for this process on s. part names its use
+// ("poller", "cli") in the lease owner, which is also unique per process:
+// host name, process id and a random suffix (process ids repeat across
+// containers that share a host name). afterPoll may be nil.
+func (a *app) newPoller(s *store.Store, part string, afterPoll func(context.Context, poller.PollEvent)) (*poller.Poller, error) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	cfg := poller.Config{
+		Store:     s,
+		Fetch:     fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks},
+		Clock:     a.clock,
+		Log:       a.log.With("role", part),
+		Metrics:   a.metrics,
+		Owner:     fmt.Sprintf("%s-%d-%s-%s", hostname(), os.Getpid(), part, hex.EncodeToString(b[:])),
+		AfterPoll: afterPoll,
+	}
+	if a.tokens != nil {
+		l := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
+		cfg.Links = &l
+	}
+	return poller.New(cfg)
+}
+
+// rolePoller runs the poller (claims due feeds, fetches, records) and, next
+// to it, the WebSub subscriber's renewal loop; each poll's hub discovery
+// goes to the subscriber through the poller's AfterPoll hook.
+func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) {
+	s, err := a.openStore(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	wsm, err := a.newWebSubManager(s)
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.newPoller(s, "poller", wsm.OnPoll)
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info("poller ready", "owner", p.Owner())
+	return func(ctx context.Context) error {
+		defer p.Close()
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = wsm.Run(ctx) })
+		err := p.Run(ctx)
+		wg.Wait()
+		return err
+	}, nil
+}

@@ -1,0 +1,167 @@
+package digest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/wneessen/go-mail"
+
+	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/links"
+	"github.com/feedmail/feedmail/mailer"
+	"github.com/feedmail/feedmail/store"
+)
+
+// Rendering defaults.
+const (
+	// DefaultPerFeed is how many items of one feed a digest email shows (the
+	// newest). An issue that waited long for credits can hold hundreds; the
+	// email stays readable and the feed's link leads to the rest.
+	DefaultPerFeed = 20
+	// ExcerptLen is the longest excerpt shown under an item, in characters.
+	ExcerptLen = 280
+)
+
+// RenderConfig is what the digest renderer needs. Store and Links are
+// required.
+type RenderConfig struct {
+	Store  *store.Store
+	Sender mailer.Sender
+	Links  links.Links
+	Clock  clock.Clock
+	// PerFeed caps the items shown per feed (default DefaultPerFeed).
+	PerFeed int
+}
+
+// NewRenderer returns the outbox renderer for rows of kind "digest": it
+// loads the row's issue and composes the email with mailer.Sender.Digest —
+// subject "Your Morning digest: 14 new posts from 6 feeds", a table of
+// contents, the items grouped by feed (newest first) with title, link, date
+// and a short plain-text excerpt, and List-Unsubscribe (one-click and
+// mailto) that stops this digest. The Message-ID is the same for every
+// attempt of one issue ("digest.<issue>@domain"), so a retried send
+// threads and de-duplicates. The Date is the clock's now.
+//
+// Items are read when the email is rendered, not when the issue was made,
+// so an issue that waited for credits (and collected later items) is sent
+// with everything it holds. Items of subscriptions that ended since they
+// were queued are left out; an issue left with nothing (every subscription
+// ended, or the digest was deleted) is cancelled (mailer.ErrCancelled), so
+// it is neither sent nor charged. A database error is temporary
+// (mailer.ErrTemporary): the outbox retries the row.
+func NewRenderer(cfg RenderConfig) mailer.Renderer {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.PerFeed <= 0 {
+		cfg.PerFeed = DefaultPerFeed
+	}
+	return func(ctx context.Context, row *store.OutboxEmail) (*mail.Msg, error) {
+		if row == nil || row.IssueID == nil {
+			return nil, errors.New("digest render: outbox row without an issue")
+		}
+		c, err := cfg.Store.DigestIssueContent(ctx, *row.IssueID, cfg.PerFeed)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil, fmt.Errorf("digest render: %w: %w", mailer.ErrCancelled, err)
+		case err != nil:
+			return nil, fmt.Errorf("digest render: %w: %w", mailer.ErrTemporary, err)
+		}
+		e := Email(c, row.ToAddr, cfg.Sender, cfg.Links, cfg.Clock.Now())
+		m, err := cfg.Sender.Digest(e)
+		if errors.Is(err, mailer.ErrEmptyDigest) {
+			return nil, fmt.Errorf("digest render: issue %d: %w: %w", *row.IssueID, mailer.ErrCancelled, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("digest render: issue %d: %w", *row.IssueID, err)
+		}
+		return m, nil
+	}
+}
+
+// Email builds the mailer's view of an issue (pure; exported for tests and
+// previews).
+func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now time.Time) mailer.DigestEmail {
+	e := mailer.DigestEmail{
+		To:         to,
+		DigestName: c.Digest.Name,
+		MessageID:  s.MessageID("digest." + strconv.FormatInt(c.Issue.ID, 10)),
+		Date:       now,
+		ListID:     s.DigestListID(c.Digest.ID),
+		Footer: mailer.Footer{
+			ManageURL:         l.Account(c.Digest.UserID, now),
+			UnsubscribeURL:    l.DigestUnsubscribe(c.Digest.ID),
+			UnsubscribeMailto: l.DigestUnsubscribeMailto(c.Digest.ID),
+		},
+	}
+	for _, f := range c.Feeds {
+		df := mailer.DigestFeed{Title: f.Title, SiteURL: f.SiteURL}
+		for _, it := range f.Items {
+			df.Items = append(df.Items, mailer.DigestItem{
+				Title:       it.Title,
+				Link:        absolute(it.Link, f.URL),
+				ExcerptHTML: html.EscapeString(Excerpt(it.Content, ExcerptLen)),
+				Published:   store.ItemDate(it),
+			})
+		}
+		e.Feeds = append(e.Feeds, df)
+	}
+	return e
+}
+
+// textOnly strips every tag (keeping a space where a tag was) and drops the
+// content of script, style and similar elements.
+var textOnly = sync.OnceValue(func() *bluemonday.Policy {
+	return bluemonday.StrictPolicy().AddSpaceWhenStrippingTag(true)
+})
+
+// Excerpt reduces feed HTML to at most max characters of plain text on one
+// line, cut at a word boundary with "…" when it is longer.
+func Excerpt(content string, max int) string {
+	text := html.UnescapeString(textOnly().Sanitize(content))
+	text = strings.Join(strings.Fields(text), " ")
+	if max <= 0 || utf8.RuneCountInString(text) <= max {
+		return text
+	}
+	cut, n := 0, 0
+	for i := range text {
+		if n == max-1 {
+			cut = i
+			break
+		}
+		n++
+	}
+	s := text[:cut]
+	if sp := strings.LastIndexByte(s, ' '); sp > cut/2 {
+		s = s[:sp]
+	}
+	return strings.TrimRight(s, " ,.;:-–—") + "…"
+}
+
+// absolute resolves an item link against the feed's URL (feeds may give
+// relative links); a link that does not parse is left as it is and the
+// mailer shows the title without it.
+func absolute(link, feedURL string) string {
+	link = strings.TrimSpace(link)
+	if link == "" {
+		return ""
+	}
+	l, err := url.Parse(link)
+	if err != nil || l.IsAbs() {
+		return link
+	}
+	base, err := url.Parse(feedURL)
+	if err != nil || !base.IsAbs() {
+		return link
+	}
+	return base.ResolveReference(l).String()
+}

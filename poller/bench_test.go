@@ -1,0 +1,275 @@
+package poller_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/farm"
+	"github.com/feedmail/feedmail/poller"
+	"github.com/feedmail/feedmail/poller/fetcher"
+	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/store/storetest"
+)
+
+// Benchmarks on Postgres (FEEDMAIL_TEST_POSTGRES_URL) against the farm on
+// loopback, with keep-alive. Each reports feeds/s (or ms to commit) measured
+// over the passes only; setup is not timed.
+//
+//	FEEDMAIL_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
+//	  go test ./poller -run '^$' -bench 'WarmPass|ColdPass|FanOut' -benchtime 5x
+
+const (
+	benchFeeds       = 2000
+	benchConcurrency = poller.DefaultConcurrency
+)
+
+// benchFarms starts one farm per host, on 127.0.0.1, 127.0.0.2, …: the
+// per-host limit (2 requests in flight) applies to each separately.
+func benchFarms(b *testing.B, clk clock.Clock, hosts int) []*farm.Farm {
+	b.Helper()
+	fms := make([]*farm.Farm, hosts)
+	for i := range fms {
+		fm, err := farm.Listen(clk, fmt.Sprintf("127.0.0.%d:0", i+1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(fm.Close)
+		fms[i] = fm
+	}
+	return fms
+}
+
+// benchSetup makes a Postgres store and n followed feeds made by spec(i),
+// spread round-robin over the farms, all due now.
+func benchSetup(b *testing.B, clk *clock.Fake, fms []*farm.Farm, n int, spec func(i int) farm.Spec) *store.Store {
+	b.Helper()
+	s := storetest.OpenPostgres(b, storetest.Options{Clock: clk, MaxOpenConns: 24})
+	urls := make([]string, n)
+	for i := range n {
+		urls[i] = fms[i%len(fms)].AddFeed(spec(i)).URL()
+	}
+	wkBulkFollow(b, s, urls, nil, clk.Now())
+	return s
+}
+
+// benchHosts are the farm layouts each warm benchmark runs on: every feed
+// on one host (the politeness limit of 2 requests in flight per host is
+// then the bottleneck), and the feeds spread over 8 hosts.
+var benchHosts = []int{1, 8}
+
+func warmSpec(i int) farm.Spec {
+	return farm.Spec{Format: farm.Format(i % 3), ItemCount: 10, ETag: farm.ETagStrong, LastModified: true,
+		CacheControl: "max-age=300", Gzip: true}
+}
+
+// BenchmarkWarmPass: 2,000 primed feeds, all answering 304; one PollDue
+// pass claims, fetches (2 in flight to the one farm host, 16 workers),
+// schedules and writes the state of every feed.
+func BenchmarkWarmPass(b *testing.B) {
+	for _, h := range benchHosts {
+		b.Run(fmt.Sprintf("hosts=%d", h), func(b *testing.B) { benchWarmPass(b, h) })
+	}
+}
+
+func benchWarmPass(b *testing.B, hosts int) {
+	clk := clock.NewFake(wkT0)
+	fms := benchFarms(b, clk, hosts)
+	s := benchSetup(b, clk, fms, benchFeeds, warmSpec)
+	p := wkPoller(b, s, clk, "bench", nil)
+	ctx := context.Background()
+	if n, err := p.PollDue(ctx); err != nil || n != benchFeeds { // prime: the cold pass
+		b.Fatalf("priming pass: %d %v", n, err)
+	}
+	for _, fm := range fms {
+		fm.Reset()
+	}
+	var elapsed time.Duration
+	passes := 0
+	b.ResetTimer()
+	for range b.N {
+		clk.Advance(time.Hour) // every feed is due again
+		start := time.Now()
+		n, err := p.PollDue(ctx)
+		elapsed += time.Since(start)
+		if err != nil || n != benchFeeds {
+			b.Fatalf("pass: %d %v", n, err)
+		}
+		passes++
+	}
+	b.StopTimer()
+	for _, fm := range fms {
+		for _, r := range fm.Requests() {
+			if r.Status != http.StatusNotModified {
+				b.Fatalf("warm pass got a %d", r.Status)
+			}
+		}
+	}
+	b.ReportMetric(float64(passes*benchFeeds)/elapsed.Seconds(), "feeds/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkWarmPassBareLoop makes the same 2,000 conditional requests at the
+// same concurrency with a bare net/http client (a clone of the default
+// Transport) and nothing else: no database, no politeness limit.
+func BenchmarkWarmPassBareLoop(b *testing.B) {
+	for _, h := range benchHosts {
+		b.Run(fmt.Sprintf("hosts=%d", h), func(b *testing.B) { benchBareLoop(b, h) })
+	}
+}
+
+func benchBareLoop(b *testing.B, hosts int) {
+	clk := clock.NewFake(wkT0)
+	fms := benchFarms(b, clk, hosts)
+	type req struct{ url, etag, lm string }
+	reqs := make([]req, benchFeeds)
+	for i := range reqs {
+		ff := fms[i%hosts].AddFeed(warmSpec(i))
+		reqs[i] = req{ff.URL(), ff.ETag(), ff.LastModified()}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	hc := &http.Client{Transport: tr}
+	b.Cleanup(tr.CloseIdleConnections)
+	ua := fetcher.UserAgent(wkBase, 1)
+	pass := func() {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range benchConcurrency {
+			wg.Go(func() {
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= len(reqs) {
+						return
+					}
+					r, _ := http.NewRequest(http.MethodGet, reqs[i].url, nil)
+					r.Header.Set("User-Agent", ua)
+					r.Header.Set("Accept-Encoding", "gzip")
+					r.Header.Set("If-None-Match", reqs[i].etag)
+					r.Header.Set("If-Modified-Since", reqs[i].lm)
+					resp, err := hc.Do(r)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusNotModified {
+						b.Errorf("status %d", resp.StatusCode)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	pass() // connections up
+	var elapsed time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		pass()
+		elapsed += time.Since(start)
+	}
+	b.ReportMetric(float64(b.N*benchFeeds)/elapsed.Seconds(), "feeds/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkColdPass: 2,000 feeds of 20 items seen for the first time: one
+// PollDue pass fetches, parses and stores every item (recorded as seen, as a
+// first poll does) and every feed's state. Each pass gets fresh feeds.
+func BenchmarkColdPass(b *testing.B) {
+	clk := clock.NewFake(wkT0)
+	s := storetest.OpenPostgres(b, storetest.Options{Clock: clk, MaxOpenConns: 24})
+	fm := farm.New(clk)
+	b.Cleanup(fm.Close)
+	p := wkPoller(b, s, clk, "bench", nil)
+	ctx := context.Background()
+	var elapsed time.Duration
+	passes := 0
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		clk.Advance(time.Second) // earlier passes' feeds stay not due
+		urls := make([]string, benchFeeds)
+		for i := range urls {
+			// No gzip: the farm would compress each body on its first request,
+			// which is the test harness's cost, not the poller's.
+			urls[i] = fm.AddFeed(farm.Spec{Format: farm.Format(i % 3), ItemCount: 20, ETag: farm.ETagStrong}).URL()
+		}
+		wkBulkFollow(b, s, urls, nil, clk.Now())
+		b.StartTimer()
+		start := time.Now()
+		n, err := p.PollDue(ctx)
+		elapsed += time.Since(start)
+		if err != nil || n != benchFeeds {
+			b.Fatalf("pass: %d %v", n, err)
+		}
+		passes++
+	}
+	b.StopTimer()
+	if got, want := wkCount(b, s, "items", "ignored_rule = ?", store.IgnoredFirstPoll), int64(passes*benchFeeds*20); got != want {
+		b.Fatalf("%d items stored, want %d", got, want)
+	}
+	b.ReportMetric(float64(passes*benchFeeds)/elapsed.Seconds(), "feeds/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkFanOut: one new item for a feed with 10,000 active instant
+// subscribers: the time to commit RecordPoll (the item, 10,000 outbox rows,
+// the poll log and the feed's state in one transaction).
+func BenchmarkFanOut(b *testing.B) {
+	const subscribers = 10000
+	clk := clock.NewFake(wkT0)
+	s := storetest.OpenPostgres(b, storetest.Options{Clock: clk})
+	ctx := context.Background()
+	f, _, err := s.EnsureFeed(ctx, "https://big.example/feed")
+	if err != nil {
+		b.Fatal(err)
+	}
+	users := make([]store.User, subscribers)
+	for i := range users {
+		users[i] = store.User{Email: fmt.Sprintf("reader%d@example.com", i), Timezone: "UTC", CreatedAt: wkT0}
+	}
+	if err := s.DB.CreateInBatches(users, 1000).Error; err != nil {
+		b.Fatal(err)
+	}
+	subs := make([]store.Subscription, subscribers)
+	for i, u := range users {
+		subs[i] = store.Subscription{UserID: u.ID, FeedID: f.ID, State: store.SubActive, CreatedAt: wkT0, ConfirmedAt: &wkT0}
+	}
+	if err := s.DB.CreateInBatches(subs, 1000).Error; err != nil {
+		b.Fatal(err)
+	}
+	now := wkT0
+	primed := now.Add(-time.Hour)
+	var elapsed time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		if _, err := s.ClaimFeedForPoll(ctx, f.ID, "bench", time.Minute, clk.Now()); err != nil {
+			b.Fatal(err)
+		}
+		d := clk.Now()
+		rec := store.PollRecord{FeedID: f.ID, At: d, URL: f.URL, Status: 200, Outcome: "ok",
+			Items: []store.NewItem{{Identity: fmt.Sprintf("post-%d", i), Title: "Big news", Link: "https://big.example/p", PublishedAt: &d}},
+			State: store.FeedState{State: store.FeedActive, NextPollAt: d.Add(5 * time.Minute), PollReason: "bench",
+				PrimedAt: &primed, LastPolledAt: &d, LastStatus: 200}}
+		b.StartTimer()
+		start := time.Now()
+		out, err := s.RecordPoll(ctx, "bench", rec)
+		elapsed += time.Since(start)
+		if err != nil || out.Emails != subscribers {
+			b.Fatalf("fan-out: %d emails, %v", out.Emails, err)
+		}
+		clk.Advance(time.Minute)
+	}
+	b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms/commit")
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,103 @@
+package poller
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/feedmail/feedmail/store"
+)
+
+// pollWriter batches finished polls into few transactions
+// (store.RecordPolls): it takes whatever has accumulated, up to
+// Config.WriteBatch, writes it, and repeats. Under load batches fill up;
+// when polls trickle in, each is written as soon as the previous write ends.
+type pollWriter struct {
+	p    *Poller
+	ctx  context.Context
+	in   chan *polledFeed
+	done chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+func (p *Poller) newPollWriter(ctx context.Context) *pollWriter {
+	w := &pollWriter{p: p, ctx: ctx, in: make(chan *polledFeed, p.cfg.WriteBatch), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// add queues a finished poll for writing.
+func (w *pollWriter) add(pl *polledFeed) { w.in <- pl }
+
+// close writes what is queued and returns the first error that made a write
+// fail as a whole (individual lost leases are not errors).
+func (w *pollWriter) close() error {
+	close(w.in)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *pollWriter) run() {
+	defer close(w.done)
+	batch := make([]*polledFeed, 0, w.p.cfg.WriteBatch)
+	for pl := range w.in {
+		batch = append(batch[:0], pl)
+	fill:
+		for len(batch) < w.p.cfg.WriteBatch {
+			select {
+			case next, ok := <-w.in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, next)
+			default:
+				break fill
+			}
+		}
+		w.flush(batch)
+	}
+}
+
+// flush writes one batch; if the transaction fails as a whole it writes the
+// polls one by one, so one bad row does not lose the others.
+func (w *pollWriter) flush(batch []*polledFeed) {
+	ctx, cancel := pollWriteContext(w.ctx)
+	defer cancel()
+	recs := make([]store.PollRecord, len(batch))
+	for i, pl := range batch {
+		recs[i] = pl.rec
+	}
+	outs, err := w.p.st.RecordPolls(ctx, w.p.cfg.Owner, recs)
+	if err == nil {
+		for i, pl := range batch {
+			var ferr error
+			if outs[i].Lost {
+				ferr = store.ErrLeaseLost
+			}
+			w.p.finish(ctx, pl, outs[i], ferr)
+		}
+		return
+	}
+	if len(batch) > 1 {
+		w.p.log.Warn("batched poll write failed; writing one by one", "polls", len(batch), "err", err)
+	}
+	var firstErr error
+	for _, pl := range batch {
+		out, err := w.p.st.RecordPoll(ctx, w.p.cfg.Owner, pl.rec)
+		w.p.finish(ctx, pl, out, err)
+		if err != nil && !errors.Is(err, store.ErrLeaseLost) && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = firstErr
+		}
+		w.mu.Unlock()
+	}
+}

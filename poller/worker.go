@@ -1,0 +1,395 @@
+package poller
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/links"
+	"github.com/feedmail/feedmail/metrics"
+	"github.com/feedmail/feedmail/newitems"
+	"github.com/feedmail/feedmail/poller/fetcher"
+	"github.com/feedmail/feedmail/store"
+)
+
+// The worker.
+//
+// A Poller claims due feeds from the store in batches, each with a lease
+// (store.ClaimDueFeeds: Postgres FOR UPDATE SKIP LOCKED, so any number of
+// processes share the work and never fetch a feed twice), fetches them with
+// bounded concurrency behind the per-host limiter, turns each answer into a
+// Result, parses and selects new items when the body changed, asks Schedule
+// for the next poll, and writes everything with store.RecordPolls.
+//
+// Choices where DESIGN.md is silent:
+//
+//   - Writes are batched: a writer goroutine collects finished polls and
+//     records up to Config.WriteBatch of them in one transaction (each still
+//     guarded by its own lease). A batch that fails is retried feed by feed,
+//     so one bad row cannot sink the others. Polls that end a feed (410,
+//     blacklisting) or change its URL are recorded on their own.
+//   - At most Config.Batch feeds are claimed and not yet finished at any
+//     time, so a lease is never spent waiting in a queue; a feed whose lease
+//     has less time left than a whole fetch may take is given back, due in a
+//     minute, rather than fetched.
+//   - A host that is backed off (this process saw a 429, or the hosts table
+//     says so, which is how other processes learn of it) is not asked: its
+//     claimed feeds are given back, due at the end of the back-off plus up to
+//     10 % of the wait as jitter, so they do not all return in the same
+//     second.
+//   - After downtime, feeds overdue by more than a minute are spread over
+//     Config.SpreadWindow (10 min) when Run starts, so a restart never
+//     stampedes publishers.
+//   - A shutdown (ctx ended) never penalises a feed: an unfinished fetch
+//     gives the feed back, due now; a finished one is still written (with a
+//     detached, bounded context).
+//   - body_hash and validators are only stored from a 200 that parsed as a
+//     feed: an HTML error page answered with 200 is re-fetched in full (and
+//     penalised) until a feed comes back.
+//   - A feed's first successful parse sets last_new_item_at to the date of
+//     its newest item (not later than now) when items are dated, so a feed
+//     that has been quiet for years is polled like one, from the start.
+//   - newest_item_date ignores item dates more than 24 h in the future, so a
+//     mis-dated item cannot make the 7-day rule ignore every later post.
+//   - A 301/308 whose new URL serves a feed (200 that parses, same body as
+//     before, or 304) updates the feed's URL. When a feed with that URL
+//     already exists, this one is merged into it (store.PollRecord.MergeInto):
+//     subscriptions move, this feed's item identities are copied there as
+//     seen so nobody gets a post twice, this feed ends in state "merged", and
+//     the poll's items are not recorded (the surviving feed is polled at
+//     once and delivers them to everyone).
+//   - A poll of a blacklisted or gone feed by PollFeed (publisher ping,
+//     `feedmail poll`) that succeeds puts it back to "active": that is how
+//     a feed leaves the blacklist. (Gone feeds have no subscriptions left, so
+//     they are still not polled unless someone subscribes again.)
+//   - Pushed content (Ingest) needs no lease: items are idempotent by their
+//     unique keys, and the pushed state (title, newest dates) is merged, not
+//     overwritten, so a push never has to wait for, or be refused by, a poll
+//     in progress.
+
+// Defaults of Config.
+const (
+	DefaultConcurrency  = 16
+	DefaultLease        = 2 * time.Minute
+	DefaultWriteBatch   = 500
+	DefaultSpreadWindow = 10 * time.Minute
+	DefaultIdleWait     = 5 * time.Second
+	// PollLogRetention is how long poll_log rows are kept.
+	PollLogRetention = 30 * 24 * time.Hour
+)
+
+// Config configures a Poller. Store and Owner are required.
+type Config struct {
+	Store *store.Store
+	// Fetch configures the HTTP client (BaseURL for the User-Agent,
+	// AllowPrivate, limits).
+	Fetch fetcher.Config
+	Clock clock.Clock // default clock.Real{}
+	Log   *slog.Logger
+	// Metrics may be nil.
+	Metrics *metrics.Metrics
+	// Links builds the links in notices (feed gone, blacklisted); nil sends
+	// notices without links.
+	Links *links.Links
+	// Owner names this poller in leases; unique per process.
+	Owner string
+	// Concurrency is how many fetches run at once (default 16).
+	Concurrency int
+	// Batch is how many feeds are claimed per query and at most outstanding
+	// (default 8 × Concurrency).
+	Batch int
+	// Lease is how long a claimed feed is ours (default 2 min, raised to at
+	// least twice the fetch timeout).
+	Lease time.Duration
+	// MaxPerHost is how many requests may be in flight to one host
+	// (default MaxInFlightPerHost, 2).
+	MaxPerHost int
+	// WriteBatch is how many polls are written per transaction (default 500).
+	WriteBatch int
+	// SpreadWindow is how far overdue feeds are spread when Run starts.
+	SpreadWindow time.Duration
+	// IdleWait is the longest Run sleeps between passes (default 5 s).
+	IdleWait time.Duration
+	// Rand draws the jitter; default seeded from crypto/rand. It is used
+	// under a lock.
+	Rand *rand.Rand
+	// AfterPoll, if set, is called after each poll's write committed (and
+	// after each Ingest), from the goroutine that wrote it: it must be quick.
+	// The WebSub subscriber uses it to notice hubs.
+	AfterPoll func(ctx context.Context, ev PollEvent)
+}
+
+// PollEvent is what AfterPoll hears about one recorded poll.
+type PollEvent struct {
+	Feed   store.Feed     // the feed as claimed, before this poll
+	Report *Report        // what happened
+	Header http.Header    // response headers (nil without an HTTP answer)
+	Parsed *newitems.Feed // the parsed document (nil when not parsed)
+	Result store.PollOutcome
+}
+
+// Poller polls feeds. Make one per process with New; it is safe for
+// concurrent use (Run, PollDue, PollFeed and Ingest may overlap).
+type Poller struct {
+	cfg     Config
+	st      *store.Store
+	client  *fetcher.Client
+	limiter *HostLimiter
+	clk     clock.Clock
+	log     *slog.Logger
+	m       *metrics.Metrics
+
+	rmu sync.Mutex
+	rnd *rand.Rand
+
+	wake chan struct{}
+}
+
+// New makes a Poller from cfg.
+func New(cfg Config) (*Poller, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("poller: Config.Store is required")
+	}
+	if cfg.Owner == "" {
+		return nil, errors.New("poller: Config.Owner is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 8 * cfg.Concurrency
+	}
+	client := fetcher.New(cfg.Fetch)
+	timeout := client.Config().Timeout
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultLease
+	}
+	cfg.Lease = max(cfg.Lease, 2*timeout)
+	if cfg.WriteBatch <= 0 {
+		cfg.WriteBatch = DefaultWriteBatch
+	}
+	if cfg.SpreadWindow <= 0 {
+		cfg.SpreadWindow = DefaultSpreadWindow
+	}
+	if cfg.IdleWait <= 0 {
+		cfg.IdleWait = DefaultIdleWait
+	}
+	if cfg.Rand == nil {
+		var seed [16]byte
+		_, _ = crand.Read(seed[:])
+		cfg.Rand = rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
+	}
+	return &Poller{
+		cfg:     cfg,
+		st:      cfg.Store,
+		client:  client,
+		limiter: NewHostLimiter(cfg.MaxPerHost, cfg.Clock),
+		clk:     cfg.Clock,
+		log:     cfg.Log,
+		m:       cfg.Metrics,
+		rnd:     cfg.Rand,
+		wake:    make(chan struct{}, 1),
+	}, nil
+}
+
+// Owner returns the lease owner name of this poller.
+func (p *Poller) Owner() string { return p.cfg.Owner }
+
+// Close closes idle kept-alive connections.
+func (p *Poller) Close() { p.client.CloseIdleConnections() }
+
+// Wake makes a sleeping Run look for due feeds now (after a ping or a new
+// subscription made a feed due early).
+func (p *Poller) Wake() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// jitter returns a number in [0, 1) for Schedule.
+func (p *Poller) jitter() float64 {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	return p.rnd.Float64()
+}
+
+// SpreadOverdue spreads the feeds that are overdue by more than a minute over
+// the next Config.SpreadWindow, so that a restart after downtime does not
+// fire every overdue feed at once. Run calls it once when it starts.
+func (p *Poller) SpreadOverdue(ctx context.Context) (int64, error) {
+	n, err := p.st.SpreadOverdueFeeds(ctx, p.clk.Now(), time.Minute, p.cfg.SpreadWindow)
+	if err != nil {
+		return 0, fmt.Errorf("poller: %w", err)
+	}
+	if n > 0 {
+		p.log.Info("spread overdue feeds", "feeds", n, "window", p.cfg.SpreadWindow)
+	}
+	return n, nil
+}
+
+// Run polls due feeds until ctx ends: once at start it spreads overdue feeds,
+// then it runs PollDue passes, sleeping between them until the next feed is
+// due (as the store says), at most Config.IdleWait, or until Wake. Once an
+// hour it prunes poll_log rows older than PollLogRetention. It returns
+// ctx.Err() when ctx ends.
+func (p *Poller) Run(ctx context.Context) error {
+	if _, err := p.SpreadOverdue(ctx); err != nil && ctx.Err() == nil {
+		p.log.Warn("spreading overdue feeds failed", "err", err)
+	}
+	var lastPrune time.Time
+	for {
+		n, err := p.PollDue(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			p.log.Error("poll pass failed", "err", err)
+		}
+		now := p.clk.Now()
+		if now.Sub(lastPrune) >= time.Hour {
+			lastPrune = now
+			if k, err := p.st.PrunePollLog(ctx, now.Add(-PollLogRetention)); err != nil {
+				p.log.Warn("pruning poll log failed", "err", err)
+			} else if k > 0 {
+				p.log.Info("pruned poll log", "rows", k)
+			}
+		}
+		if n > 0 && err == nil {
+			continue // more may have become due while we worked
+		}
+		wait := p.cfg.IdleWait
+		if err == nil {
+			if next, ok, nerr := p.st.NextPollDue(ctx); nerr == nil && ok {
+				if d := next.Sub(p.clk.Now()); d < wait {
+					wait = max(d, 10*time.Millisecond)
+				}
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		case <-p.wake:
+			t.Stop()
+		}
+	}
+}
+
+// PollDue makes one pass over every feed due at the clock's now: it claims
+// them in batches, polls them Config.Concurrency at a time and writes the
+// results, and returns when all are written. n counts the feeds claimed
+// (polled, or given back because their host is backed off). With a fake
+// clock it is how simulations drive the poller without waiting.
+func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
+	now := p.clk.Now()
+	w := p.newPollWriter(ctx)
+	defer func() { err = errors.Join(err, w.close()) }()
+
+	// sem bounds the feeds claimed and not finished.
+	sem := make(chan struct{}, p.cfg.Batch)
+	jobs := make(chan claimedFeed)
+	var wg sync.WaitGroup
+	for range p.cfg.Concurrency {
+		wg.Go(func() {
+			for j := range jobs {
+				p.pollClaimed(ctx, j, w)
+				<-sem
+			}
+		})
+	}
+	defer func() {
+		close(jobs)
+		wg.Wait()
+	}()
+
+	for ctx.Err() == nil {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return n, nil
+		}
+		want := 1
+	more:
+		for want < p.cfg.Batch {
+			select {
+			case sem <- struct{}{}:
+				want++
+			default:
+				break more
+			}
+		}
+		feeds, cerr := p.st.ClaimDueFeeds(ctx, p.cfg.Owner, p.cfg.Lease, now, want)
+		for range want - len(feeds) {
+			<-sem
+		}
+		if cerr != nil {
+			if ctx.Err() != nil {
+				return n, nil
+			}
+			return n, fmt.Errorf("poller: %w", cerr)
+		}
+		if len(feeds) == 0 {
+			return n, nil
+		}
+		hosts := p.hostRows(ctx, feeds)
+		for _, f := range feeds {
+			jobs <- claimedFeed{feed: f, host: hosts[store.HostOf(f.URL)]}
+		}
+		n += len(feeds)
+		if len(feeds) < want {
+			// Claims take the oldest due feeds first: a short batch means
+			// nothing else is due at now.
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
+// claimedFeed is one feed a worker is to poll, with its host's row.
+type claimedFeed struct {
+	feed store.Feed
+	host store.Host
+}
+
+// hostRows loads the hosts rows of a batch's hosts (one query) and mirrors
+// any running back-off into the in-memory limiter. A failure is logged: the
+// batch then goes ahead with what this process knows.
+func (p *Poller) hostRows(ctx context.Context, feeds []store.Feed) map[string]store.Host {
+	seen := make(map[string]bool)
+	var names []string
+	for _, f := range feeds {
+		if h := store.HostOf(f.URL); h != "" && !seen[h] {
+			seen[h] = true
+			names = append(names, h)
+		}
+	}
+	rows, err := p.st.Hosts(ctx, names)
+	if err != nil {
+		p.log.Warn("reading host limits failed", "err", err)
+		return nil
+	}
+	now := p.clk.Now()
+	for name, h := range rows {
+		if h.BackoffUntil != nil && h.BackoffUntil.After(now) {
+			p.limiter.BackOff(name, *h.BackoffUntil, h.BackoffReason)
+		}
+	}
+	return rows
+}

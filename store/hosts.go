@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Per-host politeness shared by every process (the hosts table): a back-off
+// after a host answered 429 (or 503 with Retry-After), and an operator's
+// minimum poll interval for the host. Each poller process also keeps its own
+// in-memory limiter; the table is what makes a back-off reach the others.
+
+// HostOf returns the host key of a feed URL: the host name in lower case,
+// without port or trailing dot ("" for an unparsable URL). Every feed of a
+// host shares its politeness limits whatever the port, as the in-memory
+// limiter does.
+func HostOf(feedURL string) string {
+	u, err := url.Parse(strings.TrimSpace(feedURL))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+}
+
+// Hosts returns the hosts rows for names (missing hosts are absent from the
+// map), in one query.
+func (s *Store) Hosts(ctx context.Context, names []string) (map[string]Host, error) {
+	out := make(map[string]Host, len(names))
+	if len(names) == 0 {
+		return out, nil
+	}
+	var rows []Host
+	for start := 0; start < len(names); start += psChunk {
+		part := names[start:min(start+psChunk, len(names))]
+		if err := s.DB.WithContext(ctx).Where("host IN ?", part).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("hosts: %w", err)
+		}
+		for _, h := range rows {
+			out[h.Host] = h
+		}
+	}
+	return out, nil
+}
+
+// BackOffHost records that host must not be asked anything before until,
+// for reason. An existing back-off is only ever lengthened.
+func (s *Store) BackOffHost(ctx context.Context, host string, until time.Time, reason string) error {
+	now := s.now()
+	err := s.DB.WithContext(ctx).Exec(`INSERT INTO hosts (host, min_interval_seconds, backoff_until, backoff_reason, updated_at)
+VALUES (?, 0, ?, ?, ?)
+ON CONFLICT (host) DO UPDATE SET backoff_until = excluded.backoff_until, backoff_reason = excluded.backoff_reason,
+  updated_at = excluded.updated_at
+WHERE hosts.backoff_until IS NULL OR hosts.backoff_until < excluded.backoff_until`,
+		host, utc(until), reason, now).Error
+	if err != nil {
+		return fmt.Errorf("back off host %s: %w", host, err)
+	}
+	return nil
+}
+
+// SetHostMinInterval sets the operator's minimum poll interval for every
+// feed of host (0 removes it). It applies from each feed's next poll on.
+func (s *Store) SetHostMinInterval(ctx context.Context, host string, d time.Duration) error {
+	if d < 0 {
+		d = 0
+	}
+	err := s.DB.WithContext(ctx).Exec(`INSERT INTO hosts (host, min_interval_seconds, backoff_reason, updated_at)
+VALUES (?, ?, '', ?)
+ON CONFLICT (host) DO UPDATE SET min_interval_seconds = excluded.min_interval_seconds, updated_at = excluded.updated_at`,
+		host, int64(d/time.Second), s.now()).Error
+	if err != nil {
+		return fmt.Errorf("set minimum interval of host %s: %w", host, err)
+	}
+	return nil
+}
+
+// DeferFeed gives back owner's lease on feed id without polling it, making
+// it due at next with reason (a host back-off, a lease too short to fetch
+// in, a shutdown). It reports whether owner still held the lease.
+func (s *Store) DeferFeed(ctx context.Context, id int64, owner string, next time.Time, reason string) (bool, error) {
+	res := s.DB.WithContext(ctx).Exec(`UPDATE feeds SET lease_owner = '', lease_until = NULL, next_poll_at = ?,
+  poll_reason = CASE WHEN ? <> '' THEN ? ELSE poll_reason END, updated_at = ?
+WHERE id = ? AND lease_owner = ?`, utc(next), reason, reason, s.now(), id, owner)
+	if res.Error != nil {
+		return false, fmt.Errorf("defer feed %d: %w", id, res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}

@@ -1,0 +1,338 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The credit ledger.
+//
+// Every change to a person's credits is one append-only row in
+// ledger_entries with a unique idempotency key; users.balance is a cache of
+// their sum, written in the same transaction as the entry while the user's
+// row is locked (Postgres: SELECT … FOR UPDATE; SQLite: every transaction is
+// BEGIN IMMEDIATE, so there is one writer at a time). A replayed key changes
+// nothing and returns the entry it made the first time. The balance never
+// goes below zero: an entry that would take it there is refused and nothing
+// is written (the database's CHECK constraints are a second line).
+//
+// Entries that add credits release the person's email held for lack of
+// credits (held → queued) in the same transaction, so a grant or purchase
+// committed is mail on its way. Grants, purchases and positive adjustments
+// (credits the person or the operator brought in, as opposed to refunds of
+// failed mail) also start a new "episode" for the free out-of-credits notice
+// (users.credit_notice_at is cleared), so that running out again earns one
+// more notice.
+//
+// The store does not import package billing (billing may build on the store);
+// the kind strings and sign rules below are those of billing.EntryKind and
+// billing.CheckEntry, which a test keeps in step.
+
+// Ledger entry kinds (billing.EntryKind values).
+const (
+	LedgerGrant      = "grant"      // > 0: trial credits, operator gifts
+	LedgerPurchase   = "purchase"   // > 0: a paid pack
+	LedgerCharge     = "charge"     // < 0: an email sent
+	LedgerRefund     = "refund"     // > 0: a charge given back
+	LedgerAdjustment = "adjustment" // ≠ 0: operator correction
+)
+
+// Ledger errors. Test with errors.Is.
+var (
+	// ErrInsufficientCredits: the entry would take the balance below zero.
+	// Nothing was written.
+	ErrInsufficientCredits = errors.New("insufficient credits")
+	// ErrBadLedgerEntry: unknown kind, zero amount, a sign the kind forbids,
+	// an empty idempotency key, or a balance overflow.
+	ErrBadLedgerEntry = errors.New("invalid ledger entry")
+	// ErrKeyConflict: the idempotency key is already used by an entry for
+	// another user, kind or amount (a bug in the caller's key scheme).
+	ErrKeyConflict = errors.New("idempotency key already used by a different entry")
+)
+
+// TrialKey is the idempotency key of a user's trial grant, "trial:<user>"
+// (billing.KeyTrial), so an account gets its trial credits once.
+func TrialKey(userID int64) string { return "trial:" + strconv.FormatInt(userID, 10) }
+
+// checkLedgerEntry mirrors billing.CheckEntry.
+func checkLedgerEntry(kind string, amount int64, key string) error {
+	switch kind {
+	case LedgerGrant, LedgerPurchase, LedgerCharge, LedgerRefund, LedgerAdjustment:
+	default:
+		return fmt.Errorf("%w: unknown kind %q", ErrBadLedgerEntry, kind)
+	}
+	switch {
+	case amount == 0:
+		return fmt.Errorf("%w: %s of 0 credits", ErrBadLedgerEntry, kind)
+	case kind == LedgerCharge && amount > 0:
+		return fmt.Errorf("%w: a charge must be negative, got %d", ErrBadLedgerEntry, amount)
+	case kind != LedgerCharge && kind != LedgerAdjustment && amount < 0:
+		return fmt.Errorf("%w: a %s must be positive, got %d", ErrBadLedgerEntry, kind, amount)
+	case strings.TrimSpace(key) == "":
+		return fmt.Errorf("%w: empty idempotency key", ErrBadLedgerEntry)
+	}
+	return nil
+}
+
+// startsNoticeEpisode reports entries that bring credits in from outside
+// (not refunds): after one, running out earns a new notice.
+func startsNoticeEpisode(kind string, amount int64) bool {
+	return amount > 0 && (kind == LedgerGrant || kind == LedgerPurchase || kind == LedgerAdjustment)
+}
+
+// LedgerResult is what PostLedgerEntry did.
+type LedgerResult struct {
+	Entry LedgerEntry
+	// Applied is false when the key had been used before: Entry is then
+	// the entry made the first time and nothing changed.
+	Applied bool
+	// Released counts emails moved from held (waiting for credits) back to
+	// the queue by this entry.
+	Released int64
+}
+
+// AddLedgerEntry appends one entry to userID's ledger and updates the
+// cached balance, atomically. A key used before returns the first entry
+// with applied=false and changes nothing; a charge the balance cannot cover
+// fails with ErrInsufficientCredits and writes nothing. Entries adding
+// credits release email held for credits (see the package notes above).
+func (s *Store) AddLedgerEntry(ctx context.Context, userID int64, kind string, amount int64, idempotencyKey, reason string) (entry LedgerEntry, applied bool, err error) {
+	r, err := s.PostLedgerEntry(ctx, userID, kind, amount, idempotencyKey, reason)
+	return r.Entry, r.Applied, err
+}
+
+// PostLedgerEntry is AddLedgerEntry reporting also how many held emails the
+// entry released.
+func (s *Store) PostLedgerEntry(ctx context.Context, userID int64, kind string, amount int64, idempotencyKey, reason string) (LedgerResult, error) {
+	if err := checkLedgerEntry(kind, amount, idempotencyKey); err != nil {
+		return LedgerResult{}, err
+	}
+	var r LedgerResult
+	err := s.Tx(ctx, func(tx *Store) error {
+		var err error
+		r, err = tx.postLedgerEntryTx(ctx, userID, kind, amount, idempotencyKey, reason)
+		return err
+	})
+	if err != nil {
+		return LedgerResult{}, fmt.Errorf("ledger %s %d for user %d (%s): %w", kind, amount, userID, idempotencyKey, err)
+	}
+	return r, nil
+}
+
+// GrantTrialOnce gives userID their trial credits the first time it is
+// called for them (key TrialKey) and marks users.trial_granted, in one
+// transaction. Later calls change nothing and return applied=false. With
+// credits = 0 (trials switched off) only the flag is set.
+func (s *Store) GrantTrialOnce(ctx context.Context, userID, credits int64) (entry LedgerEntry, applied bool, err error) {
+	if credits < 0 {
+		return LedgerEntry{}, false, fmt.Errorf("%w: trial of %d credits", ErrBadLedgerEntry, credits)
+	}
+	err = s.Tx(ctx, func(tx *Store) error {
+		if credits > 0 {
+			r, err := tx.postLedgerEntryTx(ctx, userID, LedgerGrant, credits, TrialKey(userID), "trial credits")
+			if err != nil {
+				return err
+			}
+			entry, applied = r.Entry, r.Applied
+		} else if _, err := tx.ledgerLockUser(ctx, userID); err != nil {
+			return err
+		}
+		return tx.DB.WithContext(ctx).Model(&User{}).Where("id = ? AND NOT trial_granted", userID).
+			Update("trial_granted", true).Error
+	})
+	if err != nil {
+		return LedgerEntry{}, false, fmt.Errorf("trial credits for user %d: %w", userID, err)
+	}
+	return entry, applied, nil
+}
+
+// Balance returns userID's cached balance.
+func (s *Store) Balance(ctx context.Context, userID int64) (int64, error) {
+	var b []int64
+	if err := s.DB.WithContext(ctx).Model(&User{}).Where("id = ?", userID).Pluck("balance", &b).Error; err != nil {
+		return 0, fmt.Errorf("balance of user %d: %w", userID, err)
+	}
+	if len(b) == 0 {
+		return 0, fmt.Errorf("balance of user %d: %w", userID, ErrNotFound)
+	}
+	return b[0], nil
+}
+
+// LedgerOf returns userID's most recent entries, newest first (all of them
+// when limit ≤ 0).
+func (s *Store) LedgerOf(ctx context.Context, userID int64, limit int) ([]LedgerEntry, error) {
+	q := s.DB.WithContext(ctx).Where("user_id = ?", userID).Order("id DESC")
+	if limit > 0 {
+		q = q.Limit(limit)
+	}
+	var out []LedgerEntry
+	if err := q.Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("ledger of user %d: %w", userID, err)
+	}
+	return out, nil
+}
+
+// LedgerEntryByKey returns the entry with this idempotency key, or
+// ErrNotFound.
+func (s *Store) LedgerEntryByKey(ctx context.Context, key string) (*LedgerEntry, error) {
+	var e LedgerEntry
+	if err := s.DB.WithContext(ctx).Where("idempotency_key = ?", key).Take(&e).Error; err != nil {
+		return nil, fmt.Errorf("ledger entry %s: %w", key, notFound(err))
+	}
+	return &e, nil
+}
+
+// lockedUser is the part of a user row the ledger needs.
+type lockedUser struct {
+	ID      int64
+	Balance int64
+}
+
+// lockUser locks userID's row until the transaction ends and returns its
+// balance. It must run inside Tx.
+func (s *Store) ledgerLockUser(ctx context.Context, userID int64) (int64, error) {
+	q := "SELECT id, balance FROM users WHERE id = ?"
+	if s.Postgres() {
+		q += " FOR UPDATE"
+	}
+	var rows []lockedUser
+	if err := s.DB.WithContext(ctx).Raw(q, userID).Scan(&rows).Error; err != nil {
+		return 0, fmt.Errorf("lock user %d: %w", userID, err)
+	}
+	if len(rows) == 0 {
+		return 0, fmt.Errorf("user %d: %w", userID, ErrNotFound)
+	}
+	return rows[0].Balance, nil
+}
+
+// lockUsers locks several user rows in id order (so two transactions never
+// wait on each other in a cycle) and returns their balances.
+func (s *Store) ledgerLockUsers(ctx context.Context, ids []int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	q := "SELECT id, balance FROM users WHERE id IN ? ORDER BY id"
+	if s.Postgres() {
+		q += " FOR UPDATE"
+	}
+	var rows []lockedUser
+	if err := s.DB.WithContext(ctx).Raw(q, ids).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("lock users: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Balance
+	}
+	return out, nil
+}
+
+// postLedgerEntryTx does PostLedgerEntry's work inside an open transaction.
+func (s *Store) postLedgerEntryTx(ctx context.Context, userID int64, kind string, amount int64, key, reason string) (LedgerResult, error) {
+	if err := checkLedgerEntry(kind, amount, key); err != nil {
+		return LedgerResult{}, err
+	}
+	balance, err := s.ledgerLockUser(ctx, userID)
+	if err != nil {
+		return LedgerResult{}, err
+	}
+	db := s.DB.WithContext(ctx)
+	var prior []LedgerEntry
+	if err := db.Where("idempotency_key = ?", key).Limit(1).Find(&prior).Error; err != nil {
+		return LedgerResult{}, fmt.Errorf("look up key: %w", err)
+	}
+	if len(prior) == 1 {
+		p := prior[0]
+		if p.UserID != userID || p.Kind != kind || p.Amount != amount {
+			return LedgerResult{}, fmt.Errorf("%w: %q is user %d's %s of %d", ErrKeyConflict, key, p.UserID, p.Kind, p.Amount)
+		}
+		return LedgerResult{Entry: p}, nil
+	}
+	next, err := applyAmount(balance, amount)
+	if err != nil {
+		return LedgerResult{}, err
+	}
+	now := s.now()
+	e := LedgerEntry{UserID: userID, Kind: kind, Amount: amount, BalanceAfter: next, IdempotencyKey: key,
+		Reason: reason, CreatedAt: now}
+	if err := db.Create(&e).Error; err != nil {
+		return LedgerResult{}, fmt.Errorf("insert entry: %w", err)
+	}
+	upd := map[string]any{"balance": next}
+	if startsNoticeEpisode(kind, amount) {
+		upd["credit_notice_at"] = nil
+	}
+	if err := db.Model(&User{}).Where("id = ?", userID).Updates(upd).Error; err != nil {
+		return LedgerResult{}, fmt.Errorf("update balance: %w", err)
+	}
+	r := LedgerResult{Entry: e, Applied: true}
+	if amount > 0 {
+		if r.Released, err = s.releaseHeld(ctx, userID, HoldCredits); err != nil {
+			return LedgerResult{}, err
+		}
+	}
+	return r, nil
+}
+
+// applyAmount is billing.Apply: balance + amount, refusing to go below zero
+// (ErrInsufficientCredits) or past the int64 range (ErrBadLedgerEntry).
+func applyAmount(balance, amount int64) (int64, error) {
+	if amount > 0 && balance > math.MaxInt64-amount {
+		return balance, fmt.Errorf("%w: balance overflow (%d + %d)", ErrBadLedgerEntry, balance, amount)
+	}
+	next := balance + amount
+	if amount < 0 && (next < 0 || next > balance) {
+		return balance, fmt.Errorf("%w: balance %d, need %d", ErrInsufficientCredits, balance, -amount)
+	}
+	return next, nil
+}
+
+// releaseHeld moves userID's emails held for reason back to the queue, due
+// now.
+func (s *Store) releaseHeld(ctx context.Context, userID int64, reason string) (int64, error) {
+	res := s.DB.WithContext(ctx).Exec(`UPDATE outbox SET state = ?, next_attempt_at = ?, last_error = ''
+WHERE user_id = ? AND state = ? AND last_error = ?`, OutboxQueued, s.now(), userID, OutboxHeld, reason)
+	if res.Error != nil {
+		return 0, fmt.Errorf("release held email of user %d: %w", userID, res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+// noticeEpisode identifies the current out-of-credits episode of userID:
+// the id of their latest grant, purchase or positive adjustment (0 when
+// there is none). It changes only when credits arrive from outside.
+func (s *Store) noticeEpisode(ctx context.Context, userID int64) (int64, error) {
+	var ids []int64
+	err := s.DB.WithContext(ctx).Model(&LedgerEntry{}).
+		Where("user_id = ? AND amount > 0 AND kind IN ?", userID, []string{LedgerGrant, LedgerPurchase, LedgerAdjustment}).
+		Order("id DESC").Limit(1).Pluck("id", &ids).Error
+	if err != nil {
+		return 0, fmt.Errorf("notice episode of user %d: %w", userID, err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return ids[0], nil
+}
+
+// refundIfCharged gives back the charge with key chargeKey, once (key
+// refundKey), if there is such a charge. It must run inside Tx with the
+// user's row locked. It reports whether a refund was written.
+func (s *Store) refundIfCharged(ctx context.Context, chargeKey, refundKey, reason string) (bool, error) {
+	var charges []LedgerEntry
+	if err := s.DB.WithContext(ctx).Where("idempotency_key = ?", chargeKey).Limit(1).Find(&charges).Error; err != nil {
+		return false, fmt.Errorf("look up charge %s: %w", chargeKey, err)
+	}
+	if len(charges) == 0 {
+		return false, nil
+	}
+	c := charges[0]
+	r, err := s.postLedgerEntryTx(ctx, c.UserID, LedgerRefund, -c.Amount, refundKey, reason)
+	if err != nil {
+		return false, err
+	}
+	return r.Applied, nil
+}

@@ -1,0 +1,952 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Recording a poll.
+//
+// A poll's whole effect — the items it found, the emails and digest rows they
+// fan out to, the poll_log line and the feed's new state — is written in ONE
+// transaction by RecordPoll (one feed) or RecordPolls (many feeds, one
+// transaction, for the poller's batched writes). Inside it the order is:
+//
+//  1. check that owner still holds each feed's lease (SELECT … FOR UPDATE on
+//     Postgres; SQLite transactions are BEGIN IMMEDIATE, one writer at a
+//     time); feeds whose lease was lost are left out entirely;
+//  2. insert the new items, a multi-row INSERT … ON CONFLICT (feed_id,
+//     identity) DO NOTHING RETURNING id, so an item already recorded (a
+//     replayed poll, a hub push racing a poll) is neither inserted nor
+//     delivered again;
+//  3. fan out the inserted, deliverable items with INSERT … SELECT from
+//     subscriptions (one statement for all items of all feeds of the batch
+//     per kind, never one per subscriber): one outbox row per active instant
+//     subscription (dedupe key "item:<subscription>:<item>") and one
+//     digest_items row per active digest subscription (unique (subscription,
+//     item)), both ON CONFLICT DO NOTHING;
+//  4. end subscriptions and queue notices (410 Gone, blacklisting), or merge
+//     the feed into another one (a 301/308 to a URL that is already a feed);
+//  5. append poll_log;
+//  6. last, write the feed's new state and clear its lease, guarded by
+//     lease_owner.
+//
+// A crash anywhere before the commit leaves nothing behind: the lease runs
+// out, the feed is due again and is polled again; the unique keys make that
+// replay harmless.
+//
+// Choices where DESIGN.md is silent:
+//
+//   - Outbox rows for a person whose address is bouncing are written "held"
+//     with last_error HoldBouncing (ClearBouncing releases them), not skipped:
+//     the post is not lost if the address recovers, and the mailer's hold
+//     limit expires them otherwise. Credits are not looked at here: the
+//     mailer charges (or holds for credits) when it sends.
+//   - Only subscriptions that are active when the item is first seen get it;
+//     pending ones (not confirmed yet) do not.
+//   - A gone feed's active subscribers get the notice; pending subscriptions
+//     are ended silently.
+
+// ErrLeaseLost is returned by RecordPoll when owner no longer holds the
+// feed's lease (it expired and another worker claimed the feed). Nothing of
+// the poll was written.
+var ErrLeaseLost = errors.New("feed lease lost")
+
+// FeedMerged is the state of a feed whose URL moved permanently (301/308) to
+// the URL of another feed: its subscriptions were moved there and it is not
+// polled again.
+const FeedMerged = "merged"
+
+// IgnoredFirstPoll is the ignored_rule of the items recorded by a feed's
+// first successful parse: all seen, none mailed.
+const IgnoredFirstPoll = "first poll"
+
+// NewItem is an item a poll found that the store did not know (by identity)
+// when the poll looked. IgnoredRule non-empty: recorded as seen, never
+// delivered.
+type NewItem struct {
+	Identity    string
+	GUID        string
+	Link        string
+	Title       string
+	Content     string
+	Author      string
+	PublishedAt *time.Time
+	IgnoredRule string
+}
+
+// FeedState is a feed's state after a poll, written last. Empty Title,
+// SiteURL and URL keep the stored value; every other field is written as is
+// (the poller starts from the claimed row and changes what the poll changed).
+type FeedState struct {
+	URL               string // new URL after a permanent redirect; "" keeps it
+	Title, SiteURL    string // "" keeps them
+	State             string
+	NextPollAt        time.Time
+	PollReason        string
+	ValidatorURL      string
+	ETag              string
+	LastModified      string
+	BodyHash          string
+	LastPolledAt      *time.Time
+	LastStatus        int
+	LastError         string
+	LastElapsedMS     int
+	LastSuccessAt     *time.Time
+	PrimedAt          *time.Time
+	LastNewItemAt     *time.Time
+	NewestItemDate    *time.Time
+	ConsecutiveErrors int
+	ErrorsSince       *time.Time
+}
+
+// FeedEnd says that this poll ends the feed's service (410 Gone, or
+// blacklisting): each active subscriber is told by a free notice, queued
+// once per NoticeKey(userID).
+type FeedEnd struct {
+	// EndSubscriptions ends every subscription of the feed (410) with
+	// EndedReason. Blacklisting keeps them: a revived feed resumes.
+	EndSubscriptions bool
+	EndedReason      string
+	NoticeKey        func(userID int64) string
+	Notice           func(userID int64) Notice
+}
+
+// PollRecord is everything one poll (or one pushed document) produced for
+// one feed.
+type PollRecord struct {
+	FeedID int64
+	At     time.Time // when the poll ended (poll_log.polled_at, seen_at)
+
+	// poll_log
+	URL         string
+	Status      int
+	Outcome     string
+	Conditional bool
+	Bytes       int64
+	ElapsedMS   int
+	Reason      string // "" means State.PollReason
+
+	Items []NewItem
+	State FeedState
+
+	// Push marks content a WebSub hub pushed: no lease is needed or cleared,
+	// and of the state only Title, SiteURL, PrimedAt (if unset),
+	// LastNewItemAt and NewestItemDate (if later) are written; validators,
+	// schedule and error streak are left to polls.
+	Push bool
+	// End ends the feed's service (410, blacklisting): see FeedEnd.
+	End *FeedEnd
+	// MergeInto, when non-zero, merges this feed into that feed (a permanent
+	// redirect to its URL): subscriptions move there (a person already
+	// subscribed there keeps that one and this one ends), this feed's item
+	// identities are copied there as seen, so nothing already mailed is
+	// mailed again, and the target is made due now. State.State should be
+	// FeedMerged.
+	MergeInto int64
+}
+
+// RecordedItem is an item a poll inserted.
+type RecordedItem struct {
+	ID          int64
+	Identity    string
+	IgnoredRule string
+}
+
+// PollOutcome is what RecordPoll wrote for one record.
+type PollOutcome struct {
+	Lost        bool           // the lease was lost: nothing was written for this record
+	Items       []RecordedItem // items inserted now (not known before)
+	Emails      int64          // outbox rows queued or held
+	DigestItems int64          // digest_items rows queued
+	Notices     int            // notices queued (End)
+	Moved       int64          // subscriptions moved (MergeInto)
+}
+
+// NewDelivered counts the inserted items that were not ignored.
+func (o PollOutcome) NewDelivered() int {
+	n := 0
+	for _, it := range o.Items {
+		if it.IgnoredRule == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// RecordPoll writes one poll in one transaction (see above). It returns
+// ErrLeaseLost, having written nothing, when owner no longer holds the
+// feed's lease. A Push record needs no lease.
+func (s *Store) RecordPoll(ctx context.Context, owner string, r PollRecord) (PollOutcome, error) {
+	outs, err := s.RecordPolls(ctx, owner, []PollRecord{r})
+	if err != nil {
+		return PollOutcome{}, err
+	}
+	if outs[0].Lost {
+		return outs[0], fmt.Errorf("record poll of feed %d: %w", r.FeedID, ErrLeaseLost)
+	}
+	return outs[0], nil
+}
+
+// RecordPolls writes many polls (at most one per feed) in one transaction,
+// with multi-row statements, so a pass over thousands of unchanged feeds
+// costs a few statements per few hundred feeds. Each record is still guarded
+// by its own lease: a record whose lease was lost is left out (its outcome
+// says Lost) and the others are written. outs[i] belongs to recs[i].
+func (s *Store) RecordPolls(ctx context.Context, owner string, recs []PollRecord) ([]PollOutcome, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	seen := make(map[int64]bool, len(recs))
+	for _, r := range recs {
+		if seen[r.FeedID] {
+			return nil, fmt.Errorf("record polls: feed %d appears twice in one batch", r.FeedID)
+		}
+		seen[r.FeedID] = true
+	}
+	var outs []PollOutcome
+	err := s.Tx(ctx, func(tx *Store) error {
+		var err error
+		outs, err = tx.recordPollsTx(ctx, owner, recs)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record polls: %w", err)
+	}
+	return outs, nil
+}
+
+// psConn is the connection (or transaction) a Store runs raw SQL on.
+func (s *Store) psConn(ctx context.Context) gorm.ConnPool {
+	return s.DB.WithContext(ctx).Statement.ConnPool
+}
+
+// psQuery builds one SQL statement with placeholders of the store's dialect
+// ($n on Postgres, ? on SQLite). Raw database/sql is used on the hot path:
+// gorm's statement building costs more than the database for batches of
+// thousands of arguments.
+type psQuery struct {
+	pg   bool
+	b    strings.Builder
+	args []any
+}
+
+func (s *Store) psNew() *psQuery { return &psQuery{pg: s.Postgres()} }
+
+// sql appends text.
+func (q *psQuery) sql(parts ...string) *psQuery {
+	for _, p := range parts {
+		q.b.WriteString(p)
+	}
+	return q
+}
+
+// arg appends a placeholder for v, cast to pgType on Postgres (untyped
+// parameters in VALUES lists and SELECT lists resolve to text there).
+func (q *psQuery) arg(v any, pgType string) *psQuery {
+	q.args = append(q.args, v)
+	if q.pg {
+		q.b.WriteString("$")
+		q.b.WriteString(strconv.Itoa(len(q.args)))
+		if pgType != "" {
+			q.b.WriteString("::")
+			q.b.WriteString(pgType)
+		}
+	} else {
+		q.b.WriteByte('?')
+	}
+	return q
+}
+
+// ids appends "(a, b, c)".
+func (q *psQuery) ids(ids []int64) *psQuery {
+	q.b.WriteByte('(')
+	for i, id := range ids {
+		if i > 0 {
+			q.b.WriteString(", ")
+		}
+		q.arg(id, "bigint")
+	}
+	q.b.WriteByte(')')
+	return q
+}
+
+// in appends " IN (a, b, c)" on SQLite and " = ANY($n::bigint[])" on
+// Postgres (one parameter, one statement text whatever the count, so the
+// prepared statement is reused).
+func (q *psQuery) in(ids []int64) *psQuery {
+	if q.pg {
+		q.sql(" = ANY(")
+		q.arg(ids, "bigint[]")
+		return q.sql(")")
+	}
+	q.sql(" IN ")
+	return q.ids(ids)
+}
+
+func (q *psQuery) String() string { return q.b.String() }
+
+func (q *psQuery) exec(ctx context.Context, c gorm.ConnPool) (int64, error) {
+	res, err := c.ExecContext(ctx, q.String(), q.args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (q *psQuery) query(ctx context.Context, c gorm.ConnPool) (*sql.Rows, error) {
+	return c.QueryContext(ctx, q.String(), q.args...)
+}
+
+// psChunk is how many rows go into one multi-row statement: well under the
+// parameter limits of both databases (Postgres 65535, SQLite 32766) for the
+// widest statement here (~21 columns).
+const psChunk = 500
+
+// psChunkOf is the chunk size for statements over many rows: psChunk on
+// SQLite; on Postgres, where arrays carry the rows in a few parameters,
+// everything at once.
+func (s *Store) psChunkOf(n int) int {
+	if s.Postgres() {
+		return max(n, 1)
+	}
+	return psChunk
+}
+
+func (s *Store) recordPollsTx(ctx context.Context, owner string, recs []PollRecord) ([]PollOutcome, error) {
+	c := s.psConn(ctx)
+	outs := make([]PollOutcome, len(recs))
+	now := s.now()
+
+	// 1. Leases.
+	var leased []int64
+	for _, r := range recs {
+		if !r.Push {
+			leased = append(leased, r.FeedID)
+		}
+	}
+	held, err := s.psHeldLeases(ctx, c, owner, leased)
+	if err != nil {
+		return nil, err
+	}
+	idx := make(map[int64]int, len(recs)) // feed id → index of a record that is written
+	for i, r := range recs {
+		if !r.Push && !held[r.FeedID] {
+			outs[i].Lost = true
+			continue
+		}
+		idx[r.FeedID] = i
+	}
+	if len(idx) == 0 {
+		return outs, nil
+	}
+
+	// 2. Items.
+	type itemRow struct {
+		rec int
+		it  *NewItem
+	}
+	var pending []itemRow
+	for i, r := range recs {
+		if outs[i].Lost {
+			continue
+		}
+		for k := range r.Items {
+			pending = append(pending, itemRow{i, &recs[i].Items[k]})
+		}
+	}
+	var deliver []int64
+	insert := func(q *psQuery) error {
+		rows, err := q.query(ctx, c)
+		if err != nil {
+			return fmt.Errorf("insert items: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ri RecordedItem
+			var feedID int64
+			if err := rows.Scan(&ri.ID, &feedID, &ri.Identity, &ri.IgnoredRule); err != nil {
+				return err
+			}
+			i := idx[feedID]
+			outs[i].Items = append(outs[i].Items, ri)
+			if ri.IgnoredRule == "" {
+				deliver = append(deliver, ri.ID)
+			}
+		}
+		return rows.Err()
+	}
+	seenAt := func(r *PollRecord) time.Time {
+		if r.At.IsZero() {
+			return now
+		}
+		return utc(r.At)
+	}
+	const itemCols = `INSERT INTO items (feed_id, identity, guid, link, title, content, author, published_at, seen_at, ignored_rule) `
+	const itemTail = ` ON CONFLICT (feed_id, identity) DO NOTHING RETURNING id, feed_id, identity, ignored_rule`
+	if s.Postgres() && len(pending) > 0 {
+		n := len(pending)
+		feedIDs, idents, guids, lnks, titles, contents, authors, rules :=
+			make([]int64, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n)
+		pubs, seens := make([]*time.Time, n), make([]time.Time, n)
+		for j, p := range pending {
+			r := &recs[p.rec]
+			feedIDs[j], idents[j], guids[j], lnks[j], titles[j] = r.FeedID, p.it.Identity, p.it.GUID, p.it.Link, p.it.Title
+			contents[j], authors[j], rules[j] = p.it.Content, p.it.Author, p.it.IgnoredRule
+			pubs[j], seens[j] = utcPtrOrNil(p.it.PublishedAt), seenAt(r)
+		}
+		q := s.psNew().sql(itemCols+`SELECT * FROM unnest(`).arg(feedIDs, "bigint[]").sql(", ").arg(idents, "text[]").sql(", ").
+			arg(guids, "text[]").sql(", ").arg(lnks, "text[]").sql(", ").arg(titles, "text[]").sql(", ").
+			arg(contents, "text[]").sql(", ").arg(authors, "text[]").sql(", ").arg(pubs, "timestamptz[]").sql(", ").
+			arg(seens, "timestamptz[]").sql(", ").arg(rules, "text[]").sql(")" + itemTail)
+		if err := insert(q); err != nil {
+			return nil, err
+		}
+		pending = nil
+	}
+	for start := 0; start < len(pending); start += psChunk {
+		part := pending[start:min(start+psChunk, len(pending))]
+		q := s.psNew().sql(itemCols + `VALUES `)
+		for j, p := range part {
+			if j > 0 {
+				q.sql(", ")
+			}
+			r := &recs[p.rec]
+			q.sql("(").arg(r.FeedID, "").sql(", ").arg(p.it.Identity, "").sql(", ").arg(p.it.GUID, "").sql(", ").
+				arg(p.it.Link, "").sql(", ").arg(p.it.Title, "").sql(", ").arg(p.it.Content, "").sql(", ").
+				arg(p.it.Author, "").sql(", ").arg(utcPtrOrNil(p.it.PublishedAt), "").sql(", ").
+				arg(seenAt(r), "").sql(", ").arg(p.it.IgnoredRule, "").sql(")")
+		}
+		if err := insert(q.sql(itemTail)); err != nil {
+			return nil, err
+		}
+	}
+
+	// 3. Fan-out.
+	itemFeed := make(map[int64]int64, len(deliver))
+	for i := range outs {
+		for _, it := range outs[i].Items {
+			itemFeed[it.ID] = recs[i].FeedID
+		}
+	}
+	for start, chunk := 0, s.psChunkOf(len(deliver)); start < len(deliver); start += chunk {
+		part := deliver[start:min(start+chunk, len(deliver))]
+		q := s.psNew().sql(`INSERT INTO outbox (kind, dedupe_key, user_id, subscription_id, item_id, to_addr, credits, state, last_error, next_attempt_at, created_at)
+SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, 1,
+  CASE WHEN u.bouncing_since IS NULL THEN 'queued' ELSE 'held' END,
+  CASE WHEN u.bouncing_since IS NULL THEN '' ELSE `).arg(HoldBouncing, "text").sql(` END, `).
+			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(`
+FROM items i
+JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NULL
+JOIN users u ON u.id = s.user_id
+WHERE i.id`).in(part).sql(`
+ON CONFLICT (dedupe_key) DO NOTHING
+RETURNING item_id`)
+		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.Emails++ }, outs); err != nil {
+			return nil, fmt.Errorf("fan out to instant subscribers: %w", err)
+		}
+		q = s.psNew().sql(`INSERT INTO digest_items (digest_id, subscription_id, item_id, feed_id, queued_at)
+SELECT s.digest_id, s.id, i.id, i.feed_id, `).arg(now, "timestamptz").sql(`
+FROM items i
+JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NOT NULL
+WHERE i.id`).in(part).sql(`
+ON CONFLICT (subscription_id, item_id) DO NOTHING
+RETURNING item_id`)
+		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.DigestItems++ }, outs); err != nil {
+			return nil, fmt.Errorf("fan out to digests: %w", err)
+		}
+	}
+
+	// 4. Endings and merges.
+	for i, r := range recs {
+		if outs[i].Lost {
+			continue
+		}
+		if r.End != nil {
+			n, err := s.psEndFeed(ctx, r, now)
+			if err != nil {
+				return nil, err
+			}
+			outs[i].Notices = n
+		}
+		if r.MergeInto != 0 && r.MergeInto != r.FeedID {
+			n, err := s.psMergeFeed(ctx, c, r.FeedID, r.MergeInto, now)
+			if err != nil {
+				return nil, err
+			}
+			outs[i].Moved = n
+		}
+	}
+
+	// 5. poll_log.
+	var logged []int
+	for i := range recs {
+		if !outs[i].Lost {
+			logged = append(logged, i)
+		}
+	}
+	if err := s.psAppendPollLog(ctx, c, recs, outs, logged, now); err != nil {
+		return nil, err
+	}
+
+	// 6. The feeds' state, last.
+	var polled []int
+	for i, r := range recs {
+		if outs[i].Lost {
+			continue
+		}
+		if r.Push {
+			if err := s.psPushState(ctx, c, r, now); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		polled = append(polled, i)
+	}
+	for start, chunk := 0, s.psChunkOf(len(polled)); start < len(polled); start += chunk {
+		part := polled[start:min(start+chunk, len(polled))]
+		n, err := s.psWriteStates(ctx, c, owner, recs, part, now)
+		if err != nil {
+			return nil, err
+		}
+		if n != int64(len(part)) {
+			// Cannot happen while the rows are locked (Postgres) or the
+			// database is (SQLite); refuse to commit a partial write.
+			return nil, fmt.Errorf("write feed state: %d of %d rows updated: %w", n, len(part), ErrLeaseLost)
+		}
+	}
+	return outs, nil
+}
+
+// psCountByFeed runs a fan-out INSERT … RETURNING item_id and counts the
+// rows per record.
+func (s *Store) psCountByFeed(ctx context.Context, c gorm.ConnPool, q *psQuery, itemFeed map[int64]int64,
+	idx map[int64]int, add func(*PollOutcome), outs []PollOutcome) error {
+	rows, err := q.query(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var itemID int64
+		if err := rows.Scan(&itemID); err != nil {
+			return err
+		}
+		if i, ok := idx[itemFeed[itemID]]; ok {
+			add(&outs[i])
+		}
+	}
+	return rows.Err()
+}
+
+// psStateCols are the feed columns a poll writes, in the order of the
+// VALUES rows of psWriteStates, with their Postgres types.
+var psStateCols = []struct{ name, pgType string }{
+	{"id", "bigint"}, {"url", "text"}, {"title", "text"}, {"site_url", "text"}, {"state", "text"},
+	{"next_poll_at", "timestamptz"}, {"poll_reason", "text"}, {"validator_url", "text"}, {"etag", "text"},
+	{"last_modified", "text"}, {"body_hash", "text"}, {"last_polled_at", "timestamptz"}, {"last_status", "integer"},
+	{"last_error", "text"}, {"last_elapsed_ms", "integer"}, {"last_success_at", "timestamptz"},
+	{"primed_at", "timestamptz"}, {"last_new_item_at", "timestamptz"}, {"newest_item_date", "timestamptz"},
+	{"consecutive_errors", "integer"}, {"errors_since", "timestamptz"},
+}
+
+func psStateVals(r *PollRecord) []any {
+	st := &r.State
+	return []any{r.FeedID, st.URL, st.Title, st.SiteURL, st.State,
+		utc(st.NextPollAt), st.PollReason, st.ValidatorURL, st.ETag,
+		st.LastModified, st.BodyHash, utcPtrOrNil(st.LastPolledAt), st.LastStatus,
+		st.LastError, st.LastElapsedMS, utcPtrOrNil(st.LastSuccessAt),
+		utcPtrOrNil(st.PrimedAt), utcPtrOrNil(st.LastNewItemAt), utcPtrOrNil(st.NewestItemDate),
+		st.ConsecutiveErrors, utcPtrOrNil(st.ErrorsSince)}
+}
+
+// psWriteStates writes the state of recs[part...] with one UPDATE … FROM a
+// VALUES list, guarded by lease_owner, clearing the leases.
+func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (int64, error) {
+	q := s.psNew()
+	if s.Postgres() {
+		// One array parameter per column: the statement text is the same
+		// for every batch size, so Postgres plans it once per connection.
+		cols := make([][]any, len(psStateCols))
+		for k := range cols {
+			cols[k] = make([]any, len(part))
+		}
+		for j, i := range part {
+			for k, v := range psStateVals(&recs[i]) {
+				cols[k][j] = v
+			}
+		}
+		q.sql("WITH v AS (SELECT * FROM unnest(")
+		for k, col := range psStateCols {
+			if k > 0 {
+				q.sql(", ")
+			}
+			q.arg(psTyped(cols[k], col.pgType), col.pgType+"[]")
+		}
+		q.sql(") AS v(")
+	} else {
+		q.sql("WITH v(")
+	}
+	for j, col := range psStateCols {
+		if j > 0 {
+			q.sql(", ")
+		}
+		q.sql(col.name)
+	}
+	if s.Postgres() {
+		q.sql("))")
+	} else {
+		q.sql(") AS (VALUES ")
+		for j, i := range part {
+			if j > 0 {
+				q.sql(", ")
+			}
+			q.sql("(")
+			for k, v := range psStateVals(&recs[i]) {
+				if k > 0 {
+					q.sql(", ")
+				}
+				q.arg(v, "")
+			}
+			q.sql(")")
+		}
+		q.sql(")")
+	}
+	q.sql(`
+UPDATE feeds SET
+  url = COALESCE(NULLIF(v.url, ''), feeds.url),
+  title = COALESCE(NULLIF(v.title, ''), feeds.title),
+  site_url = COALESCE(NULLIF(v.site_url, ''), feeds.site_url),
+  state = v.state, next_poll_at = v.next_poll_at, poll_reason = v.poll_reason,
+  validator_url = v.validator_url, etag = v.etag, last_modified = v.last_modified, body_hash = v.body_hash,
+  last_polled_at = v.last_polled_at, last_status = v.last_status, last_error = v.last_error,
+  last_elapsed_ms = v.last_elapsed_ms, last_success_at = v.last_success_at, primed_at = v.primed_at,
+  last_new_item_at = v.last_new_item_at, newest_item_date = v.newest_item_date,
+  consecutive_errors = v.consecutive_errors, errors_since = v.errors_since,
+  lease_owner = '', lease_until = NULL, updated_at = `).arg(now, "timestamptz").sql(`
+FROM v WHERE feeds.id = v.id AND feeds.lease_owner = `).arg(owner, "text")
+	n, err := q.exec(ctx, c)
+	if err != nil {
+		return 0, fmt.Errorf("write feed state: %w", err)
+	}
+	return n, nil
+}
+
+// psPushState writes what pushed content may change.
+func (s *Store) psPushState(ctx context.Context, c gorm.ConnPool, r PollRecord, now time.Time) error {
+	st := &r.State
+	nd := utcPtrOrNil(st.NewestItemDate)
+	q := s.psNew().sql(`UPDATE feeds SET
+  title = COALESCE(NULLIF(`).arg(st.Title, "text").sql(`, ''), title),
+  site_url = COALESCE(NULLIF(`).arg(st.SiteURL, "text").sql(`, ''), site_url),
+  primed_at = COALESCE(primed_at, `).arg(utcPtrOrNil(st.PrimedAt), "timestamptz").sql(`),
+  last_new_item_at = COALESCE(`).arg(utcPtrOrNil(st.LastNewItemAt), "timestamptz").sql(`, last_new_item_at),
+  newest_item_date = CASE WHEN newest_item_date IS NULL OR newest_item_date < `).arg(nd, "timestamptz").
+		sql(` THEN COALESCE(`).arg(nd, "timestamptz").sql(`, newest_item_date) ELSE newest_item_date END,
+  updated_at = `).arg(now, "timestamptz").sql(` WHERE id = `).arg(r.FeedID, "bigint")
+	if _, err := q.exec(ctx, c); err != nil {
+		return fmt.Errorf("write pushed feed state: %w", err)
+	}
+	return nil
+}
+
+// psEndFeed ends a feed's service: subscriptions ended (410) and a notice
+// queued for each active subscriber. It returns how many notices were queued.
+func (s *Store) psEndFeed(ctx context.Context, r PollRecord, now time.Time) (int, error) {
+	var users []int64
+	if err := s.DB.WithContext(ctx).Model(&Subscription{}).Where("feed_id = ? AND state = ?", r.FeedID, SubActive).
+		Order("user_id").Distinct().Pluck("user_id", &users).Error; err != nil {
+		return 0, fmt.Errorf("subscribers of feed %d: %w", r.FeedID, err)
+	}
+	if r.End.EndSubscriptions {
+		if err := s.DB.WithContext(ctx).Model(&Subscription{}).Where("feed_id = ? AND state <> ?", r.FeedID, SubEnded).
+			Updates(map[string]any{"state": SubEnded, "ended_at": now, "ended_reason": r.End.EndedReason}).Error; err != nil {
+			return 0, fmt.Errorf("end subscriptions of feed %d: %w", r.FeedID, err)
+		}
+		if err := s.recountSubscribers(r.FeedID); err != nil {
+			return 0, err
+		}
+	}
+	n := 0
+	if r.End.Notice == nil || r.End.NoticeKey == nil {
+		return 0, nil
+	}
+	for _, u := range users {
+		ok, err := s.QueueNotice(ctx, u, r.End.NoticeKey(u), r.End.Notice(u))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// psMergeFeed moves feed from's subscriptions and item identities to feed
+// into and makes into due now. It returns how many subscriptions moved.
+func (s *Store) psMergeFeed(ctx context.Context, c gorm.ConnPool, from, into int64, now time.Time) (int64, error) {
+	q := s.psNew().sql(`INSERT INTO items (feed_id, identity, guid, link, title, content, author, published_at, seen_at, ignored_rule)
+SELECT `).arg(into, "bigint").sql(`, identity, guid, link, title, content, author, published_at, `).arg(now, "timestamptz").
+		sql(`, `).arg("merged from feed "+strconv.FormatInt(from, 10), "text").sql(`
+FROM items WHERE feed_id = `).arg(from, "bigint").sql(` ON CONFLICT (feed_id, identity) DO NOTHING`)
+	if _, err := q.exec(ctx, c); err != nil {
+		return 0, fmt.Errorf("merge feed %d into %d: copy items: %w", from, into, err)
+	}
+	q = s.psNew().sql(`UPDATE subscriptions SET feed_id = `).arg(into, "bigint").sql(`
+WHERE feed_id = `).arg(from, "bigint").sql(` AND user_id NOT IN (SELECT user_id FROM subscriptions WHERE feed_id = `).arg(into, "bigint").sql(`)`)
+	moved, err := q.exec(ctx, c)
+	if err != nil {
+		return 0, fmt.Errorf("merge feed %d into %d: move subscriptions: %w", from, into, err)
+	}
+	q = s.psNew().sql(`UPDATE subscriptions SET state = 'ended', ended_at = `).arg(now, "timestamptz").
+		sql(`, ended_reason = `).arg("feed moved to feed "+strconv.FormatInt(into, 10)+", already followed there", "text").
+		sql(` WHERE feed_id = `).arg(from, "bigint").sql(` AND state <> 'ended'`)
+	if _, err := q.exec(ctx, c); err != nil {
+		return 0, fmt.Errorf("merge feed %d into %d: end duplicates: %w", from, into, err)
+	}
+	if err := s.recountSubscribers(from); err != nil {
+		return 0, err
+	}
+	if err := s.recountSubscribers(into); err != nil {
+		return 0, err
+	}
+	q = s.psNew().sql(`UPDATE feeds SET next_poll_at = `).arg(now, "timestamptz").sql(`, poll_reason = `).
+		arg("feed "+strconv.FormatInt(from, 10)+" moved here (permanent redirect): poll now", "text").
+		sql(` WHERE id = `).arg(into, "bigint").sql(` AND state = 'active' AND next_poll_at > `).arg(now, "timestamptz").
+		sql(` AND (lease_until IS NULL OR lease_until <= `).arg(now, "timestamptz").sql(`)`)
+	if _, err := q.exec(ctx, c); err != nil {
+		return 0, fmt.Errorf("merge feed %d into %d: make due: %w", from, into, err)
+	}
+	return moved, nil
+}
+
+// KnownIdentities returns which of identities feedID has already recorded,
+// in one query.
+func (s *Store) KnownIdentities(ctx context.Context, feedID int64, identities []string) (map[string]bool, error) {
+	known := make(map[string]bool)
+	c := s.psConn(ctx)
+	for start, chunk := 0, s.psChunkOf(len(identities)); start < len(identities); start += chunk {
+		part := identities[start:min(start+chunk, len(identities))]
+		q := s.psNew().sql("SELECT identity FROM items WHERE feed_id = ").arg(feedID, "bigint")
+		if s.Postgres() {
+			q.sql(" AND identity = ANY(").arg(part, "text[]").sql(")")
+		} else {
+			q.sql(" AND identity IN (")
+			for j, id := range part {
+				if j > 0 {
+					q.sql(", ")
+				}
+				q.arg(id, "")
+			}
+			q.sql(")")
+		}
+		rows, err := q.query(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("known items of feed %d: %w", feedID, err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			known[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return known, nil
+}
+
+// ClaimFeedForPoll leases one feed by id regardless of its schedule (for
+// `feedmail poll`, pings and revivals), like ClaimFeed, and also moves its
+// next_poll_at to at least the end of the lease, as ClaimDueFeeds does: a
+// due feed claimed here must leave the due set, or another worker's
+// ClaimDueFeeds (which does not look at leases) would claim and fetch it a
+// second time meanwhile. It fails with ErrNotFound when another worker holds
+// an unexpired lease or the feed does not exist.
+func (s *Store) ClaimFeedForPoll(ctx context.Context, id int64, owner string, lease time.Duration, now time.Time) (*Feed, error) {
+	until := utc(now.Add(lease))
+	q := `UPDATE feeds SET lease_owner = ?, lease_until = ?,
+  next_poll_at = CASE WHEN next_poll_at < ? THEN ? ELSE next_poll_at END
+WHERE id = ? AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)
+RETURNING *`
+	var out []Feed
+	if err := s.DB.WithContext(ctx).Raw(q, owner, until, until, until, id, utc(now), owner).Scan(&out).Error; err != nil {
+		return nil, fmt.Errorf("claim feed %d: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("claim feed %d: unknown or held by another worker: %w", id, ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// NextPollDue returns the earliest next_poll_at of the feeds the poller
+// claims (active, followed); ok is false when there are none.
+func (s *Store) NextPollDue(ctx context.Context) (t time.Time, ok bool, err error) {
+	var out []Feed
+	err = s.DB.WithContext(ctx).Select("id", "next_poll_at").
+		Where("state = ? AND subscriber_count > 0", FeedActive).Order("next_poll_at").Limit(1).Find(&out).Error
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next poll due: %w", err)
+	}
+	if len(out) == 0 {
+		return time.Time{}, false, nil
+	}
+	return out[0].NextPollAt, true, nil
+}
+
+// PrunePollLog deletes poll_log rows older than before, and returns how
+// many went.
+func (s *Store) PrunePollLog(ctx context.Context, before time.Time) (int64, error) {
+	res := s.DB.WithContext(ctx).Exec("DELETE FROM poll_log WHERE polled_at < ?", utc(before))
+	if res.Error != nil {
+		return 0, fmt.Errorf("prune poll log: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+// psTyped turns a column of values into the typed slice pgx encodes as a
+// Postgres array of pgType.
+func psTyped(vals []any, pgType string) any {
+	switch pgType {
+	case "bigint":
+		out := make([]int64, len(vals))
+		for i, v := range vals {
+			out[i] = v.(int64)
+		}
+		return out
+	case "integer":
+		out := make([]int32, len(vals))
+		for i, v := range vals {
+			out[i] = int32(v.(int))
+		}
+		return out
+	case "timestamptz":
+		out := make([]*time.Time, len(vals))
+		for i, v := range vals {
+			switch t := v.(type) {
+			case time.Time:
+				out[i] = &t
+			case *time.Time:
+				out[i] = t
+			}
+		}
+		return out
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = v.(string)
+	}
+	return out
+}
+
+// psHeldLeases returns which of ids owner holds the lease of, locking those
+// rows on Postgres until the transaction ends.
+func (s *Store) psHeldLeases(ctx context.Context, c gorm.ConnPool, owner string, ids []int64) (map[int64]bool, error) {
+	held := make(map[int64]bool, len(ids))
+	if len(ids) == 0 {
+		return held, nil
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for start, chunk := 0, s.psChunkOf(len(ids)); start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		q := s.psNew().sql("SELECT id FROM feeds WHERE id").in(part).sql(" AND lease_owner = ").arg(owner, "text")
+		if s.Postgres() {
+			q.sql(" ORDER BY id FOR UPDATE")
+		}
+		rows, err := q.query(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("check leases: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			held[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return held, nil
+}
+
+// psAppendPollLog appends one poll_log row per record in logged.
+func (s *Store) psAppendPollLog(ctx context.Context, c gorm.ConnPool, recs []PollRecord, outs []PollOutcome, logged []int, now time.Time) error {
+	if len(logged) == 0 {
+		return nil
+	}
+	type row struct {
+		feedID                   int64
+		at                       time.Time
+		url, outcome, reason     string
+		status, elapsed, newItem int
+		conditional              bool
+		bytes                    int64
+	}
+	rows := make([]row, len(logged))
+	for j, i := range logged {
+		r := &recs[i]
+		at := r.At
+		if at.IsZero() {
+			at = now
+		}
+		reason := r.Reason
+		if reason == "" {
+			reason = r.State.PollReason
+		}
+		rows[j] = row{r.FeedID, utc(at), r.URL, r.Outcome, reason, r.Status, r.ElapsedMS, outs[i].NewDelivered(), r.Conditional, r.Bytes}
+	}
+	const head = `INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason) `
+	if s.Postgres() {
+		n := len(rows)
+		ids, ats, urls, statuses, outcomes, conds, bytes, elapsed, newItems, reasons :=
+			make([]int64, n), make([]time.Time, n), make([]string, n), make([]int32, n), make([]string, n),
+			make([]bool, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]string, n)
+		for j, r := range rows {
+			ids[j], ats[j], urls[j], statuses[j], outcomes[j] = r.feedID, r.at, r.url, int32(r.status), r.outcome
+			conds[j], bytes[j], elapsed[j], newItems[j], reasons[j] = r.conditional, r.bytes, int32(r.elapsed), int32(r.newItem), r.reason
+		}
+		q := s.psNew().sql(head+"SELECT * FROM unnest(").arg(ids, "bigint[]").sql(", ").arg(ats, "timestamptz[]").sql(", ").
+			arg(urls, "text[]").sql(", ").arg(statuses, "integer[]").sql(", ").arg(outcomes, "text[]").sql(", ").
+			arg(conds, "boolean[]").sql(", ").arg(bytes, "bigint[]").sql(", ").arg(elapsed, "integer[]").sql(", ").
+			arg(newItems, "integer[]").sql(", ").arg(reasons, "text[]").sql(")")
+		if _, err := q.exec(ctx, c); err != nil {
+			return fmt.Errorf("append poll log: %w", err)
+		}
+		return nil
+	}
+	for start := 0; start < len(rows); start += psChunk {
+		part := rows[start:min(start+psChunk, len(rows))]
+		q := s.psNew().sql(head + "VALUES ")
+		for j, r := range part {
+			if j > 0 {
+				q.sql(", ")
+			}
+			q.sql("(").arg(r.feedID, "").sql(", ").arg(r.at, "").sql(", ").arg(r.url, "").sql(", ").
+				arg(r.status, "").sql(", ").arg(r.outcome, "").sql(", ").arg(r.conditional, "").sql(", ").
+				arg(r.bytes, "").sql(", ").arg(r.elapsed, "").sql(", ").arg(r.newItem, "").sql(", ").
+				arg(r.reason, "").sql(")")
+		}
+		if _, err := q.exec(ctx, c); err != nil {
+			return fmt.Errorf("append poll log: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,301 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// WebSub subscription states (feeds.websub_state). The subscriber in package
+// poller moves a feed between them; the callback in package web records what
+// hubs say. Every transition is a compare-and-set (SetWebSub), so a hub's
+// verification racing a renewal, or two processes, never overwrite each
+// other's newer state.
+//
+//	""              no subscription; polled as usual
+//	wanted          a poll found a hub: subscribe (the renewal loop sends it)
+//	pending         subscription request sent; waiting for verification of intent
+//	active          verified by the hub: real time via the hub, backup poll weekly
+//	denied          the hub said hub.mode=denied: polled as usual, retried in a week
+//	failed          the hub refused, never verified, or the lease lapsed: polled as
+//	                usual, retried in a day
+//	leaving         nobody follows the feed any more, or it stopped advertising the
+//	                hub: unsubscribe (the renewal loop sends it)
+//	unsubscribing   unsubscription request sent; waiting for its verification
+//
+// Every state but "" has websub_renew_at set: the time the renewal loop next
+// looks at the feed (renew an active lease, retry a denied or failed one,
+// give up on a pending or unsubscribing one that the hub never verified).
+const (
+	WebSubStateNone          = ""
+	WebSubStateWanted        = "wanted"
+	WebSubStatePending       = "pending"
+	WebSubStateActive        = "active"
+	WebSubStateDenied        = "denied"
+	WebSubStateFailed        = "failed"
+	WebSubStateLeaving       = "leaving"
+	WebSubStateUnsubscribing = "unsubscribing"
+)
+
+// Timings of the WebSub state machine, shared by the subscriber (package
+// poller) and the callback (package web). Renewal at half the lease and
+// "denied: retry in a week" are the spec's; the rest are choices.
+const (
+	// WebSubDeniedRetry: after hub.mode=denied the feed is polled as usual
+	// and the subscription is tried again this much later.
+	WebSubDeniedRetry = 7 * 24 * time.Hour
+	// WebSubFailedRetry: after a hub refused a request (non-2xx), could not
+	// be reached, never verified a request, or let a lease lapse, the feed is
+	// polled as usual and the subscription is tried again this much later.
+	WebSubFailedRetry = 24 * time.Hour
+	// WebSubVerifyTimeout is how long a hub has to verify a request it
+	// accepted; it is also the claim lease of the renewal loop.
+	WebSubVerifyTimeout = time.Hour
+	// WebSubUnknownLeaseExpiry is how long a subscription verified without
+	// hub.lease_seconds counts as active (it is renewed daily).
+	WebSubUnknownLeaseExpiry = 48 * time.Hour
+)
+
+// WebSubActive reports whether feed f is covered by a verified WebSub
+// subscription at now: state active and a lease that has not run out. It is
+// what the poller passes to Schedule as History.WebSubActive (weekly backup
+// poll). A nil feed is not covered.
+func WebSubActive(f *Feed, now time.Time) bool {
+	return f != nil && f.WebSubState == WebSubStateActive &&
+		(f.WebSubExpiresAt == nil || f.WebSubExpiresAt.After(now))
+}
+
+// WebSubFields are a feed's websub_* columns.
+type WebSubFields struct {
+	Hub       string
+	Topic     string
+	State     string
+	Secret    string
+	ExpiresAt *time.Time
+	RenewAt   *time.Time
+}
+
+// WebSub returns the feed's websub_* columns.
+func (f *Feed) WebSub() WebSubFields {
+	return WebSubFields{Hub: f.WebSubHub, Topic: f.WebSubTopic, State: f.WebSubState, Secret: f.WebSubSecret,
+		ExpiresAt: f.WebSubExpiresAt, RenewAt: f.WebSubRenewAt}
+}
+
+// SetWebSub replaces the websub_* columns of feed id with to, provided they
+// still hold from's Hub, Topic, State and Secret (the times are not
+// compared). It reports whether the row was changed.
+//
+// A non-zero resumeAt also brings the feed's next poll forward to resumeAt
+// when it was due later, with poll reason resumeReason: the subscription
+// stopped covering the feed, and a weekly backup poll is no longer enough.
+// A feed that is leased by a poll in progress keeps its next_poll_at (the
+// poll in progress writes a new one).
+func (s *Store) SetWebSub(ctx context.Context, id int64, from, to WebSubFields, resumeAt time.Time, resumeReason string) (bool, error) {
+	set := `websub_hub = ?, websub_topic = ?, websub_state = ?, websub_secret = ?, websub_expires_at = ?, websub_renew_at = ?, updated_at = ?`
+	args := []any{to.Hub, to.Topic, to.State, to.Secret, utcPtrOrNil(to.ExpiresAt), utcPtrOrNil(to.RenewAt), s.now()}
+	if !resumeAt.IsZero() {
+		at := utc(resumeAt)
+		set += `,
+  poll_reason = CASE WHEN next_poll_at > ? AND (lease_until IS NULL OR lease_until <= ?) THEN ? ELSE poll_reason END,
+  next_poll_at = CASE WHEN next_poll_at > ? AND (lease_until IS NULL OR lease_until <= ?) THEN ? ELSE next_poll_at END`
+		args = append(args, at, at, resumeReason, at, at, at)
+	}
+	q := `UPDATE feeds SET ` + set + `
+WHERE id = ? AND websub_hub = ? AND websub_topic = ? AND websub_state = ? AND websub_secret = ?`
+	args = append(args, id, from.Hub, from.Topic, from.State, from.Secret)
+	tx := s.DB.WithContext(ctx).Exec(q, args...)
+	if tx.Error != nil {
+		return false, fmt.Errorf("set websub of feed %d: %w", id, tx.Error)
+	}
+	return tx.RowsAffected == 1, nil
+}
+
+// ClaimWebSubWork hands out up to limit feeds whose websub_renew_at has come
+// (renewals, retries, requests to send, verifications that never came), oldest
+// first, and moves their websub_renew_at to now+lease: the claim. Another
+// process will not see them again until then, and a claimer that dies simply
+// leaves them to be claimed again when the lease ends. On Postgres the inner
+// SELECT skips rows another claimer has locked.
+func (s *Store) ClaimWebSubWork(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Feed, error) {
+	until := utc(now.Add(lease))
+	q := `UPDATE feeds SET websub_renew_at = ?
+WHERE id IN (SELECT id FROM feeds
+  WHERE websub_state <> '' AND websub_renew_at <= ?
+  ORDER BY websub_renew_at LIMIT ?` + s.skipLocked() + `)
+RETURNING *`
+	var out []Feed
+	if err := s.DB.WithContext(ctx).Raw(q, until, utc(now), limit).Scan(&out).Error; err != nil {
+		return nil, fmt.Errorf("claim websub work: %w", err)
+	}
+	return out, nil
+}
+
+// RetireOrphanWebSubs handles feeds that nobody receives any more (no
+// active subscription, or the feed is gone or blacklisted): an active or
+// pending WebSub subscription becomes "leaving", due now, so the renewal
+// loop unsubscribes from the hub; one that was only wanted, denied or failed
+// is simply cleared. It returns how many feeds changed. Both statements are
+// idempotent and safe to run from several processes at once.
+func (s *Store) RetireOrphanWebSubs(ctx context.Context, now time.Time) (int64, error) {
+	orphan := `(subscriber_count = 0 OR state <> 'active')`
+	var n int64
+	err := s.Tx(ctx, func(tx *Store) error {
+		r := tx.DB.Exec(`UPDATE feeds SET websub_state = ?, websub_renew_at = ?, updated_at = ?
+WHERE websub_state IN (?, ?) AND `+orphan, WebSubStateLeaving, utc(now), utc(now), WebSubStateActive, WebSubStatePending)
+		if r.Error != nil {
+			return r.Error
+		}
+		n += r.RowsAffected
+		r = tx.DB.Exec(`UPDATE feeds SET websub_hub = '', websub_topic = '', websub_state = '', websub_secret = '',
+  websub_expires_at = NULL, websub_renew_at = NULL, updated_at = ?
+WHERE websub_state IN (?, ?, ?) AND `+orphan, utc(now), WebSubStateWanted, WebSubStateDenied, WebSubStateFailed)
+		if r.Error != nil {
+			return r.Error
+		}
+		n += r.RowsAffected
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("retire orphan websub subscriptions: %w", err)
+	}
+	return n, nil
+}
+
+// FeedsForPing returns up to limit feeds that a publisher's ping of any of
+// urls may mean: feeds with that URL, that self URL (WebSub topic) or that
+// site URL (weblogUpdates.ping names the site, not the feed), by id.
+func (s *Store) FeedsForPing(ctx context.Context, urls []string, limit int) ([]Feed, error) {
+	var clean []string
+	for _, u := range urls {
+		if u = strings.TrimSpace(u); u != "" {
+			clean = append(clean, u)
+		}
+	}
+	if len(clean) == 0 {
+		return nil, nil
+	}
+	var out []Feed
+	err := s.DB.WithContext(ctx).
+		Where("url IN ? OR websub_topic IN ? OR site_url IN ?", clean, clean, clean).
+		Order("id").Limit(limit).Find(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("feeds for ping: %w", err)
+	}
+	return out, nil
+}
+
+// PingResult is what a publisher's ping did to one feed.
+type PingResult int
+
+// Ping results.
+const (
+	// PingScheduled: the feed is due now (an early conditional poll).
+	PingScheduled PingResult = iota + 1
+	// PingInProgress: a poll of the feed is running right now; the ping is
+	// recorded and changes nothing else.
+	PingInProgress
+	// PingTooSoon: the feed was pinged less than the minimum gap ago; this
+	// ping is accepted and does nothing.
+	PingTooSoon
+	// PingRevive: the feed is blacklisted; the caller polls it now and lifts
+	// the blacklist only if that poll succeeds.
+	PingRevive
+	// PingNotFollowed: nobody receives the feed, so it is not polled.
+	PingNotFollowed
+	// PingGone: the feed answered 410 Gone and is never polled again.
+	PingGone
+)
+
+// String names the result, for logs and metrics.
+func (r PingResult) String() string {
+	switch r {
+	case PingScheduled:
+		return "scheduled"
+	case PingInProgress:
+		return "in_progress"
+	case PingTooSoon:
+		return "too_soon"
+	case PingRevive:
+		return "revive"
+	case PingNotFollowed:
+		return "not_followed"
+	case PingGone:
+		return "gone"
+	}
+	return fmt.Sprintf("ping(%d)", int(r))
+}
+
+// PingFeed records a publisher's ping of feed f at now, at most one per
+// minGap per feed (last_ping_at, checked and set in one conditional UPDATE,
+// so concurrent pings and several processes agree). For an active,
+// followed feed that is not being polled right now it makes the feed due
+// now (never later than it already was) with the reason "publisher ping".
+// A blacklisted feed only gets last_ping_at: the caller polls it (PingRevive).
+func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap time.Duration) (PingResult, error) {
+	now = utc(now)
+	switch {
+	case f.State == FeedGone:
+		return PingGone, nil
+	case f.State == FeedActive && f.SubscriberCount == 0:
+		return PingNotFollowed, nil
+	case f.State != FeedActive && f.State != FeedBlacklisted:
+		return PingNotFollowed, nil
+	}
+	gap := `(last_ping_at IS NULL OR last_ping_at <= ?)`
+	cutoff := now.Add(-minGap)
+	var tx = s.DB.WithContext(ctx)
+	if f.State == FeedBlacklisted {
+		r := tx.Exec(`UPDATE feeds SET last_ping_at = ? WHERE id = ? AND state = ? AND `+gap, now, f.ID, FeedBlacklisted, cutoff)
+		if r.Error != nil {
+			return 0, fmt.Errorf("ping feed %d: %w", f.ID, r.Error)
+		}
+		if r.RowsAffected == 0 {
+			return PingTooSoon, nil
+		}
+		return PingRevive, nil
+	}
+	free := `(lease_until IS NULL OR lease_until <= ?)`
+	var out []struct {
+		Free bool
+	}
+	r := tx.Raw(`UPDATE feeds SET last_ping_at = ?,
+  poll_reason = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE poll_reason END,
+  next_poll_at = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE next_poll_at END
+WHERE id = ? AND state = ? AND subscriber_count > 0 AND `+gap+`
+RETURNING (lease_until IS NULL OR lease_until <= ?) AS free`,
+		now, now, now, "publisher ping: poll now", now, now, now, f.ID, FeedActive, cutoff, now).Scan(&out)
+	if r.Error != nil {
+		return 0, fmt.Errorf("ping feed %d: %w", f.ID, r.Error)
+	}
+	switch {
+	case len(out) == 0:
+		return PingTooSoon, nil
+	case !out[0].Free:
+		return PingInProgress, nil
+	}
+	return PingScheduled, nil
+}
+
+// LiftBlacklist puts a blacklisted feed back into service after a poll that
+// began at since fetched it fine (last_success_at at or after since): state
+// active, error streak cleared. It reports whether the feed was lifted; a
+// feed that is no longer blacklisted, or has not succeeded since, is left
+// alone.
+func (s *Store) LiftBlacklist(ctx context.Context, id int64, since time.Time, reason string) (bool, error) {
+	r := s.DB.WithContext(ctx).Exec(`UPDATE feeds SET state = ?, consecutive_errors = 0, errors_since = NULL,
+  poll_reason = CASE WHEN ? <> '' THEN ? ELSE poll_reason END, updated_at = ?
+WHERE id = ? AND state = ? AND last_success_at IS NOT NULL AND last_success_at >= ?`,
+		FeedActive, reason, reason, s.now(), id, FeedBlacklisted, utc(since))
+	if r.Error != nil {
+		return false, fmt.Errorf("lift blacklist of feed %d: %w", id, r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}
+
+func utcPtrOrNil(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return utcPtr(*t)
+}
