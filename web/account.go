@@ -294,11 +294,7 @@ func (s *Server) accountConfirm(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if _, err := s.Store.MarkUserConfirmed(ctx, u.ID); err != nil {
-		s.serverError(w, r, err)
-		return
-	}
-	if _, err := s.grantTrial(ctx, u.ID); err != nil {
+	if _, err := s.personConfirmed(ctx, u.ID); err != nil {
 		s.serverError(w, r, err)
 		return
 	}

@@ -101,11 +101,7 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request) {
 		s.serverError(w, r, err)
 		return
 	}
-	if _, err := s.Store.MarkUserConfirmed(ctx, sub.UserID); err != nil {
-		s.serverError(w, r, err)
-		return
-	}
-	granted, err := s.grantTrial(ctx, sub.UserID)
+	granted, err := s.personConfirmed(ctx, sub.UserID)
 	if err != nil {
 		s.serverError(w, r, err)
 		return
@@ -116,10 +112,18 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "confirm", "You are subscribed", d)
 }
 
-// grantTrial gives the person their trial credits the first time they
-// confirm anything (FEEDMAIL_TRIAL_CREDITS); it returns the credits granted
-// now, 0 when they had them already.
-func (s *Server) grantTrial(ctx context.Context, userID int64) (int64, error) {
+// personConfirmed records that the person just proved their address works
+// (a link we emailed was followed): the account is confirmed, a "bouncing"
+// mark from earlier hard failures is cleared (releasing mail held for it), and
+// the trial credits (FEEDMAIL_TRIAL_CREDITS) are granted the first time. It
+// returns the credits granted now, 0 when they had them already.
+func (s *Server) personConfirmed(ctx context.Context, userID int64) (int64, error) {
+	if _, err := s.Store.MarkUserConfirmed(ctx, userID); err != nil {
+		return 0, err
+	}
+	if _, err := s.Store.ClearBouncing(ctx, userID); err != nil {
+		return 0, err
+	}
 	e, applied, err := s.Store.GrantTrialOnce(ctx, userID, s.Config.TrialCredits)
 	if err != nil || !applied {
 		return 0, err

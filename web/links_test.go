@@ -182,3 +182,29 @@ func TestDigestUnsubscribeEndsTheDigest(t *testing.T) {
 		t.Fatalf("left: %+v", left)
 	}
 }
+
+// Following a confirmation link proves the address receives mail again: a
+// "bouncing" mark from earlier hard failures is cleared.
+func TestConfirmClearsBouncing(t *testing.T) {
+	h := newHarness(t)
+	f := h.feed("Feed")
+	h.signup("ann@example.com", f.URL(), "instant")
+	link := h.lastLink()
+	u, err := h.st.UserByEmail(context.Background(), "ann@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.DB.Exec("UPDATE users SET hard_bounces = 3, bouncing_since = ? WHERE id = ?", h.clk.Now(), u.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if w := h.post(link, nil); w.Code != http.StatusOK {
+		t.Fatalf("confirm: %d", w.Code)
+	}
+	u, err = h.st.UserByID(context.Background(), u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.BouncingSince != nil || u.HardBounces != 0 {
+		t.Fatalf("still bouncing after confirming: since %v, %d hard bounces", u.BouncingSince, u.HardBounces)
+	}
+}

@@ -292,7 +292,7 @@ func (s *Server) accountImport(w http.ResponseWriter, r *http.Request) {
 		s.Log.Error("opml import", "user", u.ID, "err", err)
 	}
 	if len(rep.Added) > 0 {
-		if _, err := s.grantTrial(r.Context(), u.ID); err != nil {
+		if _, err := s.personConfirmed(r.Context(), u.ID); err != nil {
 			s.Log.Error("trial after import", "user", u.ID, "err", err)
 		}
 	}
