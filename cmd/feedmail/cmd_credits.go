@@ -68,21 +68,10 @@ func cmdCreditsBalance(ctx context.Context, a *app, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	addr, err := creditsEmailFlag(*email)
-	if err != nil {
+	if err := noArgs(fs); err != nil {
 		return err
 	}
-	s, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	u, err := s.UserByEmail(ctx, addr)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no account for %s", addr)
-	}
+	_, u, err := a.existingUser(ctx, *email)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,10 @@ func commands() map[string]command {
 		"import-opml": {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report", cmdImportOPML},
 		"export-opml": {exportOPMLUsage, "print a person's subscriptions as OPML", cmdExportOPML},
 		"subscribe":   {subscribeUsage, "add a subscription (confirmation email unless --confirmed); creates the account", cmdSubscribe},
-		"poll":        {pollUsage, "poll one feed now (added if new, followed or not); JSON report", cmdPoll}, "feed status": {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus}, "feed host": {feedHostUsage, "show or set a host's minimum poll interval and back-off (JSON)", cmdFeedHost},
+		"poll":        {pollUsage, "poll one feed now (added if new, followed or not); JSON report", cmdPoll},
+		"feed status": {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus},
+		"feed host":   {feedHostUsage, "show or set a host's minimum poll interval and back-off (JSON)", cmdFeedHost},
+		"bench":       {benchUsage, "benchmark scenarios (poll passes, fan-out, outbox to SMTP, digests) against the configured database; table or JSON", cmdBench},
 		// more commands register here
 	}
 }
@@ -124,6 +127,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			return err
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
+
+// noArgs is a usage error when positional arguments follow the flags.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	return nil
 }
