@@ -115,7 +115,7 @@ func (p *Poller) pollClaimed(ctx context.Context, j claimedFeed, w *pollWriter) 
 	w.add(pl)
 }
 
-// writeContext detaches a write from the caller's cancellation (a poll that
+// pollWriteContext detaches a write from the caller's cancellation (a poll that
 // finished is recorded even during shutdown) but bounds it.
 func pollWriteContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -383,6 +383,16 @@ func (p *Poller) selectItems(ctx context.Context, f store.Feed, parsed *newitems
 	if len(parsed.Items) == 0 {
 		return nil, 0, nil
 	}
+	if f.PrimedAt == nil {
+		// First parse: everything is recorded as seen and nothing mailed, so
+		// there is no need to ask which items are known (one that is, say,
+		// copied here by a merge is skipped by the insert's ON CONFLICT).
+		out := make([]store.NewItem, len(parsed.Items))
+		for i, it := range parsed.Items {
+			out[i] = toStoreItem(it, store.IgnoredFirstPoll)
+		}
+		return out, 0, nil
+	}
 	ids := make([]string, len(parsed.Items))
 	for i, it := range parsed.Items {
 		ids[i] = it.Identity
@@ -402,12 +412,6 @@ func (p *Poller) selectItems(ctx context.Context, f store.Feed, parsed *newitems
 	}
 	out := make([]store.NewItem, len(cands))
 	deliver := 0
-	if f.PrimedAt == nil {
-		for i, it := range cands {
-			out[i] = toStoreItem(it, store.IgnoredFirstPoll)
-		}
-		return out, 0, nil
-	}
 	var newest time.Time
 	if f.NewestItemDate != nil {
 		newest = *f.NewestItemDate
@@ -513,21 +517,26 @@ func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutco
 		}
 		return
 	}
-	if pl.byIdent == nil && len(pl.rec.Items) > 0 {
+	// Item lists are for readers of the report (PollFeed's caller, the
+	// hook); a pass of PollDue without a hook only counts them.
+	lists := pl.rep.Trigger != "due" || p.cfg.AfterPoll != nil
+	if lists && pl.byIdent == nil && len(pl.rec.Items) > 0 {
 		pl.byIdent = make(map[string]*store.NewItem, len(pl.rec.Items))
 		for i := range pl.rec.Items {
 			pl.byIdent[pl.rec.Items[i].Identity] = &pl.rec.Items[i]
 		}
 	}
 	for _, it := range out.Items {
-		ri := ReportItem{Rule: it.IgnoredRule}
-		if ni := pl.byIdent[it.Identity]; ni != nil {
-			ri.Title, ri.Link = ni.Title, ni.Link
-		}
-		if it.IgnoredRule == "" {
-			rep.NewItems = append(rep.NewItems, ri)
-		} else {
-			rep.Ignored = append(rep.Ignored, ri)
+		if lists {
+			ri := ReportItem{Rule: it.IgnoredRule}
+			if ni := pl.byIdent[it.Identity]; ni != nil {
+				ri.Title, ri.Link = ni.Title, ni.Link
+			}
+			if it.IgnoredRule == "" {
+				rep.NewItems = append(rep.NewItems, ri)
+			} else {
+				rep.Ignored = append(rep.Ignored, ri)
+			}
 		}
 		if p.m != nil {
 			switch it.IgnoredRule {
@@ -603,7 +612,11 @@ func (p *Poller) PollFeed(ctx context.Context, feedID int64, trigger string) (*R
 // schedule and no error streak (only title, newest dates and the items); it
 // takes no lease, so a push is never refused because a poll is running (the
 // unique keys keep the two from recording an item twice). A body that is not
-// a feed is an error and changes nothing.
+// a feed is an error and changes nothing. Hubs often push only the new
+// entries: the 10th-newest rule then looks at the pushed document alone
+// (and does not apply to fewer than 10 dated items); the one-year and
+// 7-day rules apply as in a poll. A push to a feed never parsed before
+// counts as its first poll (everything seen, nothing mailed).
 func (p *Poller) Ingest(ctx context.Context, feedID int64, body []byte, contentType string) (*Report, error) {
 	f, err := p.st.FeedByID(ctx, feedID)
 	if err != nil {

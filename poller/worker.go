@@ -38,8 +38,12 @@ import (
 //     blacklisting) or change its URL are recorded on their own.
 //   - At most Config.Batch feeds are claimed and not yet finished at any
 //     time, so a lease is never spent waiting in a queue; a feed whose lease
-//     has less time left than a whole fetch may take is given back, due in a
-//     minute, rather than fetched.
+//     has less time left than a whole fetch may take (also after waiting for
+//     a slot of a busy host) is given back, due in a minute, rather than
+//     fetched: a fetch never outlives its lease, so no other process can
+//     claim the feed while it runs.
+//   - The hosts table is read once per claimed batch, for the hosts of that
+//     batch; a back-off this process causes applies at once in memory.
 //   - A host that is backed off (this process saw a 429, or the hosts table
 //     says so, which is how other processes learn of it) is not asked: its
 //     claimed feeds are given back, due at the end of the back-off plus up to
@@ -65,11 +69,16 @@ import (
 //     subscriptions move, this feed's item identities are copied there as
 //     seen so nobody gets a post twice, this feed ends in state "merged", and
 //     the poll's items are not recorded (the surviving feed is polled at
-//     once and delivers them to everyone).
+//     once and delivers them to everyone). The price: a post that the old
+//     feed saw before the surviving feed did is not mailed to the surviving
+//     feed's own subscribers (it counts as seen there); the alternative
+//     would mail it twice to everyone who moved.
 //   - A poll of a blacklisted or gone feed by PollFeed (publisher ping,
 //     `feedmail poll`) that succeeds puts it back to "active": that is how
 //     a feed leaves the blacklist. (Gone feeds have no subscriptions left, so
 //     they are still not polled unless someone subscribes again.)
+//   - poll_log keeps PollLogRetention (7 days) of polls; Run prunes it
+//     hourly. The status page shows the last few.
 //   - Pushed content (Ingest) needs no lease: items are idempotent by their
 //     unique keys, and the pushed state (title, newest dates) is merged, not
 //     overwritten, so a push never has to wait for, or be refused by, a poll
@@ -83,7 +92,7 @@ const (
 	DefaultSpreadWindow = 10 * time.Minute
 	DefaultIdleWait     = 5 * time.Second
 	// PollLogRetention is how long poll_log rows are kept.
-	PollLogRetention = 30 * 24 * time.Hour
+	PollLogRetention = 7 * 24 * time.Hour
 )
 
 // Config configures a Poller. Store and Owner are required.

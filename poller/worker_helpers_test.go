@@ -18,7 +18,7 @@ import (
 // wkT0 is when simulations start: a Monday, 00:00:00 UTC.
 var wkT0 = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 
-// wkSQLiteRace is the reminder printed by slow tests.
+// wkBase is the FEEDMAIL_BASE_URL the test pollers put in their User-Agent.
 const wkBase = "https://feedmail.example"
 
 // wkPoller makes a poller on s with the guard off (farm feeds live on

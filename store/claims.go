@@ -35,20 +35,25 @@ RETURNING *`
 	return out, nil
 }
 
-// ClaimFeed leases one feed by id regardless of its schedule (for `feedmail
-// poll`, pings and pushed content). It fails with ErrNotFound when another
-// worker holds an unexpired lease on it.
-func (s *Store) ClaimFeed(ctx context.Context, id int64, owner string, lease time.Duration, now time.Time) (*Feed, error) {
+// ClaimFeedForPoll leases one feed by id regardless of its schedule (for
+// `feedmail poll`, pings and revivals). Like ClaimDueFeeds it moves the feed's
+// next_poll_at to at least the end of the lease, as ClaimDueFeeds does: a
+// due feed claimed here must leave the due set, or another worker's
+// ClaimDueFeeds (which does not look at leases) would claim and fetch it a
+// second time meanwhile. It fails with ErrNotFound when another worker holds
+// an unexpired lease or the feed does not exist.
+func (s *Store) ClaimFeedForPoll(ctx context.Context, id int64, owner string, lease time.Duration, now time.Time) (*Feed, error) {
 	until := utc(now.Add(lease))
-	q := `UPDATE feeds SET lease_owner = ?, lease_until = ?
+	q := `UPDATE feeds SET lease_owner = ?, lease_until = ?,
+  next_poll_at = CASE WHEN next_poll_at < ? THEN ? ELSE next_poll_at END
 WHERE id = ? AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)
 RETURNING *`
 	var out []Feed
-	if err := s.DB.WithContext(ctx).Raw(q, owner, until, id, utc(now), owner).Scan(&out).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Raw(q, owner, until, until, until, id, utc(now), owner).Scan(&out).Error; err != nil {
 		return nil, fmt.Errorf("claim feed %d: %w", id, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("claim feed %d: held by another worker: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("claim feed %d: unknown or held by another worker: %w", id, ErrNotFound)
 	}
 	return &out[0], nil
 }

@@ -109,13 +109,21 @@ func TestClaimFeedRespectsOtherLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ClaimFeed(ctx, f.ID, "a", time.Minute, now); err != nil {
+	if _, err := s.Subscribe(ctx, mustUser(t, s), f.ID, nil, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ClaimFeed(ctx, f.ID, "b", time.Minute, now.Add(10*time.Second)); err == nil {
+	if _, err := s.ClaimFeedForPoll(ctx, f.ID, "a", time.Minute, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ClaimFeedForPoll(ctx, f.ID, "b", time.Minute, now.Add(10*time.Second)); err == nil {
 		t.Fatal("b claimed a feed a holds")
 	}
-	if _, err := s.ClaimFeed(ctx, f.ID, "b", time.Minute, now.Add(61*time.Second)); err != nil {
+	// The due feed claimed by id has left the due set: no other worker's
+	// due-feed claim can fetch it a second time meanwhile.
+	if got, err := s.ClaimDueFeeds(ctx, "c", time.Minute, now.Add(10*time.Second), 10); err != nil || len(got) != 0 {
+		t.Fatalf("ClaimDueFeeds handed out a feed claimed by id: %d feeds, %v", len(got), err)
+	}
+	if _, err := s.ClaimFeedForPoll(ctx, f.ID, "b", time.Minute, now.Add(61*time.Second)); err != nil {
 		t.Fatalf("expired lease not claimable: %v", err)
 	}
 }
@@ -173,4 +181,13 @@ func BenchmarkClaim(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/total.Seconds(), "claims/s")
+}
+
+func mustUser(t *testing.T, s *store.Store) int64 {
+	t.Helper()
+	u, _, err := s.EnsureUser(context.Background(), "someone@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.ID
 }

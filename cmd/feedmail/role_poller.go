@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/feedmail/feedmail/links"
 	"github.com/feedmail/feedmail/poller"
@@ -59,6 +60,12 @@ func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		defer p.Close()
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = wsm.Run(ctx) })
+		wg.Go(func() {
+			a.metrics.WatchQueues(ctx, 15*time.Second, func(ctx context.Context) (map[string]int64, error) {
+				n, err := s.CountDueFeeds(ctx)
+				return map[string]int64{"due_feeds": n}, err
+			})
+		})
 		err := p.Run(ctx)
 		wg.Wait()
 		return err
