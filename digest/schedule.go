@@ -199,6 +199,13 @@ func (s *Schedule) Latest(after, now time.Time) (slot time.Time, ok bool) {
 // month and day-of-week fields. Only a restricted day-of-month with an
 // unrestricted day-of-week can miss (cron ORs two restricted day fields).
 func cronCanFire(c *cron.SpecSchedule) bool {
+	// A field that allows no value at all (robfig accepts "," as an empty
+	// list) can never match.
+	for _, f := range []uint64{c.Second, c.Minute, c.Hour, c.Dom, c.Month, c.Dow} {
+		if f&^cronStarBit == 0 {
+			return false
+		}
+	}
 	if c.Dom&cronStarBit != 0 || c.Dow&cronStarBit == 0 {
 		return true
 	}

@@ -160,6 +160,11 @@ func (s *Signer) Verify(tok, purpose string, now time.Time) (subject int64, err 
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	// The decoder skips CR and LF even in strict mode: accept only the one
+	// spelling Sign makes, so a token cannot be varied and still work.
+	if encoding.EncodeToString(raw) != tok {
+		return 0, fmt.Errorf("%w: not in canonical form", ErrMalformed)
+	}
 	if len(raw) < 2+2+macLen {
 		return 0, fmt.Errorf("%w: too short", ErrMalformed)
 	}
