@@ -154,7 +154,15 @@ func resolveRef(base *url.URL, v string) (string, bool) {
 		return "", false
 	}
 	ref, err := url.Parse(v)
-	if err != nil || ref.IsAbs() {
+	if err != nil {
+		return "", false
+	}
+	if ref.IsAbs() {
+		// "http:0", "https:foo": an http(s) URL without a host leads nowhere;
+		// emptied here, the sanitizer drops it.
+		if (ref.Scheme == "http" || ref.Scheme == "https") && ref.Host == "" {
+			return "", true
+		}
 		return "", false
 	}
 	return base.ResolveReference(ref).String(), true
