@@ -171,9 +171,9 @@ func (s Sender) newMsg(to, fromName, subject, messageID string, date time.Time) 
 		return nil, fmt.Errorf("compose: recipient %q contains control characters", to)
 	}
 	m := mail.NewMsg(mail.WithNoDefaultUserAgent())
-	if err := m.FromFormat(cleanHeaderText(fromName, 120), from.Address); err != nil {
-		return nil, fmt.Errorf("compose: From: %w", err)
-	}
+	// net/mail quotes and encodes the display name itself, so a feed titled
+	// `"` or `a" <evil@x>` stays one display name (FromFormat does not escape).
+	m.FromMailAddress(&netmail.Address{Name: cleanHeaderText(fromName, 120), Address: from.Address})
 	if err := m.To(to); err != nil {
 		return nil, fmt.Errorf("compose: To: %w", err)
 	}

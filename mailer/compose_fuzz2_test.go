@@ -111,6 +111,33 @@ func FuzzItemCompose(f *testing.F) {
 	})
 }
 
+// TestSanitizeDropsHostlessHTTPURLs: an http or https URL without an
+// authority ("http:0", "https:evil.example/x") is absolute to url.Parse
+// (scheme plus opaque part), so relative-URL resolution would leave it alone
+// and a scheme check would let it through, while a mail client resolves it
+// against nothing. Such URLs cannot work in a mailbox and are dropped like
+// relative ones. Found by FuzzItemCompose (testdata/fuzz/FuzzItemCompose/
+// b49e19f2d1a5417d: <img srC= http:0>), fixed in e4a0280.
+func TestSanitizeDropsHostlessHTTPURLs(t *testing.T) {
+	s := testSender()
+	for _, html := range []string{
+		`<img srC= http:0>`,
+		`<p><img src="https:evil.example/pixel.gif" alt="x"></p>`,
+		`<a href="http:localhost:8080/admin">local</a>`,
+	} {
+		e := testItem()
+		e.ItemHTML = html
+		m, err := s.Item(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := renderParse(t, m)
+		for _, b := range unsafeHTML(p.html) {
+			t.Errorf("%s: %s", html, b)
+		}
+	}
+}
+
 // TestHeaderTextKeepsEncodedWordsLiteral: feed text that spells out an RFC
 // 2047 encoded word ("=?utf-8?q?…?=") must reach the reader as that
 // literal text. Today an all-ASCII title is written into Subject and the

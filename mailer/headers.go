@@ -38,7 +38,12 @@ func cleanHeaderText(s string, max int) string {
 		space = false
 		b.WriteRune(r)
 	}
-	return truncateRunes(b.String(), max)
+	// Text from a feed that looks like an RFC 2047 encoded-word
+	// ("=?utf-8?q?=0D=0ABcc:…?=") would be decoded by mail clients into
+	// characters removed above (controls, bidi overrides). A zero-width space
+	// between "=" and "?" breaks the syntax: the text is then non-ASCII, gets
+	// encoded as a whole, and clients show it literally.
+	return truncateRunes(strings.ReplaceAll(b.String(), "=?", "=\u200b?"), max)
 }
 
 // isBidiControl reports the embedding, override and isolate controls that
