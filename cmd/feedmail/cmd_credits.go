@@ -16,19 +16,11 @@ const creditsUsage = "balance --email E | grant --email E --credits N --reason T
 
 // cmdCredits dispatches `feedmail credits balance|grant|ledger`.
 func cmdCredits(ctx context.Context, a *app, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: which one? balance, grant or ledger", errUsage)
-	}
-	switch args[0] {
-	case "balance":
-		return cmdCreditsBalance(ctx, a, args[1:])
-	case "grant":
-		return cmdCreditsGrant(ctx, a, args[1:])
-	case "ledger":
-		return cmdCreditsLedger(ctx, a, args[1:])
-	default:
-		return fmt.Errorf("%w: unknown subcommand %q (balance, grant or ledger)", errUsage, args[0])
-	}
+	return dispatch(ctx, a, args, []subcommand{
+		{"balance", cmdCreditsBalance},
+		{"grant", cmdCreditsGrant},
+		{"ledger", cmdCreditsLedger},
+	})
 }
 
 // creditsEntryJSON is a ledger entry as the commands print it.

@@ -16,17 +16,10 @@ const digestUsage = "set --email E --name NAME --schedule SPEC [--tz ZONE] | lis
 
 // cmdDigest dispatches `feedmail digest set|list`.
 func cmdDigest(ctx context.Context, a *app, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: which one? set or list", errUsage)
-	}
-	switch args[0] {
-	case "set":
-		return cmdDigestSet(ctx, a, args[1:])
-	case "list":
-		return cmdDigestList(ctx, a, args[1:])
-	default:
-		return fmt.Errorf("%w: unknown subcommand %q (set or list)", errUsage, args[0])
-	}
+	return dispatch(ctx, a, args, []subcommand{
+		{"set", cmdDigestSet},
+		{"list", cmdDigestList},
+	})
 }
 
 // digestJSON is a digest as the commands print it.

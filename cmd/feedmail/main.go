@@ -138,3 +138,31 @@ func noArgs(fs *flag.FlagSet) error {
 	}
 	return nil
 }
+
+// subcommand is one verb of a command group ("credits grant", "digest set").
+type subcommand struct {
+	name string
+	run  func(ctx context.Context, a *app, args []string) error
+}
+
+// dispatch runs the subcommand named by args[0]; a missing or unknown one is
+// a usage error that lists the group's verbs in order.
+func dispatch(ctx context.Context, a *app, args []string, subs []subcommand) error {
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.name
+	}
+	list := strings.Join(names, ", ")
+	if i := strings.LastIndex(list, ", "); i >= 0 {
+		list = list[:i] + " or " + list[i+2:]
+	}
+	if len(args) == 0 {
+		return fmt.Errorf("%w: which one? %s", errUsage, list)
+	}
+	for _, s := range subs {
+		if s.name == args[0] {
+			return s.run(ctx, a, args[1:])
+		}
+	}
+	return fmt.Errorf("%w: unknown subcommand %q (%s)", errUsage, args[0], list)
+}
