@@ -321,7 +321,60 @@ func (s *Store) psChunkOf(n int) int {
 	return psChunk
 }
 
+// recordPollsTx writes recs inside the caller's transaction. On Postgres the
+// quiet records (see quiet) are written first by one statement, and the
+// others by recordPollsSteps.
 func (s *Store) recordPollsTx(ctx context.Context, owner string, recs []PollRecord) ([]PollOutcome, error) {
+	if !s.Postgres() {
+		return s.recordPollsSteps(ctx, owner, recs)
+	}
+	var quiet, busy []int
+	for i := range recs {
+		if recs[i].quiet() {
+			quiet = append(quiet, i)
+		} else {
+			busy = append(busy, i)
+		}
+	}
+	if len(quiet) == 0 {
+		return s.recordPollsSteps(ctx, owner, recs)
+	}
+	outs := make([]PollOutcome, len(recs))
+	held, err := s.psWriteQuiet(ctx, s.psConn(ctx), owner, recs, quiet, s.now())
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range quiet {
+		outs[i].Lost = !held[recs[i].FeedID]
+	}
+	if len(busy) == 0 {
+		return outs, nil
+	}
+	rest := make([]PollRecord, len(busy))
+	for j, i := range busy {
+		rest[j] = recs[i]
+	}
+	routs, err := s.recordPollsSteps(ctx, owner, rest)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range busy {
+		outs[i] = routs[j]
+	}
+	return outs, nil
+}
+
+// quiet reports whether a record is a plain poll with nothing to deliver or
+// end: no items, no ending, no merge, not pushed content. Most polls are (a
+// 304, an unchanged body, an error), and on Postgres they take the single
+// statement of psWriteQuiet.
+func (r *PollRecord) quiet() bool {
+	return !r.Push && len(r.Items) == 0 && r.End == nil && (r.MergeInto == 0 || r.MergeInto == r.FeedID)
+}
+
+// recordPollsSteps writes recs step by step, in the order the comment at
+// the top of this file gives.
+func (s *Store) recordPollsSteps(ctx context.Context, owner string, recs []PollRecord) ([]PollOutcome, error) {
 	c := s.psConn(ctx)
 	outs := make([]PollOutcome, len(recs))
 	now := s.now()
@@ -384,12 +437,6 @@ func (s *Store) recordPollsTx(ctx context.Context, owner string, recs []PollReco
 		}
 		return rows.Err()
 	}
-	seenAt := func(r *PollRecord) time.Time {
-		if r.At.IsZero() {
-			return now
-		}
-		return utc(r.At)
-	}
 	const itemCols = `INSERT INTO items (feed_id, identity, guid, link, title, content, author, published_at, seen_at, ignored_rule) `
 	const itemTail = ` ON CONFLICT (feed_id, identity) DO NOTHING RETURNING id, feed_id, identity, ignored_rule`
 	if s.Postgres() && len(pending) > 0 {
@@ -402,7 +449,7 @@ func (s *Store) recordPollsTx(ctx context.Context, owner string, recs []PollReco
 			r := &recs[p.rec]
 			feedIDs[j], idents[j], guids[j], lnks[j], titles[j] = r.FeedID, p.it.Identity, p.it.GUID, p.it.Link, p.it.Title
 			contents[j], authors[j], rules[j] = p.it.Content, p.it.Author, p.it.IgnoredRule
-			pubs[j], seens[j] = utcPtrOrNil(p.it.PublishedAt), seenAt(r)
+			pubs[j], seens[j] = utcPtrOrNil(p.it.PublishedAt), r.logAt(now)
 		}
 		q := s.psNew().sql(itemCols+`SELECT * FROM unnest(`).arg(feedIDs, "bigint[]").sql(", ").arg(idents, "text[]").sql(", ").
 			arg(guids, "text[]").sql(", ").arg(lnks, "text[]").sql(", ").arg(titles, "text[]").sql(", ").
@@ -424,7 +471,7 @@ func (s *Store) recordPollsTx(ctx context.Context, owner string, recs []PollReco
 			q.sql("(").arg(r.FeedID, "").sql(", ").arg(p.it.Identity, "").sql(", ").arg(p.it.GUID, "").sql(", ").
 				arg(p.it.Link, "").sql(", ").arg(p.it.Title, "").sql(", ").arg(p.it.Content, "").sql(", ").
 				arg(p.it.Author, "").sql(", ").arg(utcPtrOrNil(p.it.PublishedAt), "").sql(", ").
-				arg(seenAt(r), "").sql(", ").arg(p.it.IgnoredRule, "").sql(")")
+				arg(r.logAt(now), "").sql(", ").arg(p.it.IgnoredRule, "").sql(")")
 		}
 		if err := insert(q.sql(itemTail)); err != nil {
 			return nil, err
@@ -548,9 +595,12 @@ func (s *Store) psCountByFeed(ctx context.Context, c gorm.ConnPool, q *psQuery, 
 	return rows.Err()
 }
 
+// psCol is a column of a VALUES or unnest list, with its Postgres type.
+type psCol struct{ name, pgType string }
+
 // psStateCols are the feed columns a poll writes, in the order of the
 // VALUES rows of psWriteStates, with their Postgres types.
-var psStateCols = []struct{ name, pgType string }{
+var psStateCols = []psCol{
 	{"id", "bigint"}, {"url", "text"}, {"title", "text"}, {"site_url", "text"}, {"state", "text"},
 	{"next_poll_at", "timestamptz"}, {"poll_reason", "text"}, {"validator_url", "text"}, {"etag", "text"},
 	{"last_modified", "text"}, {"body_hash", "text"}, {"last_polled_at", "timestamptz"}, {"last_status", "integer"},
@@ -569,43 +619,32 @@ func psStateVals(r *PollRecord) []any {
 		st.ConsecutiveErrors, utcPtrOrNil(st.ErrorsSince)}
 }
 
+// psStateSet is the SET list that writes a poll's state from the row v
+// (columns psStateCols) and clears the lease.
+const psStateSet = `
+  url = COALESCE(NULLIF(v.url, ''), feeds.url),
+  title = COALESCE(NULLIF(v.title, ''), feeds.title),
+  site_url = COALESCE(NULLIF(v.site_url, ''), feeds.site_url),
+  state = v.state, next_poll_at = v.next_poll_at, poll_reason = v.poll_reason,
+  validator_url = v.validator_url, etag = v.etag, last_modified = v.last_modified, body_hash = v.body_hash,
+  last_polled_at = v.last_polled_at, last_status = v.last_status, last_error = v.last_error,
+  last_elapsed_ms = v.last_elapsed_ms, last_success_at = v.last_success_at, primed_at = v.primed_at,
+  last_new_item_at = v.last_new_item_at, newest_item_date = v.newest_item_date,
+  consecutive_errors = v.consecutive_errors, errors_since = v.errors_since,
+  lease_owner = '', lease_until = NULL`
+
 // psWriteStates writes the state of recs[part...] with one UPDATE … FROM a
 // VALUES list, guarded by lease_owner, clearing the leases.
 func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (int64, error) {
 	q := s.psNew()
 	if s.Postgres() {
-		// One array parameter per column: the statement text is the same
-		// for every batch size, so Postgres plans it once per connection.
-		cols := make([][]any, len(psStateCols))
-		for k := range cols {
-			cols[k] = make([]any, len(part))
+		var sa psStateArrays
+		for _, i := range part {
+			sa.add(&recs[i])
 		}
-		for j, i := range part {
-			for k, v := range psStateVals(&recs[i]) {
-				cols[k][j] = v
-			}
-		}
-		q.sql("WITH v AS (SELECT * FROM unnest(")
-		for k, col := range psStateCols {
-			if k > 0 {
-				q.sql(", ")
-			}
-			q.arg(psTyped(cols[k], col.pgType), col.pgType+"[]")
-		}
-		q.sql(") AS v(")
+		q.psUnnestV(psStateCols, sa.arrays())
 	} else {
-		q.sql("WITH v(")
-	}
-	for j, col := range psStateCols {
-		if j > 0 {
-			q.sql(", ")
-		}
-		q.sql(col.name)
-	}
-	if s.Postgres() {
-		q.sql("))")
-	} else {
-		q.sql(") AS (VALUES ")
+		q.sql("WITH v(").names(psStateCols).sql(") AS (VALUES ")
 		for j, i := range part {
 			if j > 0 {
 				q.sql(", ")
@@ -621,24 +660,151 @@ func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string
 		}
 		q.sql(")")
 	}
-	q.sql(`
-UPDATE feeds SET
-  url = COALESCE(NULLIF(v.url, ''), feeds.url),
-  title = COALESCE(NULLIF(v.title, ''), feeds.title),
-  site_url = COALESCE(NULLIF(v.site_url, ''), feeds.site_url),
-  state = v.state, next_poll_at = v.next_poll_at, poll_reason = v.poll_reason,
-  validator_url = v.validator_url, etag = v.etag, last_modified = v.last_modified, body_hash = v.body_hash,
-  last_polled_at = v.last_polled_at, last_status = v.last_status, last_error = v.last_error,
-  last_elapsed_ms = v.last_elapsed_ms, last_success_at = v.last_success_at, primed_at = v.primed_at,
-  last_new_item_at = v.last_new_item_at, newest_item_date = v.newest_item_date,
-  consecutive_errors = v.consecutive_errors, errors_since = v.errors_since,
-  lease_owner = '', lease_until = NULL, updated_at = `).arg(now, "timestamptz").sql(`
-FROM v WHERE feeds.id = v.id AND feeds.lease_owner = `).arg(owner, "text")
+	q.sql("\nUPDATE feeds SET "+psStateSet+", updated_at = ").arg(now, "timestamptz").
+		sql("\nFROM v WHERE feeds.id = v.id AND feeds.lease_owner = ").arg(owner, "text")
 	n, err := q.exec(ctx, c)
 	if err != nil {
 		return 0, fmt.Errorf("write feed state: %w", err)
 	}
 	return n, nil
+}
+
+// psUnnestV appends "WITH v AS (SELECT * FROM unnest($1::t1[], …) AS v(c1,
+// …))": one array parameter per column (arrays[k] holds column cols[k]),
+// so the statement text is the same for every batch size and Postgres
+// plans it once per connection.
+func (q *psQuery) psUnnestV(cols []psCol, arrays []any) {
+	q.sql("WITH v AS (SELECT * FROM unnest(")
+	for k, col := range cols {
+		if k > 0 {
+			q.sql(", ")
+		}
+		q.arg(arrays[k], col.pgType+"[]")
+	}
+	q.sql(") AS v(").names(cols).sql("))")
+}
+
+// names appends the names of cols, separated by commas.
+func (q *psQuery) names(cols []psCol) *psQuery {
+	for k, col := range cols {
+		if k > 0 {
+			q.sql(", ")
+		}
+		q.sql(col.name)
+	}
+	return q
+}
+
+// psStateArrays holds the state columns of many records as typed slices,
+// which pgx sends as Postgres arrays without boxing every value. (pgx sends
+// time.Time as an instant, so no UTC conversion is needed here.)
+type psStateArrays struct {
+	ids                                                  []int64
+	urls, titles, siteURLs, states                       []string
+	next                                                 []time.Time
+	reasons, validatorURLs, etags, lastModifieds, hashes []string
+	polled                                               []*time.Time
+	statuses                                             []int32
+	errTexts                                             []string
+	elapsed                                              []int32
+	success, primed, lastNew, newest                     []*time.Time
+	errCounts                                            []int32
+	errSince                                             []*time.Time
+}
+
+func (a *psStateArrays) add(r *PollRecord) {
+	st := &r.State
+	a.ids = append(a.ids, r.FeedID)
+	a.urls, a.titles, a.siteURLs, a.states = append(a.urls, st.URL), append(a.titles, st.Title), append(a.siteURLs, st.SiteURL), append(a.states, st.State)
+	a.next = append(a.next, st.NextPollAt)
+	a.reasons, a.validatorURLs, a.etags = append(a.reasons, st.PollReason), append(a.validatorURLs, st.ValidatorURL), append(a.etags, st.ETag)
+	a.lastModifieds, a.hashes = append(a.lastModifieds, st.LastModified), append(a.hashes, st.BodyHash)
+	a.polled, a.statuses, a.errTexts = append(a.polled, st.LastPolledAt), append(a.statuses, int32(st.LastStatus)), append(a.errTexts, st.LastError)
+	a.elapsed, a.success, a.primed = append(a.elapsed, int32(st.LastElapsedMS)), append(a.success, st.LastSuccessAt), append(a.primed, st.PrimedAt)
+	a.lastNew, a.newest = append(a.lastNew, st.LastNewItemAt), append(a.newest, st.NewestItemDate)
+	a.errCounts, a.errSince = append(a.errCounts, int32(st.ConsecutiveErrors)), append(a.errSince, st.ErrorsSince)
+}
+
+// arrays returns the slices in the order of psStateCols.
+func (a *psStateArrays) arrays() []any {
+	return []any{a.ids, a.urls, a.titles, a.siteURLs, a.states, a.next, a.reasons, a.validatorURLs, a.etags,
+		a.lastModifieds, a.hashes, a.polled, a.statuses, a.errTexts, a.elapsed, a.success, a.primed, a.lastNew,
+		a.newest, a.errCounts, a.errSince}
+}
+
+// psLogArrays holds poll_log columns of many records, in the order of
+// psQuietLogCols.
+type psLogArrays struct {
+	at                []time.Time
+	urls, outcomes    []string
+	statuses, elapsed []int32
+	conditional       []bool
+	bytes             []int64
+	reasons           []string
+}
+
+func (a *psLogArrays) add(r *PollRecord, now time.Time) {
+	a.at, a.urls, a.statuses = append(a.at, r.logAt(now)), append(a.urls, r.URL), append(a.statuses, int32(r.Status))
+	a.outcomes, a.conditional, a.bytes = append(a.outcomes, r.Outcome), append(a.conditional, r.Conditional), append(a.bytes, r.Bytes)
+	a.elapsed, a.reasons = append(a.elapsed, int32(r.ElapsedMS)), append(a.reasons, r.logReason())
+}
+
+func (a *psLogArrays) arrays() []any {
+	return []any{a.at, a.urls, a.statuses, a.outcomes, a.conditional, a.bytes, a.elapsed, a.reasons}
+}
+
+// psQuietLogCols are the poll_log columns psWriteQuiet carries next to
+// psStateCols, in the order of psLogArrays.arrays.
+var psQuietLogCols = []psCol{
+	{"log_at", "timestamptz"}, {"log_url", "text"}, {"log_status", "integer"}, {"log_outcome", "text"},
+	{"log_conditional", "boolean"}, {"log_bytes", "bigint"}, {"log_elapsed_ms", "integer"}, {"log_reason", "text"},
+}
+
+// psLogCols are the columns of psAppendPollLog's rows.
+var psLogCols = append([]psCol{{"id", "bigint"}, {"new_items", "integer"}}, psQuietLogCols...)
+
+// psQuietCols are the columns of psWriteQuiet's rows.
+var psQuietCols = append(append([]psCol(nil), psStateCols...), psQuietLogCols...)
+
+// psWriteQuiet writes the quiet records recs[part...] (see
+// PollRecord.quiet) with ONE statement: the state of each feed whose lease
+// owner still holds, and a poll_log row for each of those. It returns the
+// ids of the feeds written; the others' leases were lost and nothing of
+// theirs was written. No SELECT … FOR UPDATE is needed first: the UPDATE
+// itself is guarded by lease_owner, and with nothing else to write there is
+// nothing to decide before it.
+func (s *Store) psWriteQuiet(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (map[int64]bool, error) {
+	var sa psStateArrays
+	var la psLogArrays
+	for _, i := range part {
+		sa.add(&recs[i])
+		la.add(&recs[i], now)
+	}
+	q := s.psNew()
+	q.psUnnestV(psQuietCols, append(sa.arrays(), la.arrays()...))
+	q.sql(",\nu AS (UPDATE feeds SET "+psStateSet+", updated_at = ").arg(now, "timestamptz").
+		sql("\n  FROM v WHERE feeds.id = v.id AND feeds.lease_owner = ").arg(owner, "text").sql(` RETURNING feeds.id),
+l AS (INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason)
+  SELECT v.id, v.log_at, v.log_url, v.log_status, v.log_outcome, v.log_conditional, v.log_bytes, v.log_elapsed_ms, 0, v.log_reason
+  FROM v JOIN u ON u.id = v.id)
+SELECT id FROM u`)
+	rows, err := q.query(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("write feed state and poll log: %w", err)
+	}
+	defer rows.Close()
+	held := make(map[int64]bool, len(part))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("write feed state and poll log: %w", err)
+		}
+		held[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("write feed state and poll log: %w", err)
+	}
+	return held, nil
 }
 
 // psPushState writes what pushed content may change.
@@ -770,20 +936,33 @@ func (s *Store) KnownIdentities(ctx context.Context, feedID int64, identities []
 	return known, nil
 }
 
-// NextPollDue returns the earliest next_poll_at of the feeds the poller
-// claims (active, followed); ok is false when there are none.
+// NextPollDue returns when the next feed the poller claims (active, followed)
+// becomes claimable: its next_poll_at, or the end of its lease when a poll
+// in progress holds it. ok is false when there are none. It looks at the
+// nextPollDueScan feeds due first, so when more of those than that are held
+// by polls in progress the answer can be later than the true one; Run
+// sleeps at most Config.IdleWait whatever it says.
 func (s *Store) NextPollDue(ctx context.Context) (t time.Time, ok bool, err error) {
 	var out []Feed
-	err = s.DB.WithContext(ctx).Select("id", "next_poll_at").
-		Where("state = ? AND subscriber_count > 0", FeedActive).Order("next_poll_at").Limit(1).Find(&out).Error
+	err = s.DB.WithContext(ctx).Select("id", "next_poll_at", "lease_until").
+		Where("state = ? AND subscriber_count > 0", FeedActive).Order("next_poll_at").Limit(nextPollDueScan).Find(&out).Error
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next poll due: %w", err)
 	}
-	if len(out) == 0 {
-		return time.Time{}, false, nil
+	for i, f := range out {
+		at := f.NextPollAt
+		if f.LeaseUntil != nil && f.LeaseUntil.After(at) {
+			at = *f.LeaseUntil
+		}
+		if i == 0 || at.Before(t) {
+			t = at
+		}
 	}
-	return out[0].NextPollAt, true, nil
+	return t, len(out) > 0, nil
 }
+
+// nextPollDueScan is how many of the first-due feeds NextPollDue looks at.
+const nextPollDueScan = 64
 
 // PrunePollLog deletes poll_log rows older than before, and returns how
 // many went.
@@ -793,41 +972,6 @@ func (s *Store) PrunePollLog(ctx context.Context, before time.Time) (int64, erro
 		return 0, fmt.Errorf("prune poll log: %w", res.Error)
 	}
 	return res.RowsAffected, nil
-}
-
-// psTyped turns a column of values into the typed slice pgx encodes as a
-// Postgres array of pgType.
-func psTyped(vals []any, pgType string) any {
-	switch pgType {
-	case "bigint":
-		out := make([]int64, len(vals))
-		for i, v := range vals {
-			out[i] = v.(int64)
-		}
-		return out
-	case "integer":
-		out := make([]int32, len(vals))
-		for i, v := range vals {
-			out[i] = int32(v.(int))
-		}
-		return out
-	case "timestamptz":
-		out := make([]*time.Time, len(vals))
-		for i, v := range vals {
-			switch t := v.(type) {
-			case time.Time:
-				out[i] = &t
-			case *time.Time:
-				out[i] = t
-			}
-		}
-		return out
-	}
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		out[i] = v.(string)
-	}
-	return out
 }
 
 // psHeldLeases returns which of ids owner holds the lease of, locking those
@@ -864,9 +1008,41 @@ func (s *Store) psHeldLeases(ctx context.Context, c gorm.ConnPool, owner string,
 	return held, nil
 }
 
+// logAt is the poll_log time of a record: when the poll ended, else now.
+func (r *PollRecord) logAt(now time.Time) time.Time {
+	if r.At.IsZero() {
+		return now
+	}
+	return utc(r.At)
+}
+
+// logReason is the poll_log reason of a record.
+func (r *PollRecord) logReason() string {
+	if r.Reason == "" {
+		return r.State.PollReason
+	}
+	return r.Reason
+}
+
 // psAppendPollLog appends one poll_log row per record in logged.
 func (s *Store) psAppendPollLog(ctx context.Context, c gorm.ConnPool, recs []PollRecord, outs []PollOutcome, logged []int, now time.Time) error {
 	if len(logged) == 0 {
+		return nil
+	}
+	const head = `INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason) `
+	if s.Postgres() {
+		var la psLogArrays
+		ids, newItems := make([]int64, len(logged)), make([]int32, len(logged))
+		for j, i := range logged {
+			la.add(&recs[i], now)
+			ids[j], newItems[j] = recs[i].FeedID, int32(outs[i].NewDelivered())
+		}
+		q := s.psNew()
+		q.psUnnestV(psLogCols, append([]any{ids, newItems}, la.arrays()...))
+		q.sql(head + "SELECT id, log_at, log_url, log_status, log_outcome, log_conditional, log_bytes, log_elapsed_ms, new_items, log_reason FROM v")
+		if _, err := q.exec(ctx, c); err != nil {
+			return fmt.Errorf("append poll log: %w", err)
+		}
 		return nil
 	}
 	type row struct {
@@ -880,34 +1056,7 @@ func (s *Store) psAppendPollLog(ctx context.Context, c gorm.ConnPool, recs []Pol
 	rows := make([]row, len(logged))
 	for j, i := range logged {
 		r := &recs[i]
-		at := r.At
-		if at.IsZero() {
-			at = now
-		}
-		reason := r.Reason
-		if reason == "" {
-			reason = r.State.PollReason
-		}
-		rows[j] = row{r.FeedID, utc(at), r.URL, r.Outcome, reason, r.Status, r.ElapsedMS, outs[i].NewDelivered(), r.Conditional, r.Bytes}
-	}
-	const head = `INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason) `
-	if s.Postgres() {
-		n := len(rows)
-		ids, ats, urls, statuses, outcomes, conds, bytes, elapsed, newItems, reasons :=
-			make([]int64, n), make([]time.Time, n), make([]string, n), make([]int32, n), make([]string, n),
-			make([]bool, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]string, n)
-		for j, r := range rows {
-			ids[j], ats[j], urls[j], statuses[j], outcomes[j] = r.feedID, r.at, r.url, int32(r.status), r.outcome
-			conds[j], bytes[j], elapsed[j], newItems[j], reasons[j] = r.conditional, r.bytes, int32(r.elapsed), int32(r.newItem), r.reason
-		}
-		q := s.psNew().sql(head+"SELECT * FROM unnest(").arg(ids, "bigint[]").sql(", ").arg(ats, "timestamptz[]").sql(", ").
-			arg(urls, "text[]").sql(", ").arg(statuses, "integer[]").sql(", ").arg(outcomes, "text[]").sql(", ").
-			arg(conds, "boolean[]").sql(", ").arg(bytes, "bigint[]").sql(", ").arg(elapsed, "integer[]").sql(", ").
-			arg(newItems, "integer[]").sql(", ").arg(reasons, "text[]").sql(")")
-		if _, err := q.exec(ctx, c); err != nil {
-			return fmt.Errorf("append poll log: %w", err)
-		}
-		return nil
+		rows[j] = row{r.FeedID, r.logAt(now), r.URL, r.Outcome, r.logReason(), r.Status, r.ElapsedMS, outs[i].NewDelivered(), r.Conditional, r.Bytes}
 	}
 	for start := 0; start < len(rows); start += psChunk {
 		part := rows[start:min(start+psChunk, len(rows))]
