@@ -85,6 +85,11 @@ type Farm struct {
 
 	bombOnce   sync.Once
 	bombMember []byte
+
+	// Feed requests being answered now, and the most at once since the
+	// farm started or was Reset: what "requests in flight to this host"
+	// means to a publisher.
+	inFlight, maxInFlight atomic.Int64
 }
 
 type dateCache struct {
@@ -279,8 +284,9 @@ func (f *Feed) Requests() []Record {
 	return slices.Clone(f.log)
 }
 
-// Reset forgets every recorded request.
+// Reset forgets every recorded request and the most requests seen in flight.
 func (fm *Farm) Reset() {
+	fm.maxInFlight.Store(fm.inFlight.Load())
 	for _, f := range fm.Feeds() {
 		f.lmu.Lock()
 		f.log = nil
@@ -290,6 +296,21 @@ func (fm *Farm) Reset() {
 	fm.misc = nil
 	fm.miscM.Unlock()
 }
+
+// enter counts a feed request in flight and keeps the maximum.
+func (fm *Farm) enter() {
+	n := fm.inFlight.Add(1)
+	for {
+		m := fm.maxInFlight.Load()
+		if n <= m || fm.maxInFlight.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+// MaxInFlight returns the most feed requests the farm was answering at once
+// since it started or was last Reset.
+func (fm *Farm) MaxInFlight() int { return int(fm.maxInFlight.Load()) }
 
 func (fm *Farm) httpDate(t time.Time) string {
 	sec := t.Unix()
@@ -419,6 +440,8 @@ func (f *Feed) serveItemPage(w http.ResponseWriter, r *http.Request, k string) {
 // serve answers a request for the feed document.
 func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 	fm := f.farm
+	fm.enter()
+	defer fm.inFlight.Add(-1)
 	st := f.st.Load()
 	spec := &st.spec
 	rec := fm.newRecord(r, f.id)

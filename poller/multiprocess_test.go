@@ -61,18 +61,8 @@ func TestThreePollersOnePostgres(t *testing.T) {
 	}
 	end := wkT0.Add(3 * time.Hour)
 	for clk.Now().Before(end) {
-		var wg sync.WaitGroup
-		errs := make([]error, 3)
-		for i, p := range pollers {
-			wg.Go(func() { _, errs[i] = p.PollDue(ctx) })
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		next, ok, err := stores[0].NextPollDue(ctx)
+		passTogether(t, pollers[:])
+		next, ok, err := stores[0].NextPollDue(ctx, "")
 		if err != nil || !ok {
 			t.Fatalf("next due: %v %v", ok, err)
 		}
@@ -108,4 +98,99 @@ func TestThreePollersOnePostgres(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests; polls per poller: %d %d %d", total, polled[0].Load(), polled[1].Load(), polled[2].Load())
+}
+
+// Three pollers, each with its own Store on one Postgres and enough workers
+// to put 2 requests in flight to each host on its own, poll two hosts whose
+// every answer takes 25 ms. Publishers must still never see more than 2
+// requests in flight at once (the host leases of ClaimDueFeeds), and every
+// feed is polled once per round.
+func TestThreePollersKeepTwoInFlightPerHost(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
+	clk := clock.NewFake(wkT0)
+	var stores [3]*store.Store
+	for i := range stores {
+		stores[i] = storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk})
+	}
+	var fms [2]*farm.Farm
+	for i := range fms {
+		fm, err := farm.Listen(clk, fmt.Sprintf("127.0.0.%d:0", i+1))
+		if err != nil {
+			t.Skipf("no loopback address 127.0.0.%d: %v", i+1, err)
+		}
+		t.Cleanup(fm.Close)
+		fms[i] = fm
+	}
+	const perHost = 40
+	var urls []string
+	for i := range 2 * perHost {
+		urls = append(urls, fms[i%2].AddFeed(farm.Spec{ETag: farm.ETagStrong, Latency: 25 * time.Millisecond}).URL())
+	}
+	wkBulkFollow(t, stores[0], urls, nil, clk.Now())
+
+	var polled [3]atomic.Int64
+	var pollers [3]*poller.Poller
+	for i := range pollers {
+		pollers[i] = wkPoller(t, stores[i], clk, fmt.Sprintf("proc-%d", i), func(c *poller.Config) {
+			c.Concurrency = 8
+			c.Batch = 8
+			c.AfterPoll = func(context.Context, poller.PollEvent) { polled[i].Add(1) }
+		})
+	}
+	requests := func() int {
+		n := 0
+		for _, fm := range fms {
+			n += len(fm.Requests())
+		}
+		return n
+	}
+	const rounds = 3
+	for round := 1; round <= rounds; round++ {
+		// Passes run side by side until every feed of the round was polled:
+		// a poller that finds every due feed's host held by another returns
+		// early, as Run would before trying again.
+		deadline := time.Now().Add(time.Minute)
+		for requests() < round*len(urls) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %d requests, want %d", round, requests(), round*len(urls))
+			}
+			passTogether(t, pollers[:])
+		}
+		clk.Advance(time.Hour) // every feed is due again
+	}
+	for i, fm := range fms {
+		if got := len(fm.Requests()); got != rounds*perHost {
+			t.Errorf("host %d: %d requests, want %d (one per feed per round)", i+1, got, rounds*perHost)
+		}
+		// The limit is reached (so the test could see a breach) and held.
+		if m := fm.MaxInFlight(); m > poller.MaxInFlightPerHost || m < 2 {
+			t.Errorf("host %d: at most %d requests in flight at once; want exactly %d", i+1, m, poller.MaxInFlightPerHost)
+		}
+	}
+	var held int64
+	if err := stores[0].DB.Raw("SELECT COUNT(*) FROM hosts WHERE lease_owner <> ''").Scan(&held).Error; err != nil {
+		t.Fatal(err)
+	}
+	if held != 0 {
+		t.Errorf("%d host leases still held after every pass ended", held)
+	}
+	t.Logf("max in flight per host: %d, %d; polls per poller: %d %d %d",
+		fms[0].MaxInFlight(), fms[1].MaxInFlight(), polled[0].Load(), polled[1].Load(), polled[2].Load())
+}
+
+// passTogether runs one PollDue of every poller at the same time, as
+// processes sharing a database would, and fails on any error.
+func passTogether(t *testing.T, pollers []*poller.Poller) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(pollers))
+	for i, p := range pollers {
+		wg.Go(func() { _, errs[i] = p.PollDue(context.Background()) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

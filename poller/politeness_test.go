@@ -178,7 +178,7 @@ func TestPolitenessSimulation(t *testing.T) {
 	steps, polls := 0, 0
 	start := time.Now()
 	for {
-		next, ok, err := s.NextPollDue(ctx)
+		next, ok, err := s.NextPollDue(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/feedmail/feedmail/clock"
@@ -42,6 +43,12 @@ import (
 //     a slot of a busy host) is given back, due in a minute, rather than
 //     fetched: a fetch never outlives its lease, so no other process can
 //     claim the feed while it runs.
+//   - On Postgres a claim leases each feed together with its host (see
+//     store.ClaimDueFeeds): one process at a time polls a host, so the
+//     limit of MaxPerHost requests in flight holds for the publisher however
+//     many processes run. A pass that ends gives its host leases back
+//     (store.ReleaseHosts), so hosts never stay idle behind a sleeping
+//     process. PollFeed (`feedmail poll`, revivals) takes no host lease.
 //   - The hosts table is read once per claimed batch, for the hosts of that
 //     batch; a back-off this process causes applies at once in memory.
 //   - A host that is backed off (this process saw a 429, or the hosts table
@@ -159,6 +166,8 @@ type Poller struct {
 	rmu sync.Mutex
 	rnd *rand.Rand
 
+	passes atomic.Int32 // PollDue calls running
+
 	wake chan struct{}
 }
 
@@ -251,12 +260,18 @@ func (p *Poller) SpreadOverdue(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// Run polls due feeds until ctx ends: once at start it spreads overdue feeds,
+// Run polls due feeds until ctx ends: once at start it fills in the host of
+// feeds stored before hosts were kept and spreads overdue feeds,
 // then it runs PollDue passes, sleeping between them until the next feed is
 // due (as the store says), at most Config.IdleWait, or until Wake. Once an
 // hour it prunes poll_log rows older than PollLogRetention. It returns
 // ctx.Err() when ctx ends.
 func (p *Poller) Run(ctx context.Context) error {
+	if n, err := p.st.FillFeedHosts(ctx); err != nil && ctx.Err() == nil {
+		p.log.Warn("filling in feed hosts failed", "err", err)
+	} else if n > 0 {
+		p.log.Info("filled in feed hosts", "feeds", n)
+	}
 	if _, err := p.SpreadOverdue(ctx); err != nil && ctx.Err() == nil {
 		p.log.Warn("spreading overdue feeds failed", "err", err)
 	}
@@ -283,7 +298,7 @@ func (p *Poller) Run(ctx context.Context) error {
 		}
 		wait := p.cfg.IdleWait
 		if err == nil {
-			if next, ok, nerr := p.st.NextPollDue(ctx); nerr == nil && ok {
+			if next, ok, nerr := p.st.NextPollDue(ctx, p.cfg.Owner); nerr == nil && ok {
 				if d := next.Sub(p.clk.Now()); d < wait {
 					wait = max(d, 10*time.Millisecond)
 				}
@@ -308,6 +323,16 @@ func (p *Poller) Run(ctx context.Context) error {
 // clock it is how simulations drive the poller without waiting.
 func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 	now := p.clk.Now()
+	p.passes.Add(1)
+	defer func() {
+		// Every claimed feed is written or given back: give the host
+		// leases back too, unless another pass of ours is still running.
+		if p.passes.Add(-1) == 0 {
+			wctx, cancel := pollWriteContext(ctx)
+			defer cancel()
+			err = errors.Join(err, p.st.ReleaseHosts(wctx, p.cfg.Owner))
+		}
+	}()
 	w := p.newPollWriter(ctx)
 	defer func() { err = errors.Join(err, w.close()) }()
 

@@ -36,24 +36,53 @@ import (
 // ClaimDueFeeds leases up to limit active feeds whose next poll is due at now,
 // that have at least one active, confirmed subscription and that nobody holds
 // an unexpired lease on, oldest first. next_poll_at is left as it is.
+//
+// On Postgres, where several processes poll, a feed is only claimed together
+// with its host: the claim takes (or renews) the lease on the hosts row of
+// every host in the batch, until the same time as the feed leases, and
+// passes over feeds whose host another owner holds. A host is thus polled
+// by one process at a time, and that process's in-memory limiter (2
+// requests in flight) is the limit publishers see, however many processes
+// run. The upsert takes host rows in name order, so two claimers cannot
+// deadlock on them; a host another claimer took first is simply not
+// returned, and its feeds are not claimed. No fetch outlives its feed's
+// lease, and the host lease ends no earlier than the latest feed lease of
+// that host, so when a host lease runs out (its holder died) nothing of the
+// holder's can still be fetching from that host. ReleaseHosts gives the
+// hosts back when a pass is over.
 func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]Feed, error) {
-	q := s.psNew().sql("UPDATE feeds SET lease_owner = ").arg(owner, "text").sql(", lease_until = ").arg(utc(now.Add(lease)), "timestamptz").
-		sql(`
-WHERE id IN (SELECT id FROM feeds
-  WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at <= `).arg(utc(now), "timestamptz").sql(`
-    AND (lease_until IS NULL OR lease_until <= `).arg(utc(now), "timestamptz").sql(`)
-  ORDER BY next_poll_at LIMIT `).arg(limit, "integer").sql(s.skipLocked() + `)
-RETURNING `)
+	until := utc(now.Add(lease))
 	if !s.Postgres() {
 		var out []Feed
-		if err := s.DB.WithContext(ctx).Raw(q.sql("*").String(), q.args...).Scan(&out).Error; err != nil {
+		err := s.DB.WithContext(ctx).Raw(`UPDATE feeds SET lease_owner = ?, lease_until = ?
+WHERE id IN (SELECT id FROM feeds
+  WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at <= ?
+    AND (lease_until IS NULL OR lease_until <= ?)
+  ORDER BY next_poll_at LIMIT ?)
+RETURNING *`, owner, until, utc(now), utc(now), limit).Scan(&out).Error
+		if err != nil {
 			return nil, fmt.Errorf("claim due feeds: %w", err)
 		}
 		return out, nil
 	}
-	// Postgres: the columns are scanned by hand; gorm's reflection-driven
-	// Scan cost more CPU than the claim itself on a warm pass.
-	rows, err := q.sql(feedColumns).query(ctx, s.psConn(ctx))
+	// The columns are scanned by hand: gorm's reflection-driven Scan cost
+	// more CPU than the claim itself on a warm pass.
+	rows, err := s.psConn(ctx).QueryContext(ctx, `WITH c AS (
+  SELECT f.id AS claim_id, f.host AS claim_host FROM feeds f LEFT JOIN hosts h ON h.host = f.host
+  WHERE f.state = 'active' AND f.subscriber_count > 0 AND f.next_poll_at <= $3
+    AND (f.lease_until IS NULL OR f.lease_until <= $3)
+    AND (h.lease_until IS NULL OR h.lease_until <= $3 OR h.lease_owner = $1)
+  ORDER BY f.next_poll_at LIMIT $4
+  FOR UPDATE OF f SKIP LOCKED),
+hl AS (
+  INSERT INTO hosts (host, lease_owner, lease_until, updated_at)
+  SELECT DISTINCT claim_host, $1, $2::timestamptz, $3::timestamptz FROM c ORDER BY claim_host
+  ON CONFLICT (host) DO UPDATE SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
+  WHERE hosts.lease_until IS NULL OR hosts.lease_until <= $3 OR hosts.lease_owner = EXCLUDED.lease_owner
+  RETURNING host AS leased_host)
+UPDATE feeds SET lease_owner = $1, lease_until = $2
+FROM c JOIN hl ON hl.leased_host = c.claim_host WHERE feeds.id = c.claim_id
+RETURNING `+feedColumns, owner, until, utc(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim due feeds: %w", err)
 	}
@@ -64,8 +93,51 @@ RETURNING `)
 	return out, nil
 }
 
+// ReleaseHosts gives back the host leases owner holds (Postgres; see
+// ClaimDueFeeds), so other processes may poll those hosts at once. The
+// poller calls it when it has no claimed feed left.
+func (s *Store) ReleaseHosts(ctx context.Context, owner string) error {
+	if !s.Postgres() {
+		return nil
+	}
+	if err := s.DB.WithContext(ctx).Exec(`UPDATE hosts SET lease_owner = '', lease_until = NULL WHERE lease_owner = ?`, owner).Error; err != nil {
+		return fmt.Errorf("release hosts: %w", err)
+	}
+	return nil
+}
+
+// FillFeedHosts sets feeds.host on the rows that predate the column (host
+// still ” while the URL has a host), in batches, and returns how many it
+// set. The poller runs it once at start.
+func (s *Store) FillFeedHosts(ctx context.Context) (int, error) {
+	n := 0
+	var lastID int64
+	for {
+		var rows []Feed
+		err := s.DB.WithContext(ctx).Select("id", "url").Where("host = '' AND id > ?", lastID).
+			Order("id").Limit(psChunk).Find(&rows).Error
+		if err != nil {
+			return n, fmt.Errorf("fill feed hosts: %w", err)
+		}
+		if len(rows) == 0 {
+			return n, nil
+		}
+		for _, f := range rows {
+			lastID = f.ID
+			h := HostOf(f.URL)
+			if h == "" {
+				continue
+			}
+			if err := s.DB.WithContext(ctx).Exec(`UPDATE feeds SET host = ? WHERE id = ? AND url = ?`, h, f.ID, f.URL).Error; err != nil {
+				return n, fmt.Errorf("fill feed hosts: %w", err)
+			}
+			n++
+		}
+	}
+}
+
 // feedColumns lists every column of feeds in the order scanFeeds reads them.
-const feedColumns = `id, url, title, site_url, state, subscriber_count, next_poll_at, poll_reason,
+const feedColumns = `id, url, host, title, site_url, state, subscriber_count, next_poll_at, poll_reason,
   validator_url, etag, last_modified, body_hash, last_polled_at, last_status, last_error, last_elapsed_ms,
   last_success_at, primed_at, last_new_item_at, newest_item_date, consecutive_errors, errors_since,
   last_ping_at, websub_hub, websub_topic, websub_state, websub_secret, websub_expires_at, websub_renew_at,
@@ -78,7 +150,7 @@ func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
 	for rows.Next() {
 		var f Feed
 		var subs, status, elapsed, errs int64
-		if err := rows.Scan(&f.ID, &f.URL, &f.Title, &f.SiteURL, &f.State, &subs, &f.NextPollAt, &f.PollReason,
+		if err := rows.Scan(&f.ID, &f.URL, &f.Host, &f.Title, &f.SiteURL, &f.State, &subs, &f.NextPollAt, &f.PollReason,
 			&f.ValidatorURL, &f.ETag, &f.LastModified, &f.BodyHash, &f.LastPolledAt, &status, &f.LastError, &elapsed,
 			&f.LastSuccessAt, &f.PrimedAt, &f.LastNewItemAt, &f.NewestItemDate, &errs, &f.ErrorsSince,
 			&f.LastPingAt, &f.WebSubHub, &f.WebSubTopic, &f.WebSubState, &f.WebSubSecret, &f.WebSubExpiresAt, &f.WebSubRenewAt,

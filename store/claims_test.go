@@ -191,3 +191,94 @@ func mustUser(t *testing.T, s *store.Store) int64 {
 	}
 	return u.ID
 }
+
+// On Postgres a feed is claimed only with its host: while one owner holds a
+// host, another claimer gets none of that host's feeds (but those of other
+// hosts); the host comes free when the holder releases it or its lease runs
+// out.
+func TestClaimDueFeedsLeasesHosts(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := storetest.OpenPostgres(t, storetest.Options{Clock: clock.NewFake(now)})
+	ctx := context.Background()
+	var feeds []store.Feed
+	for i := range 6 {
+		feeds = append(feeds, store.Feed{URL: fmt.Sprintf("https://H%d.Example./feed/%d", i%2, i), State: store.FeedActive,
+			SubscriberCount: 1, NextPollAt: now.Add(-time.Duration(i+1) * time.Minute), CreatedAt: now, UpdatedAt: now})
+	}
+	if err := s.DB.Create(&feeds).Error; err != nil {
+		t.Fatal(err)
+	}
+	hostsOf := func(fs []store.Feed) map[string]int {
+		m := map[string]int{}
+		for _, f := range fs {
+			m[f.Host]++
+		}
+		return m
+	}
+	// a takes the two oldest due feeds: one of each host, and both hosts.
+	a, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hostsOf(a); got["h0.example"] != 1 || got["h1.example"] != 1 {
+		t.Fatalf("a claimed %v; want one feed of each host (host keys lower case, no trailing dot)", got)
+	}
+	// b finds every remaining due feed behind a host a holds.
+	if b, err := s.ClaimDueFeeds(ctx, "b", time.Minute, now, 10); err != nil || len(b) != 0 {
+		t.Fatalf("b claimed %d feeds (%v) of hosts a holds", len(b), err)
+	}
+	// a may claim more of its hosts' feeds.
+	if more, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10); err != nil || len(more) != 4 {
+		t.Fatalf("a claimed %d more feeds (%v), want 4", len(more), err)
+	}
+	if err := s.ReleaseHosts(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	// a's feed leases still stand: released hosts do not hand out leased feeds.
+	if b, err := s.ClaimDueFeeds(ctx, "b", time.Minute, now, 10); err != nil || len(b) != 0 {
+		t.Fatalf("b claimed %d feeds (%v) that a still leases", len(b), err)
+	}
+	// After the leases ran out (a died), b takes the hosts and every feed.
+	later := now.Add(61 * time.Second)
+	b, err := s.ClaimDueFeeds(ctx, "b", time.Minute, later, 10)
+	if err != nil || len(b) != 6 {
+		t.Fatalf("b claimed %d feeds (%v) after a's leases ran out, want 6", len(b), err)
+	}
+	var held []store.Host
+	if err := s.DB.Order("host").Find(&held).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range held {
+		if h.LeaseOwner != "b" || h.LeaseUntil == nil || !h.LeaseUntil.Equal(later.Add(time.Minute)) {
+			t.Errorf("host %s leased to %q until %v; want b until %v", h.Host, h.LeaseOwner, h.LeaseUntil, later.Add(time.Minute))
+		}
+	}
+}
+
+// FillFeedHosts sets the host of rows stored before feeds.host existed.
+func TestFillFeedHosts(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now)})
+	ctx := context.Background()
+	for _, u := range []string{"https://A.example:8443/f", "http://[::1]/x", "not a url at all"} {
+		if _, _, err := s.EnsureFeed(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DB.Exec("UPDATE feeds SET host = ''").Error; err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.FillFeedHosts(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("filled %d (%v), want 2", n, err)
+	}
+	for u, want := range map[string]string{"https://A.example:8443/f": "a.example", "http://[::1]/x": "::1", "not a url at all": ""} {
+		f, err := s.FeedByURL(ctx, u)
+		if err != nil || f.Host != want {
+			t.Errorf("%s: host %q (%v), want %q", u, f.Host, err, want)
+		}
+	}
+	if n, err := s.FillFeedHosts(ctx); err != nil || n != 0 {
+		t.Errorf("second fill set %d (%v), want 0", n, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
 
@@ -18,6 +19,13 @@ func (s *Store) EnsureFeed(ctx context.Context, url string) (f *Feed, created bo
 	}
 	f, err = s.FeedByURL(ctx, url)
 	return f, res.RowsAffected == 1, err
+}
+
+// BeforeSave keeps Host in step with URL whenever gorm writes a Feed
+// (raw statements that change a URL set host themselves).
+func (f *Feed) BeforeSave(*gorm.DB) error {
+	f.Host = HostOf(f.URL)
+	return nil
 }
 
 // FeedByURL looks a feed up by its URL.

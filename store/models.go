@@ -36,6 +36,7 @@ const (
 type Feed struct {
 	ID                int64 `gorm:"primaryKey"`
 	URL               string
+	Host              string // HostOf(URL), set by the store whenever URL is written
 	Title             string
 	SiteURL           string
 	State             string
@@ -242,6 +243,10 @@ type Host struct {
 	BackoffUntil       *time.Time
 	BackoffReason      string
 	UpdatedAt          time.Time
+	// LeaseOwner holds the host (polls its feeds) until LeaseUntil; see
+	// ClaimDueFeeds. Used on Postgres only.
+	LeaseOwner string
+	LeaseUntil *time.Time
 }
 
 // AllModels lists every model, for schema checks.

@@ -601,7 +601,7 @@ type psCol struct{ name, pgType string }
 // psStateCols are the feed columns a poll writes, in the order of the
 // VALUES rows of psWriteStates, with their Postgres types.
 var psStateCols = []psCol{
-	{"id", "bigint"}, {"url", "text"}, {"title", "text"}, {"site_url", "text"}, {"state", "text"},
+	{"id", "bigint"}, {"url", "text"}, {"host", "text"}, {"title", "text"}, {"site_url", "text"}, {"state", "text"},
 	{"next_poll_at", "timestamptz"}, {"poll_reason", "text"}, {"validator_url", "text"}, {"etag", "text"},
 	{"last_modified", "text"}, {"body_hash", "text"}, {"last_polled_at", "timestamptz"}, {"last_status", "integer"},
 	{"last_error", "text"}, {"last_elapsed_ms", "integer"}, {"last_success_at", "timestamptz"},
@@ -611,7 +611,7 @@ var psStateCols = []psCol{
 
 func psStateVals(r *PollRecord) []any {
 	st := &r.State
-	return []any{r.FeedID, st.URL, st.Title, st.SiteURL, st.State,
+	return []any{r.FeedID, st.URL, st.host(), st.Title, st.SiteURL, st.State,
 		utc(st.NextPollAt), st.PollReason, st.ValidatorURL, st.ETag,
 		st.LastModified, st.BodyHash, utcPtrOrNil(st.LastPolledAt), st.LastStatus,
 		st.LastError, st.LastElapsedMS, utcPtrOrNil(st.LastSuccessAt),
@@ -619,10 +619,19 @@ func psStateVals(r *PollRecord) []any {
 		st.ConsecutiveErrors, utcPtrOrNil(st.ErrorsSince)}
 }
 
+// host is the host key of a state's new URL ("" when the URL stays).
+func (st *FeedState) host() string {
+	if st.URL == "" {
+		return ""
+	}
+	return HostOf(st.URL)
+}
+
 // psStateSet is the SET list that writes a poll's state from the row v
 // (columns psStateCols) and clears the lease.
 const psStateSet = `
   url = COALESCE(NULLIF(v.url, ''), feeds.url),
+  host = CASE WHEN v.url <> '' THEN v.host ELSE feeds.host END,
   title = COALESCE(NULLIF(v.title, ''), feeds.title),
   site_url = COALESCE(NULLIF(v.site_url, ''), feeds.site_url),
   state = v.state, next_poll_at = v.next_poll_at, poll_reason = v.poll_reason,
@@ -700,7 +709,7 @@ func (q *psQuery) names(cols []psCol) *psQuery {
 // time.Time as an instant, so no UTC conversion is needed here.)
 type psStateArrays struct {
 	ids                                                  []int64
-	urls, titles, siteURLs, states                       []string
+	urls, hosts, titles, siteURLs, states                []string
 	next                                                 []time.Time
 	reasons, validatorURLs, etags, lastModifieds, hashes []string
 	polled                                               []*time.Time
@@ -715,7 +724,8 @@ type psStateArrays struct {
 func (a *psStateArrays) add(r *PollRecord) {
 	st := &r.State
 	a.ids = append(a.ids, r.FeedID)
-	a.urls, a.titles, a.siteURLs, a.states = append(a.urls, st.URL), append(a.titles, st.Title), append(a.siteURLs, st.SiteURL), append(a.states, st.State)
+	a.urls, a.hosts = append(a.urls, st.URL), append(a.hosts, st.host())
+	a.titles, a.siteURLs, a.states = append(a.titles, st.Title), append(a.siteURLs, st.SiteURL), append(a.states, st.State)
 	a.next = append(a.next, st.NextPollAt)
 	a.reasons, a.validatorURLs, a.etags = append(a.reasons, st.PollReason), append(a.validatorURLs, st.ValidatorURL), append(a.etags, st.ETag)
 	a.lastModifieds, a.hashes = append(a.lastModifieds, st.LastModified), append(a.hashes, st.BodyHash)
@@ -727,7 +737,7 @@ func (a *psStateArrays) add(r *PollRecord) {
 
 // arrays returns the slices in the order of psStateCols.
 func (a *psStateArrays) arrays() []any {
-	return []any{a.ids, a.urls, a.titles, a.siteURLs, a.states, a.next, a.reasons, a.validatorURLs, a.etags,
+	return []any{a.ids, a.urls, a.hosts, a.titles, a.siteURLs, a.states, a.next, a.reasons, a.validatorURLs, a.etags,
 		a.lastModifieds, a.hashes, a.polled, a.statuses, a.errTexts, a.elapsed, a.success, a.primed, a.lastNew,
 		a.newest, a.errCounts, a.errSince}
 }
@@ -937,22 +947,37 @@ func (s *Store) KnownIdentities(ctx context.Context, feedID int64, identities []
 }
 
 // NextPollDue returns when the next feed the poller claims (active, followed)
-// becomes claimable: its next_poll_at, or the end of its lease when a poll
-// in progress holds it. ok is false when there are none. It looks at the
-// nextPollDueScan feeds due first, so when more of those than that are held
-// by polls in progress the answer can be later than the true one; Run
-// sleeps at most Config.IdleWait whatever it says.
-func (s *Store) NextPollDue(ctx context.Context) (t time.Time, ok bool, err error) {
-	var out []Feed
-	err = s.DB.WithContext(ctx).Select("id", "next_poll_at", "lease_until").
-		Where("state = ? AND subscriber_count > 0", FeedActive).Order("next_poll_at").Limit(nextPollDueScan).Find(&out).Error
+// becomes claimable by owner: its next_poll_at, or the end of its lease when
+// a poll in progress holds it, or on Postgres the end of its host's lease
+// when another owner holds the host (see ClaimDueFeeds). ok is false when
+// there are none. It looks at the nextPollDueScan feeds due first, so when
+// more of those than that are held the answer can be later than the true
+// one; Run sleeps at most Config.IdleWait whatever it says.
+func (s *Store) NextPollDue(ctx context.Context, owner string) (t time.Time, ok bool, err error) {
+	type due struct {
+		NextPollAt             time.Time
+		LeaseUntil, HostLeased *time.Time
+	}
+	var out []due
+	db := s.DB.WithContext(ctx)
+	if s.Postgres() {
+		err = db.Raw(`SELECT f.next_poll_at, f.lease_until,
+  CASE WHEN h.lease_owner <> ? THEN h.lease_until END AS host_leased
+FROM feeds f LEFT JOIN hosts h ON h.host = f.host
+WHERE f.state = ? AND f.subscriber_count > 0 ORDER BY f.next_poll_at LIMIT ?`, owner, FeedActive, nextPollDueScan).Scan(&out).Error
+	} else {
+		err = db.Model(&Feed{}).Select("next_poll_at", "lease_until").
+			Where("state = ? AND subscriber_count > 0", FeedActive).Order("next_poll_at").Limit(nextPollDueScan).Scan(&out).Error
+	}
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next poll due: %w", err)
 	}
-	for i, f := range out {
-		at := f.NextPollAt
-		if f.LeaseUntil != nil && f.LeaseUntil.After(at) {
-			at = *f.LeaseUntil
+	for i, d := range out {
+		at := d.NextPollAt
+		for _, l := range []*time.Time{d.LeaseUntil, d.HostLeased} {
+			if l != nil && l.After(at) {
+				at = *l
+			}
 		}
 		if i == 0 || at.Before(t) {
 			t = at
