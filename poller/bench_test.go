@@ -115,16 +115,21 @@ func benchWarmPass(b *testing.B, hosts int) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// BenchmarkWarmPassBareLoop makes the same 2,000 conditional requests at the
-// same concurrency with a bare net/http client (a clone of the default
-// Transport) and nothing else: no database, no politeness limit.
+// BenchmarkWarmPassBareLoop makes the same 2,000 conditional requests with
+// the same 16 workers with a bare net/http client (a clone of the default
+// Transport) and nothing else: no database, and no politeness limit
+// (perhost=16), or the poller's limit of 2 requests in flight per host
+// (perhost=2: the same concurrency towards each host as the poller's, which
+// is what bounds a one-host pass).
 func BenchmarkWarmPassBareLoop(b *testing.B) {
 	for _, h := range benchHosts {
-		b.Run(fmt.Sprintf("hosts=%d", h), func(b *testing.B) { benchBareLoop(b, h) })
+		for _, perHost := range []int{benchConcurrency, poller.MaxInFlightPerHost} {
+			b.Run(fmt.Sprintf("hosts=%d/perhost=%d", h, perHost), func(b *testing.B) { benchBareLoop(b, h, perHost) })
+		}
 	}
 }
 
-func benchBareLoop(b *testing.B, hosts int) {
+func benchBareLoop(b *testing.B, hosts, perHost int) {
 	clk := clock.NewFake(wkT0)
 	fms := benchFarms(b, clk, hosts)
 	type req struct{ url, etag, lm string }
@@ -138,6 +143,10 @@ func benchBareLoop(b *testing.B, hosts int) {
 	hc := &http.Client{Transport: tr}
 	b.Cleanup(tr.CloseIdleConnections)
 	ua := fetcher.UserAgent(wkBase, 1)
+	slots := make([]chan struct{}, hosts) // requests in flight per host
+	for i := range slots {
+		slots[i] = make(chan struct{}, perHost)
+	}
 	pass := func() {
 		var next atomic.Int64
 		var wg sync.WaitGroup
@@ -148,18 +157,23 @@ func benchBareLoop(b *testing.B, hosts int) {
 					if i >= len(reqs) {
 						return
 					}
+					slot := slots[i%hosts]
+					slot <- struct{}{}
 					r, _ := http.NewRequest(http.MethodGet, reqs[i].url, nil)
 					r.Header.Set("User-Agent", ua)
 					r.Header.Set("Accept-Encoding", "gzip")
 					r.Header.Set("If-None-Match", reqs[i].etag)
 					r.Header.Set("If-Modified-Since", reqs[i].lm)
 					resp, err := hc.Do(r)
+					if err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+					<-slot
 					if err != nil {
 						b.Error(err)
 						return
 					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
 					if resp.StatusCode != http.StatusNotModified {
 						b.Errorf("status %d", resp.StatusCode)
 						return

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/feedmail/feedmail/clock"
@@ -166,7 +165,11 @@ type Poller struct {
 	rmu sync.Mutex
 	rnd *rand.Rand
 
-	passes atomic.Int32 // PollDue calls running
+	// hmu guards passes (PollDue calls running) and leased (the hosts
+	// their claims leased, given back when the last of them ends).
+	hmu    sync.Mutex
+	passes int
+	leased map[string]bool
 
 	wake chan struct{}
 }
@@ -221,6 +224,7 @@ func New(cfg Config) (*Poller, error) {
 		m:       cfg.Metrics,
 		rnd:     cfg.Rand,
 		wake:    make(chan struct{}, 1),
+		leased:  make(map[string]bool),
 	}, nil
 }
 
@@ -323,16 +327,10 @@ func (p *Poller) Run(ctx context.Context) error {
 // clock it is how simulations drive the poller without waiting.
 func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 	now := p.clk.Now()
-	p.passes.Add(1)
-	defer func() {
-		// Every claimed feed is written or given back: give the host
-		// leases back too, unless another pass of ours is still running.
-		if p.passes.Add(-1) == 0 {
-			wctx, cancel := pollWriteContext(ctx)
-			defer cancel()
-			err = errors.Join(err, p.st.ReleaseHosts(wctx, p.cfg.Owner))
-		}
-	}()
+	p.hmu.Lock()
+	p.passes++
+	p.hmu.Unlock()
+	defer func() { err = errors.Join(err, p.endPass(ctx)) }()
 	w := p.newPollWriter(ctx)
 	defer func() { err = errors.Join(err, w.close()) }()
 
@@ -382,6 +380,11 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 		if len(feeds) == 0 {
 			return n, nil
 		}
+		p.hmu.Lock()
+		for _, f := range feeds {
+			p.leased[f.Host] = true
+		}
+		p.hmu.Unlock()
 		hosts := p.hostRows(ctx, feeds)
 		for _, f := range feeds {
 			jobs <- claimedFeed{feed: f, host: hosts[store.HostOf(f.URL)]}
@@ -394,6 +397,27 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 		}
 	}
 	return n, nil
+}
+
+// endPass ends a PollDue: when no other pass of this poller is running,
+// every feed it claimed is written or given back, so it gives back the host
+// leases its claims took (store.ClaimDueFeeds), letting other processes poll
+// those hosts at once.
+func (p *Poller) endPass(ctx context.Context) error {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	p.passes--
+	if p.passes > 0 || len(p.leased) == 0 {
+		return nil
+	}
+	hosts := make([]string, 0, len(p.leased))
+	for h := range p.leased {
+		hosts = append(hosts, h)
+	}
+	clear(p.leased)
+	wctx, cancel := pollWriteContext(ctx)
+	defer cancel()
+	return p.st.ReleaseHosts(wctx, p.cfg.Owner, hosts)
 }
 
 // claimedFeed is one feed a worker is to poll, with its host's row.

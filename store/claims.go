@@ -93,14 +93,17 @@ RETURNING `+feedColumns, owner, until, utc(now), limit)
 	return out, nil
 }
 
-// ReleaseHosts gives back the host leases owner holds (Postgres; see
+// ReleaseHosts gives back the leases owner holds on hosts (Postgres; see
 // ClaimDueFeeds), so other processes may poll those hosts at once. The
-// poller calls it when it has no claimed feed left.
-func (s *Store) ReleaseHosts(ctx context.Context, owner string) error {
-	if !s.Postgres() {
+// poller calls it with the hosts its claims took when it has no claimed
+// feed left.
+func (s *Store) ReleaseHosts(ctx context.Context, owner string, hosts []string) error {
+	if !s.Postgres() || len(hosts) == 0 {
 		return nil
 	}
-	if err := s.DB.WithContext(ctx).Exec(`UPDATE hosts SET lease_owner = '', lease_until = NULL WHERE lease_owner = ?`, owner).Error; err != nil {
+	q := s.psNew().sql("UPDATE hosts SET lease_owner = '', lease_until = NULL WHERE host = ANY(").arg(hosts, "text[]").
+		sql(") AND lease_owner = ").arg(owner, "text")
+	if _, err := q.exec(ctx, s.psConn(ctx)); err != nil {
 		return fmt.Errorf("release hosts: %w", err)
 	}
 	return nil

@@ -231,7 +231,7 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 	if more, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10); err != nil || len(more) != 4 {
 		t.Fatalf("a claimed %d more feeds (%v), want 4", len(more), err)
 	}
-	if err := s.ReleaseHosts(ctx, "a"); err != nil {
+	if err := s.ReleaseHosts(ctx, "a", []string{"h0.example", "h1.example"}); err != nil {
 		t.Fatal(err)
 	}
 	// a's feed leases still stand: released hosts do not hand out leased feeds.
