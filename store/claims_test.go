@@ -29,43 +29,61 @@ func seedDueFeeds(tb testing.TB, s *store.Store, n int, now time.Time) {
 }
 
 // drain runs `claimers` goroutines claiming batches until nothing is due and
-// returns how often each feed id was handed out.
+// returns how often each feed id was handed out. Like the poller at the end
+// of a pass, a claimer that finds nothing gives back the hosts it leased
+// (Postgres holds a host for one owner at a time), and rounds repeat until
+// one claims nothing at all.
 func drain(tb testing.TB, s *store.Store, claimers, batch int, now time.Time) map[int64]int {
 	tb.Helper()
 	var mu sync.Mutex
 	seen := map[int64]int{}
-	var wg sync.WaitGroup
-	errs := make(chan error, claimers)
-	for c := 0; c < claimers; c++ {
-		wg.Add(1)
-		go func(owner string) {
-			defer wg.Done()
-			for {
-				got, err := s.ClaimDueFeeds(context.Background(), owner, time.Minute, now, batch)
-				if err != nil {
-					errs <- err
-					return
-				}
-				if len(got) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, f := range got {
-					seen[f.ID]++
-					if f.LeaseOwner != owner {
-						errs <- fmt.Errorf("feed %d returned to %s but leased to %s", f.ID, owner, f.LeaseOwner)
+	for {
+		var claimed int
+		var wg sync.WaitGroup
+		errs := make(chan error, claimers)
+		for c := 0; c < claimers; c++ {
+			wg.Add(1)
+			go func(owner string) {
+				defer wg.Done()
+				hosts := map[string]bool{}
+				for {
+					got, err := s.ClaimDueFeeds(context.Background(), owner, time.Minute, now, batch)
+					if err != nil {
+						errs <- err
+						return
 					}
+					if len(got) == 0 {
+						var names []string
+						for h := range hosts {
+							names = append(names, h)
+						}
+						if err := s.ReleaseHosts(context.Background(), owner, names); err != nil {
+							errs <- err
+						}
+						return
+					}
+					mu.Lock()
+					claimed += len(got)
+					for _, f := range got {
+						seen[f.ID]++
+						hosts[f.Host] = true
+						if f.LeaseOwner != owner {
+							errs <- fmt.Errorf("feed %d returned to %s but leased to %s", f.ID, owner, f.LeaseOwner)
+						}
+					}
+					mu.Unlock()
 				}
-				mu.Unlock()
-			}
-		}(fmt.Sprintf("worker-%d", c))
+			}(fmt.Sprintf("worker-%d", c))
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			tb.Fatal(err)
+		}
+		if claimed == 0 {
+			return seen
+		}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		tb.Fatal(err)
-	}
-	return seen
 }
 
 func TestEightClaimersClaimEachFeedOnce(t *testing.T) {

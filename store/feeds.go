@@ -54,10 +54,12 @@ func (s *Store) RecentPolls(ctx context.Context, feedID int64, n int) ([]PollLog
 }
 
 // CountDueFeeds counts active, subscribed feeds due at the store clock's now
-// (a queue depth for metrics).
+// and not being polled (no unexpired lease): a queue depth for metrics.
 func (s *Store) CountDueFeeds(ctx context.Context) (int64, error) {
 	var n int64
+	now := s.now()
 	err := s.DB.WithContext(ctx).Model(&Feed{}).
-		Where("state = ? AND subscriber_count > 0 AND next_poll_at <= ?", FeedActive, s.now()).Count(&n).Error
+		Where("state = ? AND subscriber_count > 0 AND next_poll_at <= ? AND (lease_until IS NULL OR lease_until <= ?)", FeedActive, now, now).
+		Count(&n).Error
 	return n, err
 }
