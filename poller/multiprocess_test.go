@@ -20,12 +20,8 @@ import (
 // same moments against the same farm for three simulated hours. No feed is
 // fetched twice within its interval, and the work is shared.
 func TestThreePollersOnePostgres(t *testing.T) {
-	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
 	clk := clock.NewFake(wkT0)
-	var stores [3]*store.Store
-	for i := range stores {
-		stores[i] = storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk})
-	}
+	stores := threeStores(t, clk)
 	fm := wkFarm(t, clk)
 	ctx := context.Background()
 
@@ -106,12 +102,8 @@ func TestThreePollersOnePostgres(t *testing.T) {
 // requests in flight at once (the host leases of ClaimDueFeeds), and every
 // feed is polled once per round.
 func TestThreePollersKeepTwoInFlightPerHost(t *testing.T) {
-	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
 	clk := clock.NewFake(wkT0)
-	var stores [3]*store.Store
-	for i := range stores {
-		stores[i] = storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk})
-	}
+	stores := threeStores(t, clk)
 	var fms [2]*farm.Farm
 	for i := range fms {
 		fm, err := farm.Listen(clk, fmt.Sprintf("127.0.0.%d:0", i+1))
@@ -193,4 +185,16 @@ func passTogether(t *testing.T, pollers []*poller.Poller) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// threeStores opens three Stores, each with its own connection pool as three
+// processes would have, on one fresh Postgres database.
+func threeStores(t *testing.T, clk clock.Clock) [3]*store.Store {
+	t.Helper()
+	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
+	var stores [3]*store.Store
+	for i := range stores {
+		stores[i] = storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk})
+	}
+	return stores
 }

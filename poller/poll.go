@@ -133,7 +133,7 @@ func (p *Poller) giveBack(ctx context.Context, f store.Feed, next time.Time, rea
 // pollOne fetches claimed feed f and works out everything to write. It
 // returns nil (and has given the feed back) when no request was made.
 func (p *Poller) pollOne(ctx context.Context, f store.Feed, hostRow store.Host, trigger string) (*polledFeed, error) {
-	host := store.HostOf(f.URL)
+	host := f.HostKey()
 	now := p.clk.Now()
 	if f.LeaseUntil != nil && now.Add(p.client.Config().Timeout+5*time.Second).After(*f.LeaseUntil) {
 		p.giveBack(ctx, f, now.Add(time.Minute), "")
@@ -311,7 +311,7 @@ func (p *Poller) evaluate(ctx context.Context, f store.Feed, hostRow store.Host,
 	}
 	dec := Schedule(hist, res, now, p.jitter())
 	if !dec.HostBackoffUntil.IsZero() {
-		host := store.HostOf(f.URL)
+		host := f.HostKey()
 		why := strconv.Itoa(resp.Status) + " from " + f.URL
 		p.limiter.BackOff(host, dec.HostBackoffUntil, why)
 		if err := p.st.BackOffHost(ctx, host, dec.HostBackoffUntil, why); err != nil {
@@ -572,7 +572,7 @@ func (p *Poller) PollFeed(ctx context.Context, feedID int64, trigger string) (*R
 		}
 		return nil, fmt.Errorf("poller: %w", err)
 	}
-	host := store.HostOf(f.URL)
+	host := f.HostKey()
 	rows, err := p.st.Hosts(ctx, []string{host})
 	if err != nil {
 		p.giveBack(ctx, *f, p.clk.Now(), "")

@@ -387,7 +387,7 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 		p.hmu.Unlock()
 		hosts := p.hostRows(ctx, feeds)
 		for _, f := range feeds {
-			jobs <- claimedFeed{feed: f, host: hosts[store.HostOf(f.URL)]}
+			jobs <- claimedFeed{feed: f, host: hosts[f.HostKey()]}
 		}
 		n += len(feeds)
 		if len(feeds) < want {
@@ -433,7 +433,7 @@ func (p *Poller) hostRows(ctx context.Context, feeds []store.Feed) map[string]st
 	seen := make(map[string]bool)
 	var names []string
 	for _, f := range feeds {
-		if h := store.HostOf(f.URL); h != "" && !seen[h] {
+		if h := f.HostKey(); h != "" && !seen[h] {
 			seen[h] = true
 			names = append(names, h)
 		}

@@ -125,17 +125,24 @@ func (s *Store) FillFeedHosts(ctx context.Context) (int, error) {
 		if len(rows) == 0 {
 			return n, nil
 		}
+		// One statement per chunk: UPDATE … SET host = CASE id WHEN … END.
+		q := s.psNew().sql("UPDATE feeds SET host = CASE id")
+		var ids []int64
 		for _, f := range rows {
 			lastID = f.ID
-			h := HostOf(f.URL)
-			if h == "" {
-				continue
+			if h := HostOf(f.URL); h != "" {
+				q.sql(" WHEN ").arg(f.ID, "bigint").sql(" THEN ").arg(h, "text")
+				ids = append(ids, f.ID)
 			}
-			if err := s.DB.WithContext(ctx).Exec(`UPDATE feeds SET host = ? WHERE id = ? AND url = ?`, h, f.ID, f.URL).Error; err != nil {
-				return n, fmt.Errorf("fill feed hosts: %w", err)
-			}
-			n++
 		}
+		if len(ids) == 0 {
+			continue
+		}
+		k, err := q.sql(" END WHERE host = '' AND id").in(ids).exec(ctx, s.psConn(ctx))
+		if err != nil {
+			return n, fmt.Errorf("fill feed hosts: %w", err)
+		}
+		n += int(k)
 	}
 }
 

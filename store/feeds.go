@@ -21,6 +21,15 @@ func (s *Store) EnsureFeed(ctx context.Context, url string) (f *Feed, created bo
 	return f, res.RowsAffected == 1, err
 }
 
+// HostKey is the feed's host key (HostOf of its URL): the stored Host, or
+// worked out from the URL for a row not filled in yet.
+func (f *Feed) HostKey() string {
+	if f.Host != "" {
+		return f.Host
+	}
+	return HostOf(f.URL)
+}
+
 // BeforeSave keeps Host in step with URL whenever gorm writes a Feed
 // (raw statements that change a URL set host themselves).
 func (f *Feed) BeforeSave(*gorm.DB) error {
