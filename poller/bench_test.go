@@ -91,19 +91,25 @@ func benchWarmPass(b *testing.B, hosts int) {
 		fm.Reset()
 	}
 	var elapsed time.Duration
+	var cpu cpuSample
 	passes := 0
 	b.ResetTimer()
 	for range b.N {
 		clk.Advance(time.Hour) // every feed is due again
-		start := time.Now()
+		start, c0 := time.Now(), readCPU()
 		n, err := p.PollDue(ctx)
 		elapsed += time.Since(start)
+		d := readCPU().sub(c0)
+		cpu.self, cpu.pg = cpu.self+d.self, cpu.pg+d.pg
 		if err != nil || n != benchFeeds {
 			b.Fatalf("pass: %d %v", n, err)
 		}
 		passes++
 	}
 	b.StopTimer()
+	self, pg := cpu.perUnit(passes * benchFeeds)
+	b.ReportMetric(self, "cpu-µs/feed")
+	b.ReportMetric(pg, "pg-cpu-µs/feed")
 	for _, fm := range fms {
 		for _, r := range fm.Requests() {
 			if r.Status != http.StatusNotModified {
@@ -185,12 +191,15 @@ func benchBareLoop(b *testing.B, hosts, perHost int) {
 	}
 	pass() // connections up
 	var elapsed time.Duration
+	var cpu time.Duration
 	b.ResetTimer()
 	for range b.N {
-		start := time.Now()
+		start, c0 := time.Now(), readCPU()
 		pass()
 		elapsed += time.Since(start)
+		cpu += readCPU().self - c0.self
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*benchFeeds), "cpu-µs/feed")
 	b.ReportMetric(float64(b.N*benchFeeds)/elapsed.Seconds(), "feeds/s")
 	b.ReportMetric(0, "ns/op")
 }
