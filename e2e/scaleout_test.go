@@ -545,7 +545,7 @@ func (w *scaleOut) kill(realLeases bool) {
 	}
 	f, _, d := w.holding(prefix)
 	w.heldFeeds, w.heldDigest = int(f), int(d)
-	t.Logf("kill -9 %s (pid %d): it held %d feed leases, %d outbox rows, %d digest leases; %d emails at the sink",
+	t.Logf("kill -9 %s (pid %d): it held %d feed and host leases, %d outbox rows, %d digest leases; %d emails at the sink",
 		victim.name, victim.pid(), w.heldFeeds, len(w.heldOutbox), w.heldDigest, w.sink.Count())
 	if realLeases {
 		t.Logf("waiting for the leases to run out (FEEDMAIL_E2E_REAL_LEASES=1)")
@@ -558,11 +558,12 @@ func (w *scaleOut) kill(realLeases bool) {
 	var expired int64
 	for _, q := range []string{
 		`UPDATE feeds SET next_poll_at = ?, lease_until = ? WHERE lease_owner LIKE ? AND lease_until > ?`,
+		`UPDATE hosts SET lease_until = ? WHERE lease_owner LIKE ? AND lease_until > ?`,
 		`UPDATE outbox SET next_attempt_at = ?, lease_until = ? WHERE lease_owner LIKE ? AND state = 'queued' AND lease_until > ?`,
 		`UPDATE digests SET lease_until = ? WHERE lease_owner LIKE ? AND lease_until > ?`,
 	} {
 		args := []any{now, now, prefix, now}
-		if strings.HasPrefix(q, "UPDATE digests") {
+		if strings.HasPrefix(q, "UPDATE digests") || strings.HasPrefix(q, "UPDATE hosts") {
 			args = []any{now, prefix, now}
 		}
 		res := w.st.DB.WithContext(ctx).Exec(q, args...)
@@ -577,14 +578,19 @@ func (w *scaleOut) kill(realLeases bool) {
 // holding counts the unexpired leases whose owner is LIKE prefix.
 func (w *scaleOut) holding(prefix string) (feeds, outbox, digests int64) {
 	ctx, now := w.ctx, time.Now().UTC()
+	// Pollers hold feeds through their hosts' leases (store.ClaimDueFeeds);
+	// `feedmail poll` and revivals lease single feeds.
+	var hosts int64
+	w.st.DB.WithContext(ctx).Model(&store.Host{}).Where("lease_owner LIKE ? AND lease_until > ?", prefix, now).Count(&hosts)
 	w.st.DB.WithContext(ctx).Model(&store.Feed{}).Where("lease_owner LIKE ? AND lease_until > ?", prefix, now).Count(&feeds)
+	feeds += hosts
 	w.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("lease_owner LIKE ? AND state = ? AND lease_until > ?", prefix, store.OutboxQueued, now).Count(&outbox)
 	w.st.DB.WithContext(ctx).Model(&store.Digest{}).Where("lease_owner LIKE ? AND lease_until > ?", prefix, now).Count(&digests)
 	return
 }
 
 // waitBusy waits (briefly) until the owners LIKE prefix are polling — they
-// hold feed leases — or at least hold some lease, so that a fault now
+// hold feed or host leases — or at least hold some lease, so that a fault now
 // leaves work in flight. It gives up after 20 s: a fault at a quiet moment
 // still tests something.
 func (w *scaleOut) waitBusy(prefix string) {
@@ -593,7 +599,7 @@ func (w *scaleOut) waitBusy(prefix string) {
 		f, o, d := w.holding(prefix)
 		waited := time.Since(start)
 		if f > 0 || (o+d > 0 && waited > 10*time.Second) || waited > 20*time.Second {
-			w.t.Logf("in flight before the fault: %d feed leases, %d outbox rows, %d digest leases", f, o, d)
+			w.t.Logf("in flight before the fault: %d feed and host leases, %d outbox rows, %d digest leases", f, o, d)
 			return
 		}
 		time.Sleep(5 * time.Millisecond) // polling a condition with a deadline

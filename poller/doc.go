@@ -80,8 +80,8 @@
 //     case-insensitive and ignore a trailing dot, Acquire fails at once on an
 //     ended context and does not wait out back-offs (the caller checks
 //     BackedOff and reschedules), and a back-off is only ever lengthened.
-//   - HostLimiter is per process; on Postgres the claim leases each feed's
-//     host too (store.ClaimDueFeeds), so one process at a time polls a host
+//   - HostLimiter is per process; on Postgres a claim takes each feed through
+//     a lease on its host (store.ClaimDueFeeds), so one process at a time polls a host
 //     and the limit of 2 in flight is what a publisher sees however many
 //     processes run. A host another process holds is passed over, not
 //     waited for: its feeds stay due and are polled by the holder, or by

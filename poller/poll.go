@@ -127,7 +127,9 @@ func (p *Poller) giveBack(ctx context.Context, f store.Feed, next time.Time, rea
 	defer cancel()
 	if _, err := p.st.DeferFeed(wctx, f.ID, p.cfg.Owner, next, reason); err != nil {
 		p.log.Warn("giving back a feed failed", "feed", f.ID, "err", err)
+		return
 	}
+	p.unhold(f.ID)
 }
 
 // pollOne fetches claimed feed f and works out everything to write. It
@@ -500,6 +502,9 @@ func (p *Poller) endNotice(f store.Feed, parsed *newitems.Feed, gone bool) *stor
 // finish updates the report, metrics and hook after a write.
 func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutcome, err error) {
 	rep := pl.rep
+	if err == nil || errors.Is(err, store.ErrLeaseLost) {
+		p.unhold(pl.feed.ID)
+	}
 	if p.m != nil {
 		p.m.Polls.WithLabelValues(rep.Outcome, strconv.Itoa(rep.Status)).Inc()
 		if pl.elapsed > 0 {
@@ -562,7 +567,16 @@ func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutco
 // asked: the Report then says so (Polled false) and the feed is due when
 // the back-off ends.
 func (p *Poller) PollFeed(ctx context.Context, feedID int64, trigger string) (*Report, error) {
-	f, err := p.st.ClaimFeedForPoll(ctx, feedID, p.cfg.Owner, p.cfg.Lease, p.clk.Now())
+	// A feed a pass of this poller holds is being polled (on Postgres a pass
+	// holds it through its host, which ClaimFeedForPoll does not refuse to
+	// the same owner); cmu keeps a pass from claiming it in between.
+	p.cmu.Lock()
+	var f *store.Feed
+	err := fmt.Errorf("held by a pass of this poller: %w", store.ErrNotFound)
+	if !p.holds(feedID) {
+		f, err = p.st.ClaimFeedForPoll(ctx, feedID, p.cfg.Owner, p.cfg.Lease, p.clk.Now())
+	}
+	p.cmu.Unlock()
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			if _, ferr := p.st.FeedByID(ctx, feedID); ferr != nil {

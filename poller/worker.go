@@ -22,9 +22,10 @@ import (
 
 // The worker.
 //
-// A Poller claims due feeds from the store in batches, each with a lease
-// (store.ClaimDueFeeds: Postgres FOR UPDATE SKIP LOCKED, so any number of
-// processes share the work and never fetch a feed twice), fetches them with
+// A Poller claims due feeds from the store in batches, each for a lease
+// (store.ClaimDueFeeds: on Postgres through a lease on the feed's host, so
+// any number of processes share the work and never fetch a feed twice; the
+// poller passes the feeds it holds, so it is not handed them again), fetches them with
 // bounded concurrency behind the per-host limiter, turns each answer into a
 // Result, parses and selects new items when the body changed, asks Schedule
 // for the next poll, and writes everything with store.RecordPolls.
@@ -165,11 +166,17 @@ type Poller struct {
 	rmu sync.Mutex
 	rnd *rand.Rand
 
-	// hmu guards passes (PollDue calls running) and leased (the hosts
-	// their claims leased, given back when the last of them ends).
+	// hmu guards passes (PollDue calls running), leased (the hosts their
+	// claims leased, given back when the last of them ends) and held (the
+	// feeds claimed and not yet written or given back, with the end of
+	// their lease: store.ClaimDueFeeds must not hand them out again). cmu
+	// makes a claim and the held entries it adds one step, so two passes of
+	// this poller never claim the same feed.
 	hmu    sync.Mutex
 	passes int
 	leased map[string]bool
+	held   map[int64]time.Time
+	cmu    sync.Mutex
 
 	wake chan struct{}
 }
@@ -225,6 +232,7 @@ func New(cfg Config) (*Poller, error) {
 		rnd:     cfg.Rand,
 		wake:    make(chan struct{}, 1),
 		leased:  make(map[string]bool),
+		held:    make(map[int64]time.Time),
 	}, nil
 }
 
@@ -367,7 +375,7 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 				break more
 			}
 		}
-		feeds, cerr := p.st.ClaimDueFeeds(ctx, p.cfg.Owner, p.cfg.Lease, now, want)
+		feeds, cerr := p.claim(ctx, now, want)
 		for range want - len(feeds) {
 			<-sem
 		}
@@ -380,11 +388,6 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 		if len(feeds) == 0 {
 			return n, nil
 		}
-		p.hmu.Lock()
-		for _, f := range feeds {
-			p.leased[f.Host] = true
-		}
-		p.hmu.Unlock()
 		hosts := p.hostRows(ctx, feeds)
 		for _, f := range feeds {
 			jobs <- claimedFeed{feed: f, host: hosts[f.HostKey()]}
@@ -397,6 +400,58 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 		}
 	}
 	return n, nil
+}
+
+// claim claims up to want feeds due at now (store.ClaimDueFeeds), passing
+// the feeds this poller holds already, and records the claimed feeds as held
+// and their hosts as leased.
+func (p *Poller) claim(ctx context.Context, now time.Time, want int) ([]store.Feed, error) {
+	p.cmu.Lock()
+	defer p.cmu.Unlock()
+	clk := p.clk.Now()
+	p.hmu.Lock()
+	held := make([]int64, 0, len(p.held))
+	for id, until := range p.held {
+		if until.After(clk) {
+			held = append(held, id)
+		} else {
+			delete(p.held, id) // its lease ran out: it may be claimed again
+		}
+	}
+	p.hmu.Unlock()
+	feeds, hosts, err := p.st.ClaimDueFeeds(ctx, p.cfg.Owner, p.cfg.Lease, now, want, held)
+	p.hmu.Lock()
+	for _, h := range hosts {
+		p.leased[h] = true
+	}
+	for _, f := range feeds {
+		p.leased[f.Host] = true
+		until := now.Add(p.cfg.Lease)
+		if f.LeaseUntil != nil {
+			until = *f.LeaseUntil
+		}
+		p.held[f.ID] = until
+	}
+	p.hmu.Unlock()
+	return feeds, err
+}
+
+// unhold forgets a held feed once its poll is written or it was given back.
+// A feed whose write failed stays held until its lease ends, as its lease
+// row would on SQLite, so it is not fetched again before then.
+func (p *Poller) unhold(id int64) {
+	p.hmu.Lock()
+	delete(p.held, id)
+	p.hmu.Unlock()
+}
+
+// holds reports whether this poller holds feed id (claimed by a pass, not
+// yet written).
+func (p *Poller) holds(id int64) bool {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	until, ok := p.held[id]
+	return ok && until.After(p.clk.Now())
 }
 
 // endPass ends a PollDue: when no other pass of this poller is running,

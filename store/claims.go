@@ -14,43 +14,48 @@ import (
 // whose holder died becomes due again when its lease runs out.
 //
 // Feeds are claimed differently, because the poller claims every feed every
-// few minutes and a claim that moves next_poll_at costs a second index-moving
-// (non-HOT) update of the row per poll, plus a dead index entry at the head
-// of the due index that every later claim scans past. A feed claim writes
-// only lease_owner and lease_until, which no index covers, so Postgres can
-// make it a HOT update (feeds has fillfactor 70 to leave it room on the
-// page); the due query skips rows whose lease has not run out. Those are at
-// most the claimed-and-unwritten feeds of the running pollers (each keeps at
-// most Config.Batch of them), so the skip is short. A row whose holder died
-// becomes claimable when its lease runs out, as before.
+// few minutes and every row written per poll costs: a claim that moved
+// next_poll_at cost a second index-moving update of the row per poll.
 //
-// Either way the holder writes its result guarded by lease_owner, so a
-// holder that lost its lease cannot overwrite the newer owner's work.
+// On SQLite (one process) a feed claim writes only lease_owner and
+// lease_until; the due query skips rows whose lease has not run out, and the
+// holder writes its result guarded by lease_owner.
 //
-// On Postgres the inner SELECT takes FOR UPDATE SKIP LOCKED, so concurrent
-// claimers pass over each other's rows instead of waiting (and a row another
-// claimer has just leased fails the re-checked lease condition). On SQLite
-// there is one writer at a time and the single UPDATE … RETURNING statement
-// is atomic.
+// On Postgres, where several processes poll, feeds are claimed through
+// their hosts and a claim writes no feed row at all: see ClaimDueFeeds. A
+// feed is held by an owner that holds its host's lease (or a lease on the
+// feed itself, taken by ClaimFeedForPoll), and the holder writes its result
+// guarded by that (heldBy), so a holder that lost its lease cannot
+// overwrite the newer owner's work.
 
-// ClaimDueFeeds leases up to limit active feeds whose next poll is due at now,
-// that have at least one active, confirmed subscription and that nobody holds
-// an unexpired lease on, oldest first. next_poll_at is left as it is.
+// ClaimDueFeeds hands out up to limit active feeds whose next poll is due at
+// now, that have at least one active, confirmed subscription and that
+// nobody holds, oldest first, for lease. next_poll_at is left as it is. held
+// lists the feeds the owner holds already (claimed and not yet written or
+// given back): they are not handed out again.
 //
-// On Postgres, where several processes poll, a feed is only claimed together
-// with its host: the claim takes (or renews) the lease on the hosts row of
-// every host in the batch, until the same time as the feed leases, and
-// passes over feeds whose host another owner holds. A host is thus polled
-// by one process at a time, and that process's in-memory limiter (2
-// requests in flight) is the limit publishers see, however many processes
-// run. The upsert takes host rows in name order, so two claimers cannot
-// deadlock on them; a host another claimer took first is simply not
-// returned, and its feeds are not claimed. No fetch outlives its feed's
-// lease, and the host lease ends no earlier than the latest feed lease of
-// that host, so when a host lease runs out (its holder died) nothing of the
-// holder's can still be fetching from that host. ReleaseHosts gives the
-// hosts back when a pass is over.
-func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]Feed, error) {
+// On SQLite each claimed feed is leased (lease_owner, lease_until).
+//
+// On Postgres a feed is claimed by leasing its host, in two statements. The
+// first takes (or renews) the lease on the hosts row of each host among the
+// limit oldest due feeds, passing over feeds whose host another owner holds
+// or that carry an unexpired lease of their own; the second reads the due
+// feeds of the hosts it leased. It writes no feed row, so a warm pass writes
+// each feed once per poll (its result) instead of twice; the returned Feeds
+// carry LeaseOwner and LeaseUntil as if they had been leased, and hosts
+// lists every host leased (also one whose feeds turned out to be written by
+// now), which the caller gives back with ReleaseHosts. A host is thus polled
+// by one process at a time, and that process's in-memory limiter (2 requests
+// in flight) is the limit publishers see, however many processes run; the
+// process itself keeps its feeds apart by passing them as held. The upsert
+// takes host rows in name order, so two claimers cannot deadlock on them; a
+// host another claimer took first is simply not returned, and its feeds are
+// not claimed. No fetch outlives lease, and every claim renews the leases
+// of its hosts to its own end, so when a host lease runs out (its holder
+// died) nothing of the holder's can still be fetching from that host.
+// ReleaseHosts gives the hosts back when a pass is over: by then every feed
+// it claimed is written (it left the due set) or given back.
+func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int, held []int64) (feeds []Feed, hosts []string, err error) {
 	until := utc(now.Add(lease))
 	if !s.Postgres() {
 		var out []Feed
@@ -61,36 +66,83 @@ WHERE id IN (SELECT id FROM feeds
   ORDER BY next_poll_at LIMIT ?)
 RETURNING *`, owner, until, utc(now), utc(now), limit).Scan(&out).Error
 		if err != nil {
-			return nil, fmt.Errorf("claim due feeds: %w", err)
+			return nil, nil, fmt.Errorf("claim due feeds: %w", err)
 		}
-		return out, nil
+		return out, nil, nil
 	}
-	// The columns are scanned by hand: gorm's reflection-driven Scan cost
-	// more CPU than the claim itself on a warm pass.
-	rows, err := s.psConn(ctx).QueryContext(ctx, `WITH c AS (
-  SELECT f.id AS claim_id, f.host AS claim_host FROM feeds f LEFT JOIN hosts h ON h.host = f.host
-  WHERE f.state = 'active' AND f.subscriber_count > 0 AND f.next_poll_at <= $3
-    AND (f.lease_until IS NULL OR f.lease_until <= $3)
-    AND (h.lease_until IS NULL OR h.lease_until <= $3 OR h.lease_owner = $1)
-  ORDER BY f.next_poll_at LIMIT $4
-  FOR UPDATE OF f SKIP LOCKED),
-hl AS (
-  INSERT INTO hosts (host, lease_owner, lease_until, updated_at)
-  SELECT DISTINCT claim_host, $1, $2::timestamptz, $3::timestamptz FROM c ORDER BY claim_host
-  ON CONFLICT (host) DO UPDATE SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
-  WHERE hosts.lease_until IS NULL OR hosts.lease_until <= $3 OR hosts.lease_owner = EXCLUDED.lease_owner
-  RETURNING host AS leased_host)
-UPDATE feeds SET lease_owner = $1, lease_until = $2
-FROM c JOIN hl ON hl.leased_host = c.claim_host WHERE feeds.id = c.claim_id
-RETURNING `+feedColumns, owner, until, utc(now), limit)
+	if held == nil {
+		held = []int64{}
+	}
+	c := s.psConn(ctx)
+	// 1. Lease the hosts of the oldest due feeds, those free or ours.
+	rows, err := c.QueryContext(ctx, `WITH c AS (
+  SELECT DISTINCT d.host FROM (
+    SELECT f.host FROM feeds f LEFT JOIN hosts h ON h.host = f.host
+    WHERE f.state = 'active' AND f.subscriber_count > 0 AND f.next_poll_at <= $3
+      AND (f.lease_until IS NULL OR f.lease_until <= $3)
+      AND (h.lease_until IS NULL OR h.lease_until <= $3 OR h.lease_owner = $1)
+      AND f.id <> ALL($5::bigint[])
+    ORDER BY f.next_poll_at LIMIT $4) d)
+INSERT INTO hosts (host, lease_owner, lease_until, updated_at)
+SELECT host, $1, $2::timestamptz, $3::timestamptz FROM c ORDER BY host
+ON CONFLICT (host) DO UPDATE SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
+WHERE hosts.lease_until IS NULL OR hosts.lease_until <= $3 OR hosts.lease_owner = EXCLUDED.lease_owner
+RETURNING host`, owner, until, utc(now), limit, held)
 	if err != nil {
-		return nil, fmt.Errorf("claim due feeds: %w", err)
+		return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
+	}
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
+		}
+		hosts = append(hosts, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
+	}
+	if len(hosts) == 0 {
+		return nil, nil, nil
+	}
+	// 2. Their due feeds, read by a statement of its own: its snapshot is
+	// taken after the leases, so it sees everything a previous holder of
+	// these hosts wrote before giving them up. (Read in the snapshot of
+	// step 1, a feed that holder polled, wrote and released in between
+	// would look due still, and be fetched twice.) The columns are scanned
+	// by hand: gorm's reflection-driven Scan cost more CPU than the claim
+	// itself on a warm pass.
+	rows, err = c.QueryContext(ctx, `SELECT `+feedColumns+` FROM feeds
+WHERE host = ANY($1::text[]) AND state = 'active' AND subscriber_count > 0 AND next_poll_at <= $2
+  AND (lease_until IS NULL OR lease_until <= $2) AND id <> ALL($3::bigint[])
+ORDER BY next_poll_at LIMIT $4`, hosts, utc(now), held, limit)
+	if err != nil {
+		return nil, hosts, fmt.Errorf("claim due feeds: %w", err)
 	}
 	out, err := scanFeeds(rows, limit)
 	if err != nil {
-		return nil, fmt.Errorf("claim due feeds: %w", err)
+		return nil, hosts, fmt.Errorf("claim due feeds: %w", err)
 	}
-	return out, nil
+	for i := range out {
+		out[i].LeaseOwner, out[i].LeaseUntil = owner, &until
+	}
+	return out, hosts, nil
+}
+
+// heldBy appends the condition under which owner holds the row "feeds" (see
+// ClaimDueFeeds): its own lease on the feed, or on Postgres the lease on the
+// feed's host while no other owner holds an unexpired lease on the feed.
+// A host lease that ran out still counts while nobody has taken it over: then
+// nobody else can have polled the feed.
+func (q *psQuery) heldBy(owner string, now time.Time) *psQuery {
+	if !q.pg {
+		return q.sql("feeds.lease_owner = ").arg(owner, "")
+	}
+	return q.sql("(feeds.lease_owner = ").arg(owner, "text").
+		sql(" OR ((feeds.lease_owner = '' OR feeds.lease_until <= ").arg(now, "timestamptz").
+		sql(") AND EXISTS (SELECT 1 FROM hosts WHERE hosts.host = feeds.host AND hosts.lease_owner = ").arg(owner, "text").
+		sql(")))")
 }
 
 // ReleaseHosts gives back the leases owner holds on hosts (Postgres; see
@@ -178,28 +230,30 @@ func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
 // next_poll_at to at least the end of the lease, so that the feed is not
 // shown as due while it is being polled (ClaimDueFeeds would skip it anyway,
 // by its lease). It fails with ErrNotFound when another worker holds
-// an unexpired lease or the feed does not exist.
+// an unexpired lease or the feed does not exist. On Postgres it also fails
+// so while the feed is due and another owner holds its host: that owner's
+// pass may be polling it (see ClaimDueFeeds).
 func (s *Store) ClaimFeedForPoll(ctx context.Context, id int64, owner string, lease time.Duration, now time.Time) (*Feed, error) {
 	until := utc(now.Add(lease))
 	q := `UPDATE feeds SET lease_owner = ?, lease_until = ?,
   next_poll_at = CASE WHEN next_poll_at < ? THEN ? ELSE next_poll_at END
-WHERE id = ? AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)
-RETURNING *`
+WHERE id = ? AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)`
+	args := []any{owner, until, until, until, id, utc(now), owner}
+	if s.Postgres() {
+		q += `
+  AND NOT (state = 'active' AND next_poll_at <= ? AND EXISTS (SELECT 1 FROM hosts h
+    WHERE h.host = feeds.host AND h.lease_owner NOT IN ('', ?) AND h.lease_until > ?))`
+		args = append(args, utc(now), owner, utc(now))
+	}
+	q += "\nRETURNING *"
 	var out []Feed
-	if err := s.DB.WithContext(ctx).Raw(q, owner, until, until, until, id, utc(now), owner).Scan(&out).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Raw(q, args...).Scan(&out).Error; err != nil {
 		return nil, fmt.Errorf("claim feed %d: %w", id, err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("claim feed %d: unknown or held by another worker: %w", id, ErrNotFound)
 	}
 	return &out[0], nil
-}
-
-// ReleaseFeed gives a lease back without recording a poll, and makes the feed
-// due again at next.
-func (s *Store) ReleaseFeed(ctx context.Context, id int64, owner string, next time.Time) error {
-	return s.DB.WithContext(ctx).Exec(`UPDATE feeds SET lease_owner = '', lease_until = NULL, next_poll_at = ?
-WHERE id = ? AND lease_owner = ?`, utc(next), id, owner).Error
 }
 
 // ClaimOutbox leases up to limit queued emails that are due at now.

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -29,59 +30,74 @@ func seedDueFeeds(tb testing.TB, s *store.Store, n int, now time.Time) {
 }
 
 // drain runs `claimers` goroutines claiming batches until nothing is due and
-// returns how often each feed id was handed out. Like the poller at the end
-// of a pass, a claimer that finds nothing gives back the hosts it leased
-// (Postgres holds a host for one owner at a time), and rounds repeat until
-// one claims nothing at all.
+// returns how often each feed id was handed out. Each claimer passes the
+// feeds it holds, as a poller does. Like a poller's pass, a round ends with
+// every claimed feed written (due an hour later, lease cleared) and the
+// hosts given back (Postgres holds a host for one owner at a time); rounds
+// repeat until one claims nothing at all.
 func drain(tb testing.TB, s *store.Store, claimers, batch int, now time.Time) map[int64]int {
 	tb.Helper()
+	ctx := context.Background()
 	var mu sync.Mutex
 	seen := map[int64]int{}
 	for {
-		var claimed int
+		var claimed []int64
 		var wg sync.WaitGroup
 		errs := make(chan error, claimers)
-		for c := 0; c < claimers; c++ {
-			wg.Add(1)
-			go func(owner string) {
-				defer wg.Done()
-				hosts := map[string]bool{}
+		owners := make([]map[string]bool, claimers)
+		for c := range claimers {
+			owners[c] = map[string]bool{}
+			wg.Go(func() {
+				owner := fmt.Sprintf("worker-%d", c)
+				var held []int64
 				for {
-					got, err := s.ClaimDueFeeds(context.Background(), owner, time.Minute, now, batch)
+					got, hosts, err := s.ClaimDueFeeds(ctx, owner, time.Minute, now, batch, held)
 					if err != nil {
 						errs <- err
 						return
 					}
+					mu.Lock()
+					for _, h := range hosts {
+						owners[c][h] = true
+					}
+					mu.Unlock()
 					if len(got) == 0 {
-						var names []string
-						for h := range hosts {
-							names = append(names, h)
-						}
-						if err := s.ReleaseHosts(context.Background(), owner, names); err != nil {
-							errs <- err
-						}
 						return
 					}
 					mu.Lock()
-					claimed += len(got)
 					for _, f := range got {
 						seen[f.ID]++
-						hosts[f.Host] = true
+						claimed = append(claimed, f.ID)
+						held = append(held, f.ID)
+						owners[c][f.Host] = true
 						if f.LeaseOwner != owner {
 							errs <- fmt.Errorf("feed %d returned to %s but leased to %s", f.ID, owner, f.LeaseOwner)
 						}
 					}
 					mu.Unlock()
 				}
-			}(fmt.Sprintf("worker-%d", c))
+			})
 		}
 		wg.Wait()
 		close(errs)
 		for err := range errs {
 			tb.Fatal(err)
 		}
-		if claimed == 0 {
+		if len(claimed) == 0 {
 			return seen
+		}
+		if err := s.DB.Exec("UPDATE feeds SET next_poll_at = ?, lease_owner = '', lease_until = NULL WHERE id IN ?",
+			now.Add(time.Hour), claimed).Error; err != nil {
+			tb.Fatal(err)
+		}
+		for c, hosts := range owners {
+			var names []string
+			for h := range hosts {
+				names = append(names, h)
+			}
+			if err := s.ReleaseHosts(ctx, fmt.Sprintf("worker-%d", c), names); err != nil {
+				tb.Fatal(err)
+			}
 		}
 	}
 }
@@ -108,14 +124,45 @@ func TestEightClaimersClaimEachFeedOnce(t *testing.T) {
 			t.Fatalf("feed %d claimed %d times", id, c)
 		}
 	}
-	// While the leases hold, nothing is due.
-	if got, err := s.ClaimDueFeeds(context.Background(), "late", time.Minute, now.Add(30*time.Second), 10); err != nil || len(got) != 0 {
-		t.Fatalf("claimed %d leased feeds (err %v)", len(got), err)
+}
+
+// A holder that dies (claims, never writes, never gives its hosts back)
+// keeps its feeds from everyone until its leases run out; then every feed
+// is claimable again, once.
+func TestClaimsOfADeadHolderExpire(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now), MaxOpenConns: 12})
+	const n = 300
+	seedDueFeeds(t, s, n, now)
+	ctx := context.Background()
+	var held []int64
+	for {
+		got, _, err := s.ClaimDueFeeds(ctx, "dead", time.Minute, now, 100, held)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			break
+		}
+		for _, f := range got {
+			held = append(held, f.ID)
+		}
 	}
-	// Holders that die leave leases that expire: every feed is claimable again, once.
-	again := drain(t, s, 8, 100, now.Add(61*time.Second))
+	if len(held) != n {
+		t.Fatalf("the holder claimed %d feeds, want %d", len(held), n)
+	}
+	// While the leases hold, nothing is due.
+	if got, _, err := s.ClaimDueFeeds(ctx, "late", time.Minute, now.Add(30*time.Second), 10, nil); err != nil || len(got) != 0 {
+		t.Fatalf("claimed %d held feeds (err %v)", len(got), err)
+	}
+	again := drain(t, s, 8, 40, now.Add(61*time.Second))
 	if len(again) != n {
 		t.Fatalf("after lease expiry %d feeds claimable, want %d", len(again), n)
+	}
+	for id, c := range again {
+		if c != 1 {
+			t.Fatalf("feed %d claimed %d times", id, c)
+		}
 	}
 }
 
@@ -138,7 +185,7 @@ func TestClaimFeedRespectsOtherLease(t *testing.T) {
 	}
 	// The due feed claimed by id has left the due set: no other worker's
 	// due-feed claim can fetch it a second time meanwhile.
-	if got, err := s.ClaimDueFeeds(ctx, "c", time.Minute, now.Add(10*time.Second), 10); err != nil || len(got) != 0 {
+	if got, _, err := s.ClaimDueFeeds(ctx, "c", time.Minute, now.Add(10*time.Second), 10, nil); err != nil || len(got) != 0 {
 		t.Fatalf("ClaimDueFeeds handed out a feed claimed by id: %d feeds, %v", len(got), err)
 	}
 	if _, err := s.ClaimFeedForPoll(ctx, f.ID, "b", time.Minute, now.Add(61*time.Second)); err != nil {
@@ -234,42 +281,69 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 		return m
 	}
 	// a takes the two oldest due feeds: one of each host, and both hosts.
-	a, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 2)
+	a, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := hostsOf(a); got["h0.example"] != 1 || got["h1.example"] != 1 {
 		t.Fatalf("a claimed %v; want one feed of each host (host keys lower case, no trailing dot)", got)
 	}
+	held := []int64{a[0].ID, a[1].ID}
 	// b finds every remaining due feed behind a host a holds.
-	if b, err := s.ClaimDueFeeds(ctx, "b", time.Minute, now, 10); err != nil || len(b) != 0 {
+	if b, _, err := s.ClaimDueFeeds(ctx, "b", time.Minute, now, 10, nil); err != nil || len(b) != 0 {
 		t.Fatalf("b claimed %d feeds (%v) of hosts a holds", len(b), err)
 	}
-	// a may claim more of its hosts' feeds.
-	if more, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10); err != nil || len(more) != 4 {
+	// a may claim more of its hosts' feeds, but not the ones it holds.
+	more, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10, held)
+	if err != nil || len(more) != 4 {
 		t.Fatalf("a claimed %d more feeds (%v), want 4", len(more), err)
 	}
-	if err := s.ReleaseHosts(ctx, "a", []string{"h0.example", "h1.example"}); err != nil {
-		t.Fatal(err)
+	for _, f := range more {
+		held = append(held, f.ID)
 	}
-	// a's feed leases still stand: released hosts do not hand out leased feeds.
-	if b, err := s.ClaimDueFeeds(ctx, "b", time.Minute, now, 10); err != nil || len(b) != 0 {
-		t.Fatalf("b claimed %d feeds (%v) that a still leases", len(b), err)
+	if again, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10, held); err != nil || len(again) != 0 {
+		t.Fatalf("a was handed %d feeds (%v) it holds already", len(again), err)
+	}
+	// Only the holder may write: b holds nothing.
+	if ok, err := s.DeferFeed(ctx, a[0].ID, "b", now.Add(time.Hour), ""); err != nil || ok {
+		t.Fatalf("b gave back a feed of a's host: %v %v", ok, err)
 	}
 	// After the leases ran out (a died), b takes the hosts and every feed.
 	later := now.Add(61 * time.Second)
-	b, err := s.ClaimDueFeeds(ctx, "b", time.Minute, later, 10)
+	b, _, err := s.ClaimDueFeeds(ctx, "b", time.Minute, later, 10, nil)
 	if err != nil || len(b) != 6 {
 		t.Fatalf("b claimed %d feeds (%v) after a's leases ran out, want 6", len(b), err)
 	}
-	var held []store.Host
-	if err := s.DB.Order("host").Find(&held).Error; err != nil {
+	var hosts []store.Host
+	if err := s.DB.Order("host").Find(&hosts).Error; err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range held {
+	for _, h := range hosts {
 		if h.LeaseOwner != "b" || h.LeaseUntil == nil || !h.LeaseUntil.Equal(later.Add(time.Minute)) {
 			t.Errorf("host %s leased to %q until %v; want b until %v", h.Host, h.LeaseOwner, h.LeaseUntil, later.Add(time.Minute))
 		}
+	}
+	// a, which lost its hosts, can no longer write; b can.
+	if ok, err := s.DeferFeed(ctx, a[0].ID, "a", later.Add(time.Hour), ""); err != nil || ok {
+		t.Fatalf("a wrote a feed after losing its host: %v %v", ok, err)
+	}
+	if ok, err := s.DeferFeed(ctx, a[0].ID, "b", later.Add(time.Hour), ""); err != nil || !ok {
+		t.Fatalf("b could not write a feed it holds: %v %v", ok, err)
+	}
+	// Nobody else may claim by id a due feed of a host b holds: b's pass may
+	// be fetching it. A feed that is not due is not being polled.
+	if _, err := s.ClaimFeedForPoll(ctx, b[1].ID, "x", time.Minute, later); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("x claimed a due feed of b's host by id: %v", err)
+	}
+	if _, err := s.ClaimFeedForPoll(ctx, a[0].ID, "x", time.Minute, later); err != nil {
+		t.Fatalf("x could not claim a feed that is not due: %v", err)
+	}
+	// Hosts given back are free at once: c takes the feeds still due.
+	if err := s.ReleaseHosts(ctx, "b", []string{"h0.example", "h1.example"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, err := s.ClaimDueFeeds(ctx, "c", time.Minute, later, 10, nil); err != nil || len(c) != 5 {
+		t.Fatalf("c claimed %d feeds (%v) after b gave the hosts back, want 5", len(c), err)
 	}
 }
 

@@ -81,11 +81,14 @@ ON CONFLICT (host) DO UPDATE SET min_interval_seconds = excluded.min_interval_se
 // it due at next with reason (a host back-off, a lease too short to fetch
 // in, a shutdown). It reports whether owner still held the lease.
 func (s *Store) DeferFeed(ctx context.Context, id int64, owner string, next time.Time, reason string) (bool, error) {
-	res := s.DB.WithContext(ctx).Exec(`UPDATE feeds SET lease_owner = '', lease_until = NULL, next_poll_at = ?,
-  poll_reason = CASE WHEN ? <> '' THEN ? ELSE poll_reason END, updated_at = ?
-WHERE id = ? AND lease_owner = ?`, utc(next), reason, reason, s.now(), id, owner)
-	if res.Error != nil {
-		return false, fmt.Errorf("defer feed %d: %w", id, res.Error)
+	now := s.now()
+	q := s.psNew().sql("UPDATE feeds SET lease_owner = '', lease_until = NULL, next_poll_at = ").arg(utc(next), "timestamptz").
+		sql(",\n  poll_reason = CASE WHEN ").arg(reason, "text").sql(" <> '' THEN ").arg(reason, "text").
+		sql(" ELSE poll_reason END, updated_at = ").arg(now, "timestamptz").
+		sql("\nWHERE id = ").arg(id, "bigint").sql(" AND ").heldBy(owner, now)
+	n, err := q.exec(ctx, s.psConn(ctx))
+	if err != nil {
+		return false, fmt.Errorf("defer feed %d: %w", id, err)
 	}
-	return res.RowsAffected == 1, nil
+	return n == 1, nil
 }

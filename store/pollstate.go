@@ -20,7 +20,8 @@ import (
 // transaction by RecordPoll (one feed) or RecordPolls (many feeds, one
 // transaction, for the poller's batched writes). Inside it the order is:
 //
-//  1. check that owner still holds each feed's lease (SELECT … FOR UPDATE on
+//  1. check that owner still holds each feed (heldBy: its lease, or on
+//     Postgres its host's lease; SELECT … FOR UPDATE on
 //     Postgres; SQLite transactions are BEGIN IMMEDIATE, one writer at a
 //     time); feeds whose lease was lost are left out entirely;
 //  2. insert the new items, a multi-row INSERT … ON CONFLICT (feed_id,
@@ -37,7 +38,7 @@ import (
 //     the feed into another one (a 301/308 to a URL that is already a feed);
 //  5. append poll_log;
 //  6. last, write the feed's new state and clear its lease, guarded by
-//     lease_owner.
+//     heldBy.
 //
 // A crash anywhere before the commit leaves nothing behind: the lease runs
 // out, the feed is due again and is polled again; the unique keys make that
@@ -643,7 +644,7 @@ const psStateSet = `
   lease_owner = '', lease_until = NULL`
 
 // psWriteStates writes the state of recs[part...] with one UPDATE … FROM a
-// VALUES list, guarded by lease_owner, clearing the leases.
+// VALUES list, guarded by heldBy, clearing the leases.
 func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (int64, error) {
 	q := s.psNew()
 	if s.Postgres() {
@@ -670,7 +671,7 @@ func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string
 		q.sql(")")
 	}
 	q.sql("\nUPDATE feeds SET "+psStateSet+", updated_at = ").arg(now, "timestamptz").
-		sql("\nFROM v WHERE feeds.id = v.id AND feeds.lease_owner = ").arg(owner, "text")
+		sql("\nFROM v WHERE feeds.id = v.id AND ").heldBy(owner, now)
 	n, err := q.exec(ctx, c)
 	if err != nil {
 		return 0, fmt.Errorf("write feed state: %w", err)
@@ -781,7 +782,7 @@ var psQuietCols = append(append([]psCol(nil), psStateCols...), psQuietLogCols...
 // owner still holds, and a poll_log row for each of those. It returns the
 // ids of the feeds written; the others' leases were lost and nothing of
 // theirs was written. No SELECT … FOR UPDATE is needed first: the UPDATE
-// itself is guarded by lease_owner, and with nothing else to write there is
+// itself is guarded by heldBy, and with nothing else to write there is
 // nothing to decide before it.
 func (s *Store) psWriteQuiet(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (map[int64]bool, error) {
 	var sa psStateArrays
@@ -793,7 +794,7 @@ func (s *Store) psWriteQuiet(ctx context.Context, c gorm.ConnPool, owner string,
 	q := s.psNew()
 	q.psUnnestV(psQuietCols, append(sa.arrays(), la.arrays()...))
 	q.sql(",\nu AS (UPDATE feeds SET "+psStateSet+", updated_at = ").arg(now, "timestamptz").
-		sql("\n  FROM v WHERE feeds.id = v.id AND feeds.lease_owner = ").arg(owner, "text").sql(` RETURNING feeds.id),
+		sql("\n  FROM v WHERE feeds.id = v.id AND ").heldBy(owner, now).sql(` RETURNING feeds.id),
 l AS (INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason)
   SELECT v.id, v.log_at, v.log_url, v.log_status, v.log_outcome, v.log_conditional, v.log_bytes, v.log_elapsed_ms, 0, v.log_reason
   FROM v JOIN u ON u.id = v.id)
@@ -1009,7 +1010,7 @@ func (s *Store) psHeldLeases(ctx context.Context, c gorm.ConnPool, owner string,
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for start, chunk := 0, s.psChunkOf(len(ids)); start < len(ids); start += chunk {
 		part := ids[start:min(start+chunk, len(ids))]
-		q := s.psNew().sql("SELECT id FROM feeds WHERE id").in(part).sql(" AND lease_owner = ").arg(owner, "text")
+		q := s.psNew().sql("SELECT id FROM feeds WHERE id").in(part).sql(" AND ").heldBy(owner, s.now())
 		if s.Postgres() {
 			q.sql(" ORDER BY id FOR UPDATE")
 		}
