@@ -342,8 +342,21 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 	if err := s.ReleaseHosts(ctx, "b", []string{"h0.example", "h1.example"}); err != nil {
 		t.Fatal(err)
 	}
-	if c, _, err := s.ClaimDueFeeds(ctx, "c", time.Minute, later, 10, nil); err != nil || len(c) != 5 {
+	c, _, err := s.ClaimDueFeeds(ctx, "c", time.Minute, later, 10, nil)
+	if err != nil || len(c) != 5 {
 		t.Fatalf("c claimed %d feeds (%v) after b gave the hosts back, want 5", len(c), err)
+	}
+	// A ping of a due feed whose host is held finds a poll in progress (the
+	// publisher pings again later), so the poll's result cannot overwrite
+	// the "due now" the ping would set; once the host is free it is taken.
+	if r, err := s.PingFeed(ctx, &c[0], later, 0); err != nil || r != store.PingInProgress {
+		t.Fatalf("ping while c holds the host: %v %v, want in progress", r, err)
+	}
+	if err := s.ReleaseHosts(ctx, "c", []string{"h0.example", "h1.example"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.PingFeed(ctx, &c[0], later, 0); err != nil || r != store.PingScheduled {
+		t.Fatalf("ping of a free feed: %v %v, want scheduled", r, err)
 	}
 }
 

@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // WebSub subscription states (feeds.websub_state). The subscriber in package
@@ -231,6 +234,8 @@ func (r PingResult) String() string {
 // so concurrent pings and several processes agree). For an active,
 // followed feed that is not being polled right now it makes the feed due
 // now (never later than it already was) with the reason "publisher ping".
+// Being polled means leased, or on Postgres also due while a poller holds
+// its host (PingInProgress: the publisher should ping again after the poll).
 // A blacklisted feed only gets last_ping_at: the caller polls it (PingRevive).
 func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap time.Duration) (PingResult, error) {
 	now = utc(now)
@@ -255,16 +260,36 @@ func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap tim
 		}
 		return PingRevive, nil
 	}
-	free := `(lease_until IS NULL OR lease_until <= ?)`
 	var out []struct {
 		Free bool
 	}
-	r := tx.Raw(`UPDATE feeds SET last_ping_at = ?,
+	var r *gorm.DB
+	if s.Postgres() {
+		// A poller holds a feed through its host's lease (ClaimDueFeeds):
+		// a due feed whose host is held may be being fetched right now, and
+		// the poll's result would overwrite a next_poll_at set now. It
+		// counts as in progress, so the publisher pings again later. The
+		// CTE judges the row as it was before this UPDATE.
+		r = tx.Raw(`WITH o AS (SELECT id, (lease_until IS NULL OR lease_until <= @now)
+    AND NOT (next_poll_at <= @now AND EXISTS (SELECT 1 FROM hosts h
+      WHERE h.host = feeds.host AND h.lease_owner <> '' AND h.lease_until > @now)) AS free
+  FROM feeds WHERE id = @id FOR UPDATE)
+UPDATE feeds SET last_ping_at = @now,
+  poll_reason = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @reason ELSE feeds.poll_reason END,
+  next_poll_at = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @now ELSE feeds.next_poll_at END
+FROM o WHERE feeds.id = o.id AND feeds.state = @state AND feeds.subscriber_count > 0
+  AND (feeds.last_ping_at IS NULL OR feeds.last_ping_at <= @cutoff)
+RETURNING o.free`, sql.Named("now", now), sql.Named("id", f.ID), sql.Named("reason", "publisher ping: poll now"),
+			sql.Named("state", FeedActive), sql.Named("cutoff", cutoff)).Scan(&out)
+	} else {
+		free := `(lease_until IS NULL OR lease_until <= ?)`
+		r = tx.Raw(`UPDATE feeds SET last_ping_at = ?,
   poll_reason = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE poll_reason END,
   next_poll_at = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE next_poll_at END
 WHERE id = ? AND state = ? AND subscriber_count > 0 AND `+gap+`
 RETURNING (lease_until IS NULL OR lease_until <= ?) AS free`,
-		now, now, now, "publisher ping: poll now", now, now, now, f.ID, FeedActive, cutoff, now).Scan(&out)
+			now, now, now, "publisher ping: poll now", now, now, now, f.ID, FeedActive, cutoff, now).Scan(&out)
+	}
 	if r.Error != nil {
 		return 0, fmt.Errorf("ping feed %d: %w", f.ID, r.Error)
 	}
