@@ -425,7 +425,6 @@ func (p *Poller) claim(ctx context.Context, now time.Time, want int) ([]store.Fe
 		p.leased[h] = true
 	}
 	for _, f := range feeds {
-		p.leased[f.Host] = true
 		until := now.Add(p.cfg.Lease)
 		if f.LeaseUntil != nil {
 			until = *f.LeaseUntil

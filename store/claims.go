@@ -145,6 +145,15 @@ func (q *psQuery) heldBy(owner string, now time.Time) *psQuery {
 		sql(")))")
 }
 
+// pgDueOnHeldHost is the Postgres condition under which the row "feeds" may
+// be in a poller's pass right now (see ClaimDueFeeds): it is due at now and
+// an owner other than other holds an unexpired lease on its host. now and
+// other are placeholders (or literals); now is used twice, then other.
+func pgDueOnHeldHost(now, other string) string {
+	return "(next_poll_at <= " + now + " AND EXISTS (SELECT 1 FROM hosts h WHERE h.host = feeds.host" +
+		" AND h.lease_owner NOT IN ('', " + other + ") AND h.lease_until > " + now + "))"
+}
+
 // ReleaseHosts gives back the leases owner holds on hosts (Postgres; see
 // ClaimDueFeeds), so other processes may poll those hosts at once. The
 // poller calls it with the hosts its claims took when it has no claimed
@@ -240,9 +249,7 @@ func (s *Store) ClaimFeedForPoll(ctx context.Context, id int64, owner string, le
 WHERE id = ? AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)`
 	args := []any{owner, until, until, until, id, utc(now), owner}
 	if s.Postgres() {
-		q += `
-  AND NOT (state = 'active' AND next_poll_at <= ? AND EXISTS (SELECT 1 FROM hosts h
-    WHERE h.host = feeds.host AND h.lease_owner NOT IN ('', ?) AND h.lease_until > ?))`
+		q += "\n  AND NOT (state = 'active' AND " + pgDueOnHeldHost("?", "?") + ")"
 		args = append(args, utc(now), owner, utc(now))
 	}
 	q += "\nRETURNING *"

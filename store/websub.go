@@ -271,8 +271,7 @@ func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap tim
 		// counts as in progress, so the publisher pings again later. The
 		// CTE judges the row as it was before this UPDATE.
 		r = tx.Raw(`WITH o AS (SELECT id, (lease_until IS NULL OR lease_until <= @now)
-    AND NOT (next_poll_at <= @now AND EXISTS (SELECT 1 FROM hosts h
-      WHERE h.host = feeds.host AND h.lease_owner <> '' AND h.lease_until > @now)) AS free
+    AND NOT `+pgDueOnHeldHost("@now", "''")+` AS free
   FROM feeds WHERE id = @id FOR UPDATE)
 UPDATE feeds SET last_ping_at = @now,
   poll_reason = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @reason ELSE feeds.poll_reason END,
