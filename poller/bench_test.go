@@ -96,7 +96,7 @@ func benchWarmPass(b *testing.B, hosts int) {
 	b.ResetTimer()
 	for range b.N {
 		clk.Advance(time.Hour) // every feed is due again
-		c0 := readCPU() // before the clock starts: reading /proc takes milliseconds
+		c0 := readCPU()        // before the clock starts: reading /proc takes milliseconds
 		start := time.Now()
 		n, err := p.PollDue(ctx)
 		elapsed += time.Since(start)
