@@ -22,12 +22,30 @@ type cpuSample struct{ self, pg time.Duration }
 // clockTick is the unit of /proc/<pid>/stat times (USER_HZ, 100 on Linux).
 const clockTick = 10 * time.Millisecond
 
-func readCPU() cpuSample {
-	var s cpuSample
+// readCPU reads both counters, Postgres first, then this process: called
+// before a pass, the ~4 ms of walking /proc is then not counted as the
+// pass's own CPU.
+func readCPU() cpuSample { return cpuSample{pg: readPostgresCPU(), self: readSelfCPU()} }
+
+// readCPUAfter reads both counters, this process first: called after a
+// pass, the walk of /proc is not counted either.
+func readCPUAfter() cpuSample {
+	self := readSelfCPU()
+	return cpuSample{self: self, pg: readPostgresCPU()}
+}
+
+// readSelfCPU is the user and system CPU time of this process.
+func readSelfCPU() time.Duration {
 	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
 	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// readPostgresCPU sums the CPU time of every process named "postgres".
+func readPostgresCPU() time.Duration {
+	var pg time.Duration
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, p := range stats {
 		b, err := os.ReadFile(p)
@@ -42,9 +60,9 @@ func readCPU() cpuSample {
 		}
 		u, _ := strconv.ParseInt(string(f[11]), 10, 64)
 		st, _ := strconv.ParseInt(string(f[12]), 10, 64)
-		s.pg += time.Duration(u+st) * clockTick
+		pg += time.Duration(u+st) * clockTick
 	}
-	return s
+	return pg
 }
 
 // sub returns the CPU used between a and s.
