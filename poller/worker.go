@@ -49,8 +49,10 @@ import (
 //     many processes run. A pass that ends gives its host leases back
 //     (store.ReleaseHosts), so hosts never stay idle behind a sleeping
 //     process. PollFeed (`feedmail poll`, revivals) takes no host lease.
-//   - The hosts table is read once per claimed batch, for the hosts of that
-//     batch; a back-off this process causes applies at once in memory.
+//   - The hosts rows (limits, back-offs) of a claimed batch come with it:
+//     on Postgres the claim's host lease returns them, on SQLite they are
+//     read once per batch; a back-off this process causes applies at once
+//     in memory.
 //   - A host that is backed off (this process saw a 429, or the hosts table
 //     says so, which is how other processes learn of it) is not asked: its
 //     claimed feeds are given back, due at the end of the back-off plus up to
@@ -375,7 +377,7 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 				break more
 			}
 		}
-		feeds, cerr := p.claim(ctx, now, want)
+		feeds, hosts, cerr := p.claim(ctx, now, want)
 		for range want - len(feeds) {
 			<-sem
 		}
@@ -388,7 +390,6 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 		if len(feeds) == 0 {
 			return n, nil
 		}
-		hosts := p.hostRows(ctx, feeds)
 		for _, f := range feeds {
 			jobs <- claimedFeed{feed: f, host: hosts[f.HostKey()]}
 		}
@@ -405,7 +406,7 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 // claim claims up to want feeds due at now (store.ClaimDueFeeds), passing
 // the feeds this poller holds already, and records the claimed feeds as held
 // and their hosts as leased.
-func (p *Poller) claim(ctx context.Context, now time.Time, want int) ([]store.Feed, error) {
+func (p *Poller) claim(ctx context.Context, now time.Time, want int) ([]store.Feed, map[string]store.Host, error) {
 	p.cmu.Lock()
 	defer p.cmu.Unlock()
 	clk := p.clk.Now()
@@ -422,7 +423,7 @@ func (p *Poller) claim(ctx context.Context, now time.Time, want int) ([]store.Fe
 	feeds, hosts, err := p.st.ClaimDueFeeds(ctx, p.cfg.Owner, p.cfg.Lease, now, want, held)
 	p.hmu.Lock()
 	for _, h := range hosts {
-		p.leased[h] = true
+		p.leased[h.Host] = true
 	}
 	for _, f := range feeds {
 		until := now.Add(p.cfg.Lease)
@@ -432,7 +433,13 @@ func (p *Poller) claim(ctx context.Context, now time.Time, want int) ([]store.Fe
 		p.held[f.ID] = until
 	}
 	p.hmu.Unlock()
-	return feeds, err
+	if err != nil || len(feeds) == 0 {
+		return feeds, nil, err
+	}
+	if hosts == nil { // SQLite: the claim leased feeds, not hosts
+		return feeds, p.hostRows(ctx, feeds), nil
+	}
+	return feeds, p.mirrorHostRows(hosts), nil
 }
 
 // unhold forgets a held feed once its poll is written or it was given back.
@@ -497,11 +504,27 @@ func (p *Poller) hostRows(ctx context.Context, feeds []store.Feed) map[string]st
 		p.log.Warn("reading host limits failed", "err", err)
 		return nil
 	}
+	p.mirrorBackOffs(rows)
+	return rows
+}
+
+// mirrorHostRows indexes the host rows a Postgres claim returned by name
+// and mirrors their back-offs into the limiter.
+func (p *Poller) mirrorHostRows(hosts []store.Host) map[string]store.Host {
+	rows := make(map[string]store.Host, len(hosts))
+	for _, h := range hosts {
+		rows[h.Host] = h
+	}
+	p.mirrorBackOffs(rows)
+	return rows
+}
+
+// mirrorBackOffs makes the limiter keep any running back-off of rows.
+func (p *Poller) mirrorBackOffs(rows map[string]store.Host) {
 	now := p.clk.Now()
 	for name, h := range rows {
 		if h.BackoffUntil != nil && h.BackoffUntil.After(now) {
 			p.limiter.BackOff(name, *h.BackoffUntil, h.BackoffReason)
 		}
 	}
-	return rows
 }

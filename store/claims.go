@@ -43,8 +43,10 @@ import (
 // feeds of the hosts it leased. It writes no feed row, so a warm pass writes
 // each feed once per poll (its result) instead of twice; the returned Feeds
 // carry LeaseOwner and LeaseUntil as if they had been leased, and hosts
-// lists every host leased (also one whose feeds turned out to be written by
-// now), which the caller gives back with ReleaseHosts. A host is thus polled
+// holds the row of every host leased (also one whose feeds turned out to be
+// written by now: the caller gives them all back with ReleaseHosts), read by
+// the same statement that leased it, so the caller learns the hosts' limits
+// and back-offs without another query. On SQLite hosts is nil. A host is thus polled
 // by one process at a time, and that process's in-memory limiter (2 requests
 // in flight) is the limit publishers see, however many processes run; the
 // process itself keeps its feeds apart by passing them as held. The upsert
@@ -55,7 +57,7 @@ import (
 // died) nothing of the holder's can still be fetching from that host.
 // ReleaseHosts gives the hosts back when a pass is over: by then every feed
 // it claimed is written (it left the due set) or given back.
-func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int, held []int64) (feeds []Feed, hosts []string, err error) {
+func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int, held []int64) (feeds []Feed, hosts []Host, err error) {
 	until := utc(now.Add(lease))
 	if !s.Postgres() {
 		var out []Feed
@@ -87,13 +89,15 @@ INSERT INTO hosts (host, lease_owner, lease_until, updated_at)
 SELECT host, $1, $2::timestamptz, $3::timestamptz FROM c ORDER BY host
 ON CONFLICT (host) DO UPDATE SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
 WHERE hosts.lease_until IS NULL OR hosts.lease_until <= $3 OR hosts.lease_owner = EXCLUDED.lease_owner
-RETURNING host`, owner, until, utc(now), limit, held)
+RETURNING host, min_interval_seconds, backoff_until, backoff_reason, updated_at, lease_owner, lease_until`,
+		owner, until, utc(now), limit, held)
 	if err != nil {
 		return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 	}
 	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
+		var h Host
+		if err := rows.Scan(&h.Host, &h.MinIntervalSeconds, &h.BackoffUntil, &h.BackoffReason, &h.UpdatedAt,
+			&h.LeaseOwner, &h.LeaseUntil); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 		}
@@ -116,7 +120,7 @@ RETURNING host`, owner, until, utc(now), limit, held)
 	rows, err = c.QueryContext(ctx, `SELECT `+feedColumns+` FROM feeds
 WHERE host = ANY($1::text[]) AND state = 'active' AND subscriber_count > 0 AND next_poll_at <= $2
   AND (lease_until IS NULL OR lease_until <= $2) AND id <> ALL($3::bigint[])
-ORDER BY next_poll_at LIMIT $4`, hosts, utc(now), held, limit)
+ORDER BY next_poll_at LIMIT $4`, HostNames(hosts), utc(now), held, limit)
 	if err != nil {
 		return nil, hosts, fmt.Errorf("claim due feeds: %w", err)
 	}
@@ -128,6 +132,15 @@ ORDER BY next_poll_at LIMIT $4`, hosts, utc(now), held, limit)
 		out[i].LeaseOwner, out[i].LeaseUntil = owner, &until
 	}
 	return out, hosts, nil
+}
+
+// HostNames returns the names of hosts.
+func HostNames(hosts []Host) []string {
+	names := make([]string, len(hosts))
+	for i, h := range hosts {
+		names[i] = h.Host
+	}
+	return names
 }
 
 // heldBy appends the condition under which owner holds the row "feeds" (see

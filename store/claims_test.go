@@ -58,7 +58,7 @@ func drain(tb testing.TB, s *store.Store, claimers, batch int, now time.Time) ma
 					}
 					mu.Lock()
 					for _, h := range hosts {
-						owners[c][h] = true
+						owners[c][h.Host] = true
 					}
 					mu.Unlock()
 					if len(got) == 0 {
@@ -280,13 +280,28 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 		}
 		return m
 	}
+	// h1 is backed off: the claim hands its row over with the feeds, so the
+	// poller gives them back without asking.
+	if err := s.BackOffHost(ctx, "h1.example", now.Add(time.Hour), "429 from test"); err != nil {
+		t.Fatal(err)
+	}
 	// a takes the two oldest due feeds: one of each host, and both hosts.
-	a, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 2, nil)
+	a, ah, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := hostsOf(a); got["h0.example"] != 1 || got["h1.example"] != 1 {
 		t.Fatalf("a claimed %v; want one feed of each host (host keys lower case, no trailing dot)", got)
+	}
+	if len(ah) != 2 || ah[0].Host != "h0.example" || ah[1].Host != "h1.example" {
+		t.Fatalf("a leased hosts %+v, want h0.example and h1.example", ah)
+	}
+	if h := ah[1]; h.BackoffUntil == nil || !h.BackoffUntil.Equal(now.Add(time.Hour)) || h.BackoffReason != "429 from test" ||
+		h.LeaseOwner != "a" || h.LeaseUntil == nil || !h.LeaseUntil.Equal(now.Add(time.Minute)) {
+		t.Fatalf("h1's row as claimed: %+v, want its back-off and a's lease", h)
+	}
+	if ah[0].BackoffUntil != nil {
+		t.Fatalf("h0's row as claimed: %+v, want no back-off", ah[0])
 	}
 	held := []int64{a[0].ID, a[1].ID}
 	// b finds every remaining due feed behind a host a holds.
