@@ -121,6 +121,24 @@ func (l *HostLimiter) Acquire(ctx context.Context, host string) (release func(),
 	return nil, fmt.Errorf("poller: request slot for host %q: %w", host, ctx.Err())
 }
 
+// TryAcquire takes a slot for host if one is free and nobody is waiting,
+// without waiting; ok is false otherwise.
+func (l *HostLimiter) TryAcquire(host string) (release func(), ok bool) {
+	key := hostKey(host)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.hosts[key]
+	if st == nil {
+		st = &hostState{}
+		l.hosts[key] = st
+	}
+	if st.inFlight < l.max && len(st.waiters) == 0 {
+		st.inFlight++
+		return l.releaser(key), true
+	}
+	return nil, false
+}
+
 // releaser returns an idempotent release function for one slot.
 func (l *HostLimiter) releaser(key string) func() {
 	var once sync.Once

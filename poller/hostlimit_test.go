@@ -333,3 +333,47 @@ func TestHostLimiterForgetsEndedBackOffs(t *testing.T) {
 		t.Error("release dropped a running back-off")
 	}
 }
+
+// TryAcquire takes a free slot at once, refuses when the host is full or
+// someone waits (so it never jumps the queue), and its release frees or
+// hands over the slot like Acquire's.
+func TestHostLimiterTryAcquire(t *testing.T) {
+	l, waiting := waitingLimiter(t, 2)
+	r1, ok := l.TryAcquire("example.com")
+	if !ok {
+		t.Fatal("TryAcquire on an idle host failed")
+	}
+	r2, ok := l.TryAcquire("EXAMPLE.com.")
+	if !ok {
+		t.Fatal("second TryAcquire under the limit failed")
+	}
+	if _, ok := l.TryAcquire("example.com"); ok {
+		t.Fatal("TryAcquire succeeded with 2 in flight")
+	}
+	if got := l.InFlight("example.com"); got != 2 {
+		t.Fatalf("InFlight = %d; want 2", got)
+	}
+	third := acquireAsync(context.Background(), l, "example.com")
+	<-waiting
+	r1()
+	a := <-third
+	if a.err != nil {
+		t.Fatalf("waiting Acquire: %v", a.err)
+	}
+	// A waiter queued behind a full host is served before TryAcquire.
+	fourth := acquireAsync(context.Background(), l, "example.com")
+	<-waiting
+	if _, ok := l.TryAcquire("example.com"); ok {
+		t.Fatal("TryAcquire took a slot of a full host with a waiter")
+	}
+	r2()
+	b := <-fourth
+	if b.err != nil {
+		t.Fatalf("queued Acquire: %v", b.err)
+	}
+	a.release()
+	b.release()
+	if got := l.InFlight("example.com"); got != 0 {
+		t.Fatalf("InFlight at the end = %d; want 0", got)
+	}
+}

@@ -145,14 +145,7 @@ func (p *Poller) pollOne(ctx context.Context, f store.Feed, hostRow store.Host, 
 		p.giveBack(ctx, f, p.afterBackoff(now, until), "host "+host+" backed off until "+until.UTC().Format(time.RFC3339)+": "+why)
 		return nil, nil
 	}
-	// Waiting for a slot of a busy host must not outlast the lease: another
-	// process could then claim the feed and fetch it too.
-	actx, cancel := ctx, context.CancelFunc(func() {})
-	if f.LeaseUntil != nil {
-		actx, cancel = context.WithTimeout(ctx, f.LeaseUntil.Sub(now)-p.client.Config().Timeout-5*time.Second)
-	}
-	release, err := p.limiter.Acquire(actx, host)
-	cancel()
+	release, err := p.acquireHost(ctx, f, host, now)
 	if err != nil {
 		next := p.clk.Now()
 		if ctx.Err() == nil {
@@ -178,6 +171,23 @@ func (p *Poller) pollOne(ctx context.Context, f store.Feed, hostRow store.Host, 
 		return nil, nil
 	}
 	return p.evaluate(ctx, f, hostRow, resp, ferr, trigger)
+}
+
+// acquireHost takes a request slot for f's host. Waiting for a slot of a
+// busy host must not outlast the lease: another process could then claim
+// the feed and fetch it too. (A free slot is taken without making a timer.)
+func (p *Poller) acquireHost(ctx context.Context, f store.Feed, host string, now time.Time) (func(), error) {
+	if ctx.Err() == nil {
+		if release, ok := p.limiter.TryAcquire(host); ok {
+			return release, nil
+		}
+	}
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if f.LeaseUntil != nil {
+		actx, cancel = context.WithTimeout(ctx, f.LeaseUntil.Sub(now)-p.client.Config().Timeout-5*time.Second)
+	}
+	defer cancel()
+	return p.limiter.Acquire(actx, host)
 }
 
 // backedOff reports whether host is backed off, by this process's limiter
