@@ -648,7 +648,7 @@ const psStateSet = `
 func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (int64, error) {
 	q := s.psNew()
 	if s.Postgres() {
-		var sa psStateArrays
+		sa := newPSStateArrays(len(part))
 		for _, i := range part {
 			sa.add(&recs[i])
 		}
@@ -722,6 +722,19 @@ type psStateArrays struct {
 	errSince                                             []*time.Time
 }
 
+// newPSStateArrays makes the slices for n records at once.
+func newPSStateArrays(n int) *psStateArrays {
+	strs := func() []string { return make([]string, 0, n) }
+	times := func() []*time.Time { return make([]*time.Time, 0, n) }
+	ints := func() []int32 { return make([]int32, 0, n) }
+	return &psStateArrays{
+		ids: make([]int64, 0, n), urls: strs(), hosts: strs(), titles: strs(), siteURLs: strs(), states: strs(),
+		next: make([]time.Time, 0, n), reasons: strs(), validatorURLs: strs(), etags: strs(), lastModifieds: strs(),
+		hashes: strs(), polled: times(), statuses: ints(), errTexts: strs(), elapsed: ints(), success: times(),
+		primed: times(), lastNew: times(), newest: times(), errCounts: ints(), errSince: times(),
+	}
+}
+
 func (a *psStateArrays) add(r *PollRecord) {
 	st := &r.State
 	a.ids = append(a.ids, r.FeedID)
@@ -752,6 +765,15 @@ type psLogArrays struct {
 	conditional       []bool
 	bytes             []int64
 	reasons           []string
+}
+
+// newPSLogArrays makes the slices for n records at once.
+func newPSLogArrays(n int) *psLogArrays {
+	return &psLogArrays{
+		at: make([]time.Time, 0, n), urls: make([]string, 0, n), outcomes: make([]string, 0, n),
+		statuses: make([]int32, 0, n), elapsed: make([]int32, 0, n), conditional: make([]bool, 0, n),
+		bytes: make([]int64, 0, n), reasons: make([]string, 0, n),
+	}
 }
 
 func (a *psLogArrays) add(r *PollRecord, now time.Time) {
@@ -785,8 +807,7 @@ var psQuietCols = append(append([]psCol(nil), psStateCols...), psQuietLogCols...
 // itself is guarded by heldBy, and with nothing else to write there is
 // nothing to decide before it.
 func (s *Store) psWriteQuiet(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (map[int64]bool, error) {
-	var sa psStateArrays
-	var la psLogArrays
+	sa, la := newPSStateArrays(len(part)), newPSLogArrays(len(part))
 	for _, i := range part {
 		sa.add(&recs[i])
 		la.add(&recs[i], now)
@@ -1057,7 +1078,7 @@ func (s *Store) psAppendPollLog(ctx context.Context, c gorm.ConnPool, recs []Pol
 	}
 	const head = `INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason) `
 	if s.Postgres() {
-		var la psLogArrays
+		la := newPSLogArrays(len(logged))
 		ids, newItems := make([]int64, len(logged)), make([]int32, len(logged))
 		for j, i := range logged {
 			la.add(&recs[i], now)
