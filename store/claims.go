@@ -225,7 +225,7 @@ const feedColumns = `id, url, host, title, site_url, state, subscriber_count, ne
   validator_url, etag, last_modified, body_hash, last_polled_at, last_status, last_error, last_elapsed_ms,
   last_success_at, primed_at, last_new_item_at, newest_item_date, consecutive_errors, errors_since,
   last_ping_at, websub_hub, websub_topic, websub_state, websub_secret, websub_expires_at, websub_renew_at,
-  lease_owner, lease_until, created_at, updated_at`
+  lease_owner, lease_until, log_seq, logged_at, created_at, updated_at`
 
 // scanFeeds reads rows of feedColumns and closes rows.
 func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
@@ -238,7 +238,7 @@ func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
 			&f.ValidatorURL, &f.ETag, &f.LastModified, &f.BodyHash, &f.LastPolledAt, &status, &f.LastError, &elapsed,
 			&f.LastSuccessAt, &f.PrimedAt, &f.LastNewItemAt, &f.NewestItemDate, &errs, &f.ErrorsSince,
 			&f.LastPingAt, &f.WebSubHub, &f.WebSubTopic, &f.WebSubState, &f.WebSubSecret, &f.WebSubExpiresAt, &f.WebSubRenewAt,
-			&f.LeaseOwner, &f.LeaseUntil, &f.CreatedAt, &f.UpdatedAt); err != nil {
+			&f.LeaseOwner, &f.LeaseUntil, &f.LogSeq, &f.LoggedAt, &f.CreatedAt, &f.UpdatedAt); err != nil {
 			return nil, err
 		}
 		f.SubscriberCount, f.LastStatus, f.LastElapsedMS, f.ConsecutiveErrors = int(subs), int(status), int(elapsed), int(errs)

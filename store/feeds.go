@@ -55,6 +55,23 @@ func (s *Store) FeedByID(ctx context.Context, id int64) (*Feed, error) {
 	return &f, nil
 }
 
+// Repeats returns, for lines (poll_log lines of feed f, newest first, as
+// RecentPolls and FeedForStatus return them), how many more polls each line
+// stands for: the identical polls folded into it (PollRecord.Fold), the gap
+// between its seq and the next line's (or the feed's log_seq). Lines written
+// before polls were folded (seq 0) get 0.
+func Repeats(f *Feed, lines []PollLog) []int64 {
+	out := make([]int64, len(lines))
+	next := f.LogSeq + 1
+	for i, l := range lines {
+		if l.Seq > 0 && next > l.Seq {
+			out[i] = next - l.Seq - 1
+		}
+		next = l.Seq
+	}
+	return out
+}
+
 // RecentPolls returns the last n polls of a feed, newest first.
 func (s *Store) RecentPolls(ctx context.Context, feedID int64, n int) ([]PollLog, error) {
 	var out []PollLog

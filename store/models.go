@@ -66,8 +66,14 @@ type Feed struct {
 	WebSubRenewAt     *time.Time `gorm:"column:websub_renew_at"`
 	LeaseOwner        string
 	LeaseUntil        *time.Time
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// LogSeq counts the polls and pushes recorded. LoggedAt is when the
+	// newest poll_log line was written, if that line is a poll's (a push
+	// clears it): the line later identical polls may be folded into (see
+	// PollRecord.Fold).
+	LogSeq    int64
+	LoggedAt  *time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // PollLog is one poll's record for the public status page.
@@ -83,6 +89,9 @@ type PollLog struct {
 	ElapsedMS   int `gorm:"column:elapsed_ms"`
 	NewItems    int
 	Reason      string
+	// Seq is the feed's LogSeq with this line recorded; 0 on lines written
+	// before lines were folded. See Repeats.
+	Seq int64
 }
 
 // TableName keeps the singular table name.

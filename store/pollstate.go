@@ -146,6 +146,12 @@ type PollRecord struct {
 	Push bool
 	// End ends the feed's service (410, blacklisting): see FeedEnd.
 	End *FeedEnd
+	// Fold counts this poll without a poll_log line: the poller sets it when
+	// the poll repeats the feed's newest line (see poller's choices). Only a
+	// quiet record (see quiet) is folded; the feed's log_seq counts it
+	// either way, so the polls folded into a line are the gap between its
+	// seq and the next line's (Repeats).
+	Fold bool
 	// MergeInto, when non-zero, merges this feed into that feed (a permanent
 	// redirect to its URL): subscriptions move there (a person already
 	// subscribed there keeps that one and this one ends), this feed's item
@@ -365,6 +371,9 @@ func (s *Store) recordPollsTx(ctx context.Context, owner string, recs []PollReco
 	return outs, nil
 }
 
+// folded reports whether r is counted without a poll_log line.
+func (r *PollRecord) folded() bool { return r.Fold && r.quiet() }
+
 // quiet reports whether a record is a plain poll with nothing to deliver or
 // end: no items, no ending, no merge, not pushed content. Most polls are (a
 // 304, an unchanged body, an error), and on Postgres they take the single
@@ -538,7 +547,7 @@ RETURNING item_id`)
 	// 5. poll_log.
 	var logged []int
 	for i := range recs {
-		if !outs[i].Lost {
+		if !outs[i].Lost && !recs[i].folded() {
 			logged = append(logged, i)
 		}
 	}
@@ -607,7 +616,7 @@ var psStateCols = []psCol{
 	{"last_modified", "text"}, {"body_hash", "text"}, {"last_polled_at", "timestamptz"}, {"last_status", "integer"},
 	{"last_error", "text"}, {"last_elapsed_ms", "integer"}, {"last_success_at", "timestamptz"},
 	{"primed_at", "timestamptz"}, {"last_new_item_at", "timestamptz"}, {"newest_item_date", "timestamptz"},
-	{"consecutive_errors", "integer"}, {"errors_since", "timestamptz"},
+	{"consecutive_errors", "integer"}, {"errors_since", "timestamptz"}, {"fold", "boolean"},
 }
 
 func psStateVals(r *PollRecord) []any {
@@ -617,7 +626,7 @@ func psStateVals(r *PollRecord) []any {
 		st.LastModified, st.BodyHash, utcPtrOrNil(st.LastPolledAt), st.LastStatus,
 		st.LastError, st.LastElapsedMS, utcPtrOrNil(st.LastSuccessAt),
 		utcPtrOrNil(st.PrimedAt), utcPtrOrNil(st.LastNewItemAt), utcPtrOrNil(st.NewestItemDate),
-		st.ConsecutiveErrors, utcPtrOrNil(st.ErrorsSince)}
+		st.ConsecutiveErrors, utcPtrOrNil(st.ErrorsSince), r.folded()}
 }
 
 // host is the host key of a state's new URL ("" when the URL stays).
@@ -629,7 +638,8 @@ func (st *FeedState) host() string {
 }
 
 // psStateSet is the SET list that writes a poll's state from the row v
-// (columns psStateCols) and clears the lease.
+// (columns psStateCols), counts the poll in log_seq (and, unless it is
+// folded, its line in logged_at) and clears the lease.
 const psStateSet = `
   url = COALESCE(NULLIF(v.url, ''), feeds.url),
   host = CASE WHEN v.url <> '' THEN v.host ELSE feeds.host END,
@@ -641,6 +651,7 @@ const psStateSet = `
   last_elapsed_ms = v.last_elapsed_ms, last_success_at = v.last_success_at, primed_at = v.primed_at,
   last_new_item_at = v.last_new_item_at, newest_item_date = v.newest_item_date,
   consecutive_errors = v.consecutive_errors, errors_since = v.errors_since,
+  log_seq = feeds.log_seq + 1, logged_at = CASE WHEN v.fold THEN feeds.logged_at ELSE v.last_polled_at END,
   lease_owner = '', lease_until = NULL`
 
 // psWriteStates writes the state of recs[part...] with one UPDATE … FROM a
@@ -720,6 +731,7 @@ type psStateArrays struct {
 	success, primed, lastNew, newest                     []*time.Time
 	errCounts                                            []int32
 	errSince                                             []*time.Time
+	folds                                                []bool
 }
 
 // newPSStateArrays makes the slices for n records at once.
@@ -732,6 +744,7 @@ func newPSStateArrays(n int) *psStateArrays {
 		next: make([]time.Time, 0, n), reasons: strs(), validatorURLs: strs(), etags: strs(), lastModifieds: strs(),
 		hashes: strs(), polled: times(), statuses: ints(), errTexts: strs(), elapsed: ints(), success: times(),
 		primed: times(), lastNew: times(), newest: times(), errCounts: ints(), errSince: times(),
+		folds: make([]bool, 0, n),
 	}
 }
 
@@ -747,13 +760,14 @@ func (a *psStateArrays) add(r *PollRecord) {
 	a.elapsed, a.success, a.primed = append(a.elapsed, int32(st.LastElapsedMS)), append(a.success, st.LastSuccessAt), append(a.primed, st.PrimedAt)
 	a.lastNew, a.newest = append(a.lastNew, st.LastNewItemAt), append(a.newest, st.NewestItemDate)
 	a.errCounts, a.errSince = append(a.errCounts, int32(st.ConsecutiveErrors)), append(a.errSince, st.ErrorsSince)
+	a.folds = append(a.folds, r.folded())
 }
 
 // arrays returns the slices in the order of psStateCols.
 func (a *psStateArrays) arrays() []any {
 	return []any{a.ids, a.urls, a.hosts, a.titles, a.siteURLs, a.states, a.next, a.reasons, a.validatorURLs, a.etags,
 		a.lastModifieds, a.hashes, a.polled, a.statuses, a.errTexts, a.elapsed, a.success, a.primed, a.lastNew,
-		a.newest, a.errCounts, a.errSince}
+		a.newest, a.errCounts, a.errSince, a.folds}
 }
 
 // psLogArrays holds poll_log columns of many records, in the order of
@@ -815,10 +829,10 @@ func (s *Store) psWriteQuiet(ctx context.Context, c gorm.ConnPool, owner string,
 	q := s.psNew()
 	q.psUnnestV(psQuietCols, append(sa.arrays(), la.arrays()...))
 	q.sql(",\nu AS (UPDATE feeds SET "+psStateSet+", updated_at = ").arg(now, "timestamptz").
-		sql("\n  FROM v WHERE feeds.id = v.id AND ").heldBy(owner, now).sql(` RETURNING feeds.id),
-l AS (INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason)
-  SELECT v.id, v.log_at, v.log_url, v.log_status, v.log_outcome, v.log_conditional, v.log_bytes, v.log_elapsed_ms, 0, v.log_reason
-  FROM v JOIN u ON u.id = v.id)
+		sql("\n  FROM v WHERE feeds.id = v.id AND ").heldBy(owner, now).sql(` RETURNING feeds.id, feeds.log_seq),
+l AS (INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason, seq)
+  SELECT v.id, v.log_at, v.log_url, v.log_status, v.log_outcome, v.log_conditional, v.log_bytes, v.log_elapsed_ms, 0, v.log_reason, u.log_seq
+  FROM v JOIN u ON u.id = v.id WHERE NOT v.fold)
 SELECT id FROM u`)
 	rows, err := q.query(ctx, c)
 	if err != nil {
@@ -850,6 +864,7 @@ func (s *Store) psPushState(ctx context.Context, c gorm.ConnPool, r PollRecord, 
   last_new_item_at = COALESCE(`).arg(utcPtrOrNil(st.LastNewItemAt), "timestamptz").sql(`, last_new_item_at),
   newest_item_date = CASE WHEN newest_item_date IS NULL OR newest_item_date < `).arg(nd, "timestamptz").
 		sql(` THEN COALESCE(`).arg(nd, "timestamptz").sql(`, newest_item_date) ELSE newest_item_date END,
+  log_seq = log_seq + 1, logged_at = NULL,
   updated_at = `).arg(now, "timestamptz").sql(` WHERE id = `).arg(r.FeedID, "bigint")
 	if _, err := q.exec(ctx, c); err != nil {
 		return fmt.Errorf("write pushed feed state: %w", err)
@@ -1076,7 +1091,9 @@ func (s *Store) psAppendPollLog(ctx context.Context, c gorm.ConnPool, recs []Pol
 	if len(logged) == 0 {
 		return nil
 	}
-	const head = `INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason) `
+	// seq: the line is written before the feed's state (which counts the
+	// poll or push in log_seq), so it is log_seq + 1.
+	const head = `INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason, seq) `
 	if s.Postgres() {
 		la := newPSLogArrays(len(logged))
 		ids, newItems := make([]int64, len(logged)), make([]int32, len(logged))
@@ -1086,7 +1103,8 @@ func (s *Store) psAppendPollLog(ctx context.Context, c gorm.ConnPool, recs []Pol
 		}
 		q := s.psNew()
 		q.psUnnestV(psLogCols, append([]any{ids, newItems}, la.arrays()...))
-		q.sql(head + "SELECT id, log_at, log_url, log_status, log_outcome, log_conditional, log_bytes, log_elapsed_ms, new_items, log_reason FROM v")
+		q.sql(head + "SELECT id, log_at, log_url, log_status, log_outcome, log_conditional, log_bytes, log_elapsed_ms, new_items, log_reason,\n" +
+			"  (SELECT f.log_seq + 1 FROM feeds f WHERE f.id = v.id) FROM v")
 		if _, err := q.exec(ctx, c); err != nil {
 			return fmt.Errorf("append poll log: %w", err)
 		}
@@ -1115,7 +1133,7 @@ func (s *Store) psAppendPollLog(ctx context.Context, c gorm.ConnPool, recs []Pol
 			q.sql("(").arg(r.feedID, "").sql(", ").arg(r.at, "").sql(", ").arg(r.url, "").sql(", ").
 				arg(r.status, "").sql(", ").arg(r.outcome, "").sql(", ").arg(r.conditional, "").sql(", ").
 				arg(r.bytes, "").sql(", ").arg(r.elapsed, "").sql(", ").arg(r.newItem, "").sql(", ").
-				arg(r.reason, "").sql(")")
+				arg(r.reason, "").sql(", (SELECT log_seq + 1 FROM feeds WHERE id = ").arg(r.feedID, "").sql("))")
 		}
 		if _, err := q.exec(ctx, c); err != nil {
 			return fmt.Errorf("append poll log: %w", err)

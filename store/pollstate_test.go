@@ -426,3 +426,83 @@ func TestHostsBackOffOnlyLengthens(t *testing.T) {
 		t.Fatalf("host row %+v", h)
 	}
 }
+
+// A folded poll (a 304 repeating the feed's newest line) is counted in the
+// feed's log_seq and writes no poll_log line; Repeats gives each line the
+// polls folded into it. A Fold on a record that is not quiet is ignored, and
+// a push is counted, logged and ends the run (logged_at cleared).
+func TestFoldedPollsAreCountedNotLogged(t *testing.T) {
+	clk := clock.NewFake(pollT0)
+	s := storetest.Open(t, storetest.Options{Clock: clk})
+	ctx := context.Background()
+	fx := newPollFixture(t, s, clk, "https://example.com/folds", 1, 0, false)
+	notModified := func(fold bool) store.PollRecord {
+		r := fx.record(nil, true)
+		r.Status, r.Outcome, r.Conditional, r.Bytes, r.Fold = 304, "not_modified", true, 0, fold
+		r.State.LastStatus = 304
+		return r
+	}
+	poll := func(r store.PollRecord) {
+		t.Helper()
+		fx.claim(t, "w")
+		if _, err := s.RecordPoll(ctx, "w", r); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(5 * time.Minute)
+	}
+	check := func(step string, wantSeq int64, wantRepeats []int64, wantLogged bool) {
+		t.Helper()
+		f, lines, err := s.FeedForStatus(ctx, fx.feed.URL, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.LogSeq != wantSeq {
+			t.Fatalf("%s: log_seq %d, want %d", step, f.LogSeq, wantSeq)
+		}
+		if got := store.Repeats(f, lines); fmt.Sprint(got) != fmt.Sprint(wantRepeats) {
+			t.Fatalf("%s: %d lines with repeats %v, want %v", step, len(lines), got, wantRepeats)
+		}
+		if (f.LoggedAt != nil) != wantLogged {
+			t.Fatalf("%s: logged_at %v, want set=%v", step, f.LoggedAt, wantLogged)
+		}
+	}
+
+	poll(notModified(false))
+	check("first 304", 1, []int64{0}, true)
+	first, _ := s.FeedByID(ctx, fx.feed.ID)
+	poll(notModified(true))
+	poll(notModified(true))
+	check("two folded 304s", 3, []int64{2}, true)
+	if f, _ := s.FeedByID(ctx, fx.feed.ID); !f.LoggedAt.Equal(*first.LoggedAt) {
+		t.Fatalf("logged_at moved from %v to %v by folded polls", first.LoggedAt, f.LoggedAt)
+	}
+	// Batched, next to another feed's poll.
+	other := newPollFixture(t, s, clk, "https://example.com/other", 1, 0, false)
+	fx.claim(t, "w")
+	other.claim(t, "w")
+	if _, err := s.RecordPolls(ctx, "w", []store.PollRecord{notModified(true), other.record(nil, true)}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(5 * time.Minute)
+	check("a folded 304 in a batch", 4, []int64{3}, true)
+	// A record with items is never folded.
+	withItem := fx.record([]store.NewItem{item("f1", "")}, true)
+	withItem.Fold = true
+	poll(withItem)
+	check("a poll with a new item", 5, []int64{0, 3}, true)
+	if n := count(t, s, "poll_log", "feed_id = ? AND new_items = 1 AND seq = 5", fx.feed.ID); n != 1 {
+		t.Fatalf("the new item's line: %d rows with seq 5", n)
+	}
+	// A push is logged and ends the run: the next 304 gets its own line.
+	if _, err := s.RecordPoll(ctx, "", store.PollRecord{FeedID: fx.feed.ID, At: clk.Now(), URL: fx.feed.URL, Status: 200,
+		Outcome: "pushed", Push: true, Items: []store.NewItem{item("f2", "")}}); err != nil {
+		t.Fatal(err)
+	}
+	check("a push", 6, []int64{0, 0, 3}, false)
+	poll(notModified(false))
+	poll(notModified(true))
+	check("a 304 after the push, then a folded one", 8, []int64{1, 0, 0, 3}, true)
+	if n := count(t, s, "poll_log", "feed_id = ?", fx.feed.ID); n != 4 {
+		t.Fatalf("%d poll_log lines for 8 recorded polls and pushes, want 4", n)
+	}
+}
