@@ -872,7 +872,7 @@ func (w *scaleOut) check(e *expectation) {
 // before the write): then the feed's lease runs out and it is polled
 // again, as the design wants ("a crash means the feed is polled again").
 // Unrecorded polls are counted per feed as fetches seen by the farm minus
-// poll_log rows (every recorded poll writes one).
+// the polls its row counts (log_seq: every recorded poll, logged or folded).
 func (w *scaleOut) checkFetches() {
 	t, ctx := w.t, w.ctx
 	log := procFetches(w.farms)
@@ -880,7 +880,7 @@ func (w *scaleOut) checkFetches() {
 		FeedID int64
 		N      int
 	}
-	if err := w.st.DB.WithContext(ctx).Raw("SELECT feed_id, COUNT(*) AS n FROM poll_log GROUP BY feed_id").Scan(&counts).Error; err != nil {
+	if err := w.st.DB.WithContext(ctx).Raw("SELECT id AS feed_id, log_seq AS n FROM feeds").Scan(&counts).Error; err != nil {
 		t.Fatal(err)
 	}
 	recorded := map[int64]int{}

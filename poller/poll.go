@@ -377,6 +377,7 @@ func (p *Poller) evaluate(ctx context.Context, f store.Feed, hostRow store.Host,
 	pl.rec.Bytes = resp.WireBytes
 	pl.rec.ElapsedMS = int(resp.Elapsed.Milliseconds())
 	pl.rec.State = st
+	pl.rec.Fold = repeatsLastLine(f, res.Kind, lastError, resp, st, now)
 	if lastError != "" {
 		rep.Error = lastError
 	}
@@ -386,6 +387,22 @@ func (p *Poller) evaluate(ctx context.Context, f store.Feed, hostRow store.Host,
 		rep.NextPollAt = st.NextPollAt.UTC().Format(time.RFC3339)
 	}
 	return pl, nil
+}
+
+// LogRunMax is the longest a run of identical polls goes without a new
+// poll_log line: with PollLogRetention (7 days) every feed polled in the
+// last day keeps a line to show.
+const LogRunMax = 24 * time.Hour
+
+// repeatsLastLine reports whether this poll repeats the feed's newest
+// poll_log line, so that it is counted (store.PollRecord.Fold) instead of
+// logged: a 304 after a 304, neither with an error, without redirects or a
+// change of URL or state, while that line is a poll's and less than
+// LogRunMax old.
+func repeatsLastLine(f store.Feed, kind OutcomeKind, lastError string, resp *fetcher.Response, st store.FeedState, now time.Time) bool {
+	return kind == NotModified && lastError == "" && f.LastStatus == http.StatusNotModified && f.LastError == "" &&
+		len(resp.Redirects) == 0 && st.URL == "" && st.State == f.State &&
+		f.LoggedAt != nil && now.Sub(*f.LoggedAt) < LogRunMax
 }
 
 // selectItems finds the items of parsed that the feed has not recorded

@@ -140,6 +140,16 @@ func wkFeed(t testing.TB, s *store.Store, id int64) *store.Feed {
 	return f
 }
 
+// wkSum sums column over table.
+func wkSum(t testing.TB, s *store.Store, table, column string) int64 {
+	t.Helper()
+	var n int64
+	if err := s.DB.Table(table).Select("COALESCE(SUM(" + column + "), 0)").Scan(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func wkCount(t testing.TB, s *store.Store, table, where string, args ...any) int64 {
 	t.Helper()
 	var n int64
