@@ -22,7 +22,7 @@ type statusData struct {
 	URL         string
 	Found       bool
 	Feed        *store.Feed
-	Polls       []store.PollLog
+	Polls       []statusPoll
 	Now         time.Time
 	StateWords  string
 	NextWords   string // "in 12 min (14:05 UTC)"
@@ -32,6 +32,13 @@ type statusData struct {
 	WebSub      string
 	Advice      []string
 	PingURL     string
+}
+
+// statusPoll is a poll_log line with the identical polls folded into it
+// (store.Repeats).
+type statusPoll struct {
+	store.PollLog
+	Repeats int64
 }
 
 // statusCacheTTL is how long a rendered status page is reused; it is also
@@ -77,7 +84,10 @@ func (s *Server) renderStatus(ctx context.Context, raw string) (cachedPage, erro
 	if err != nil {
 		return cachedPage{}, err
 	}
-	d.Found, d.Feed, d.Polls, d.URL = true, f, polls, f.URL
+	d.Found, d.Feed, d.URL = true, f, f.URL
+	for i, n := range store.Repeats(f, polls) {
+		d.Polls = append(d.Polls, statusPoll{PollLog: polls[i], Repeats: n})
+	}
 	d.Followed = f.SubscriberCount > 0
 	d.Reason = f.PollReason
 	d.ReasonPlain = plainReason(f.PollReason)

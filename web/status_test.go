@@ -46,8 +46,12 @@ func TestStatusPage(t *testing.T) {
 	h.subscribeConfirmed("secret-reader@example.com", f.URL(), "instant")
 	now := h.clk.Now()
 	h.pollFeed(f.URL(), "Cache-Control max-age=3600, capped at 24 h",
-		store.PollLog{PolledAt: now.Add(-time.Hour), Status: 200, Outcome: "ok", Bytes: 2048, ElapsedMS: 120, NewItems: 2, Reason: "default 5 min"},
-		store.PollLog{PolledAt: now, Status: 304, Outcome: "not-modified", Conditional: true, ElapsedMS: 45, Reason: "Cache-Control max-age=3600"})
+		store.PollLog{PolledAt: now.Add(-time.Hour), Status: 200, Outcome: "ok", Bytes: 2048, ElapsedMS: 120, NewItems: 2, Reason: "default 5 min", Seq: 1},
+		store.PollLog{PolledAt: now.Add(-50 * time.Minute), Status: 304, Outcome: "not-modified", Conditional: true, ElapsedMS: 45, Reason: "Cache-Control max-age=3600", Seq: 2})
+	// Ten more 304s were folded into the newest line (store.Repeats).
+	if err := h.st.DB.Model(&store.Feed{}).Where("url = ?", f.URL()).Update("log_seq", 12).Error; err != nil {
+		t.Fatal(err)
+	}
 
 	w := h.get("/feeds/status?url=" + url.QueryEscape(f.URL()))
 	body := w.Body.String()
@@ -55,7 +59,7 @@ func TestStatusPage(t *testing.T) {
 		t.Fatalf("%d\n%s", w.Code, body)
 	}
 	for _, want := range []string{"Status feed", "Active: polled regularly", "in 15 min", "Your Cache-Control header (Cache-Control max-age=3600) asks us to wait",
-		"304 Not Modified", "200 OK", "2.0 KB", "45 ms", "<td>yes</td>", "No WebSub hub", "Add a WebSub hub",
+		"304 Not Modified", "and 10 more like it", "200 OK", "2.0 KB", "45 ms", "<td>yes</td>", "No WebSub hub", "Add a WebSub hub",
 		"Answer faster", "/ping?url=" + url.QueryEscape(f.URL())} {
 		if !strings.Contains(body, want) {
 			t.Errorf("status page lacks %q", want)
@@ -66,6 +70,9 @@ func TestStatusPage(t *testing.T) {
 	}
 	if idx304, idx200 := strings.Index(body, "304 Not Modified"), strings.Index(body, "<td>200 OK"); idx304 > idx200 {
 		t.Error("polls are not newest first")
+	}
+	if strings.Count(body, "more like it") != 1 {
+		t.Error("a line with nothing folded into it shows repeats")
 	}
 
 	if w := h.get("/feeds/status?url=" + url.QueryEscape("https://nobody.example/feed")); w.Code != http.StatusNotFound ||

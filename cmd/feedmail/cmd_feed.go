@@ -75,6 +75,9 @@ type feedPollEntry struct {
 	ElapsedMS   int       `json:"elapsed_ms"`
 	NewItems    int       `json:"new_items"`
 	Reason      string    `json:"reason"`
+	// Repeats counts the identical polls (304 after 304) folded into this
+	// line after it.
+	Repeats int64 `json:"repeats"`
 }
 
 // recentPolls is how many poll_log rows `feed status` shows.
@@ -137,10 +140,11 @@ func cmdFeedStatus(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range polls {
+	repeats := store.Repeats(f, polls)
+	for i, p := range polls {
 		out.RecentPolls = append(out.RecentPolls, feedPollEntry{PolledAt: p.PolledAt, URL: p.URL, Status: p.Status,
 			Outcome: p.Outcome, Conditional: p.Conditional, Bytes: p.Bytes, ElapsedMS: p.ElapsedMS,
-			NewItems: p.NewItems, Reason: p.Reason})
+			NewItems: p.NewItems, Reason: p.Reason, Repeats: repeats[i]})
 	}
 	return a.printJSON(out)
 }
