@@ -78,13 +78,8 @@ func (l *HostLimiter) Acquire(ctx context.Context, host string) (release func(),
 	key := hostKey(host)
 
 	l.mu.Lock()
-	st := l.hosts[key]
-	if st == nil {
-		st = &hostState{}
-		l.hosts[key] = st
-	}
-	if st.inFlight < l.max && len(st.waiters) == 0 {
-		st.inFlight++
+	st, ok := l.takeFree(key)
+	if ok {
 		l.mu.Unlock()
 		return l.releaser(key), nil
 	}
@@ -127,6 +122,15 @@ func (l *HostLimiter) TryAcquire(host string) (release func(), ok bool) {
 	key := hostKey(host)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if _, ok := l.takeFree(key); ok {
+		return l.releaser(key), true
+	}
+	return nil, false
+}
+
+// takeFree takes a slot of host key if one is free and nobody waits, and
+// returns the host's state either way. l.mu must be held.
+func (l *HostLimiter) takeFree(key string) (*hostState, bool) {
 	st := l.hosts[key]
 	if st == nil {
 		st = &hostState{}
@@ -134,9 +138,9 @@ func (l *HostLimiter) TryAcquire(host string) (release func(), ok bool) {
 	}
 	if st.inFlight < l.max && len(st.waiters) == 0 {
 		st.inFlight++
-		return l.releaser(key), true
+		return st, true
 	}
-	return nil, false
+	return st, false
 }
 
 // releaser returns an idempotent release function for one slot.

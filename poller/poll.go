@@ -396,12 +396,12 @@ const LogRunMax = 24 * time.Hour
 
 // repeatsLastLine reports whether this poll repeats the feed's newest
 // poll_log line, so that it is counted (store.PollRecord.Fold) instead of
-// logged: a 304 after a 304, neither with an error, without redirects or a
-// change of URL or state, while that line is a poll's and less than
-// LogRunMax old.
+// logged: a 304 after a 304, neither with an error, without redirects
+// (so the URL stays) or a change of state, while that line is a poll's and
+// less than LogRunMax old.
 func repeatsLastLine(f store.Feed, kind OutcomeKind, lastError string, resp *fetcher.Response, st store.FeedState, now time.Time) bool {
 	return kind == NotModified && lastError == "" && f.LastStatus == http.StatusNotModified && f.LastError == "" &&
-		len(resp.Redirects) == 0 && st.URL == "" && st.State == f.State &&
+		len(resp.Redirects) == 0 && st.State == f.State &&
 		f.LoggedAt != nil && now.Sub(*f.LoggedAt) < LogRunMax
 }
 

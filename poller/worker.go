@@ -37,10 +37,10 @@ import (
 //     guarded by its own lease). A batch that fails is retried feed by feed,
 //     so one bad row cannot sink the others. Polls that end a feed (410,
 //     blacklisting) or change its URL are recorded on their own.
-//   - At most Config.Batch feeds (256) are claimed and not yet finished at
-//     any time; a new claim is made once half of them are done, so claims
-//     stay large (a claim costs about as much for 30 feeds as for 200) and
-//     the workers never wait for one. A feed whose lease has less time left
+//   - At most Config.Batch feeds (by default 256) are claimed and not yet
+//     finished at any time; a new claim is made once half of them are done,
+//     so claims stay large (much of a claim's cost is per claim, not per
+//     feed) and the workers never wait for one. A feed whose lease has less time left
 //     than a whole fetch may take (also after waiting for a slot of a busy
 //     host) is given back, due in a minute, rather than fetched: a fetch
 //     never outlives its lease, so no other process can claim the feed while

@@ -120,7 +120,7 @@ RETURNING host, min_interval_seconds, backoff_until, backoff_reason, updated_at,
 	rows, err = c.QueryContext(ctx, `SELECT `+feedColumns+` FROM feeds
 WHERE host = ANY($1::text[]) AND state = 'active' AND subscriber_count > 0 AND next_poll_at <= $2
   AND (lease_until IS NULL OR lease_until <= $2) AND id <> ALL($3::bigint[])
-ORDER BY next_poll_at LIMIT $4`, HostNames(hosts), utc(now), held, limit)
+ORDER BY next_poll_at LIMIT $4`, hostNames(hosts), utc(now), held, limit)
 	if err != nil {
 		return nil, hosts, fmt.Errorf("claim due feeds: %w", err)
 	}
@@ -134,8 +134,8 @@ ORDER BY next_poll_at LIMIT $4`, HostNames(hosts), utc(now), held, limit)
 	return out, hosts, nil
 }
 
-// HostNames returns the names of hosts.
-func HostNames(hosts []Host) []string {
+// hostNames returns the names of hosts.
+func hostNames(hosts []Host) []string {
 	names := make([]string, len(hosts))
 	for i, h := range hosts {
 		names[i] = h.Host
