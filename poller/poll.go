@@ -398,10 +398,14 @@ const LogRunMax = 24 * time.Hour
 // poll_log line, so that it is counted (store.PollRecord.Fold) instead of
 // logged: a 304 after a 304, neither with an error, without redirects
 // (so the URL stays) or a change of state, while that line is a poll's and
-// less than LogRunMax old.
+// less than LogRunMax old. Such a poll also changes no column but those
+// store.PollRecord.Fold allows: a 304 leaves the body, its hash, the items'
+// dates and the title alone, and with no error before or now the error
+// streak is empty on both sides (checked too, as Fold promises it).
 func repeatsLastLine(f store.Feed, kind OutcomeKind, lastError string, resp *fetcher.Response, st store.FeedState, now time.Time) bool {
 	return kind == NotModified && lastError == "" && f.LastStatus == http.StatusNotModified && f.LastError == "" &&
-		len(resp.Redirects) == 0 && st.State == f.State &&
+		len(resp.Redirects) == 0 && st.State == f.State && st.URL == "" &&
+		f.ConsecutiveErrors == 0 && f.ErrorsSince == nil && st.ConsecutiveErrors == 0 && st.ErrorsSince == nil &&
 		f.LoggedAt != nil && now.Sub(*f.LoggedAt) < LogRunMax
 }
 

@@ -476,6 +476,24 @@ func TestFoldedPollsAreCountedNotLogged(t *testing.T) {
 	if f, _ := s.FeedByID(ctx, fx.feed.ID); !f.LoggedAt.Equal(*first.LoggedAt) {
 		t.Fatalf("logged_at moved from %v to %v by folded polls", first.LoggedAt, f.LoggedAt)
 	}
+	// A folded poll writes the columns a repeated 304 may change (on
+	// Postgres only those) and clears the lease.
+	moved := notModified(true)
+	polledAt := clk.Now()
+	moved.State.ETag, moved.State.LastModified, moved.State.PollReason = `"v3"`, "Mon, 23 Nov 2026 11:00:00 GMT", "max-age 300"
+	moved.State.NextPollAt, moved.State.LastElapsedMS = polledAt.Add(5*time.Minute), 77
+	poll(moved)
+	f, err := s.FeedByID(ctx, fx.feed.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ETag != `"v3"` || f.LastModified != "Mon, 23 Nov 2026 11:00:00 GMT" || f.PollReason != "max-age 300" ||
+		!f.NextPollAt.Equal(polledAt.Add(5*time.Minute)) || f.LastElapsedMS != 77 ||
+		f.LastPolledAt == nil || !f.LastPolledAt.Equal(polledAt) || f.LastSuccessAt == nil || !f.LastSuccessAt.Equal(polledAt) ||
+		f.LeaseOwner != "" || f.LeaseUntil != nil || f.LastStatus != 304 || f.Title != "The Feed" || f.BodyHash != "h2" {
+		t.Fatalf("after a folded poll: %+v", f)
+	}
+	check("three folded 304s", 4, []int64{3}, true)
 	// Batched, next to another feed's poll.
 	other := newPollFixture(t, s, clk, "https://example.com/other", 1, 0, false)
 	fx.claim(t, "w")
@@ -484,25 +502,25 @@ func TestFoldedPollsAreCountedNotLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(5 * time.Minute)
-	check("a folded 304 in a batch", 4, []int64{3}, true)
+	check("a folded 304 in a batch", 5, []int64{4}, true)
 	// A record with items is never folded.
 	withItem := fx.record([]store.NewItem{item("f1", "")}, true)
 	withItem.Fold = true
 	poll(withItem)
-	check("a poll with a new item", 5, []int64{0, 3}, true)
-	if n := count(t, s, "poll_log", "feed_id = ? AND new_items = 1 AND seq = 5", fx.feed.ID); n != 1 {
-		t.Fatalf("the new item's line: %d rows with seq 5", n)
+	check("a poll with a new item", 6, []int64{0, 4}, true)
+	if n := count(t, s, "poll_log", "feed_id = ? AND new_items = 1 AND seq = 6", fx.feed.ID); n != 1 {
+		t.Fatalf("the new item's line: %d rows with seq 6", n)
 	}
 	// A push is logged and ends the run: the next 304 gets its own line.
 	if _, err := s.RecordPoll(ctx, "", store.PollRecord{FeedID: fx.feed.ID, At: clk.Now(), URL: fx.feed.URL, Status: 200,
 		Outcome: "pushed", Push: true, Items: []store.NewItem{item("f2", "")}}); err != nil {
 		t.Fatal(err)
 	}
-	check("a push", 6, []int64{0, 0, 3}, false)
+	check("a push", 7, []int64{0, 0, 4}, false)
 	poll(notModified(false))
 	poll(notModified(true))
-	check("a 304 after the push, then a folded one", 8, []int64{1, 0, 0, 3}, true)
+	check("a 304 after the push, then a folded one", 9, []int64{1, 0, 0, 4}, true)
 	if n := count(t, s, "poll_log", "feed_id = ?", fx.feed.ID); n != 4 {
-		t.Fatalf("%d poll_log lines for 8 recorded polls and pushes, want 4", n)
+		t.Fatalf("%d poll_log lines for 9 recorded polls and pushes, want 4", n)
 	}
 }
