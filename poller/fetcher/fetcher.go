@@ -14,8 +14,13 @@ import (
 // Config.MaxConnsPerHost connections per host, the private-network guard in
 // its dialer). It is safe for concurrent use; make one per process.
 type Client struct {
-	cfg  Config
-	http *http.Client
+	cfg Config
+	// tr makes each request. Fetch follows redirects itself, one
+	// BuildRequest per hop, so nothing is copied from one hop to the next
+	// (no Referer, no validators meant for another URL, no cookies): an
+	// http.Client would add nothing but a copy of every request's headers
+	// (kept for redirects it never follows here) and a cookie check.
+	tr *http.Transport
 }
 
 // New returns a Client for cfg (zero fields take their defaults).
@@ -23,23 +28,14 @@ func New(cfg Config) *Client { return newClient(cfg, hooks{}) }
 
 func newClient(cfg Config, h hooks) *Client {
 	cfg = cfg.withDefaults()
-	return &Client{
-		cfg: cfg,
-		http: &http.Client{
-			Transport: newTransport(cfg, h),
-			// Redirects are followed by Fetch itself, one BuildRequest per
-			// hop, so nothing is copied from one hop to the next (no
-			// Referer, no validators meant for another URL, no cookies).
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
-	}
+	return &Client{cfg: cfg, tr: newTransport(cfg, h)}
 }
 
 // Config returns the configuration in force, defaults filled in.
 func (c *Client) Config() Config { return c.cfg }
 
 // CloseIdleConnections closes the kept-alive connections that are idle.
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
 
 // Fetch GETs r.URL, following up to Config.MaxRedirects redirects
 // (301, 302, 303, 307, 308 with a Location; every hop is a GET, recorded in
@@ -83,7 +79,7 @@ func (c *Client) Fetch(ctx context.Context, r Request) (*Response, error) {
 			out.SentETag, out.SentLastModified = inm, ims
 		}
 
-		resp, err := c.http.Do(req)
+		resp, err := c.tr.RoundTrip(req)
 		if err != nil {
 			return out, classify(ctx, fctx, cur, unwrapURLError(err))
 		}
