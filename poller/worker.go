@@ -379,6 +379,7 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 	// first), so that claims stay large (their cost is mostly per claim)
 	// while the other half keeps the workers busy.
 	low := max(p.cfg.Batch/2, 1)
+	var after time.Time // where the next claim starts (see store.ClaimDueFeeds)
 	for ctx.Err() == nil {
 		want := 0
 		for want < low {
@@ -398,7 +399,7 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 				break more
 			}
 		}
-		feeds, hosts, cerr := p.claim(ctx, now, want)
+		feeds, hosts, cerr := p.claim(ctx, now, want, after)
 		for range want - len(feeds) {
 			<-sem
 		}
@@ -412,6 +413,9 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 			return n, nil
 		}
 		for _, f := range feeds {
+			if f.NextPollAt.After(after) {
+				after = f.NextPollAt
+			}
 			jobs <- claimedFeed{feed: f, host: hosts[f.HostKey()]}
 		}
 		n += len(feeds)
@@ -427,7 +431,7 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 // claim claims up to want feeds due at now (store.ClaimDueFeeds), passing
 // the feeds this poller holds already, and records the claimed feeds as held
 // and their hosts as leased.
-func (p *Poller) claim(ctx context.Context, now time.Time, want int) ([]store.Feed, map[string]store.Host, error) {
+func (p *Poller) claim(ctx context.Context, now time.Time, want int, after time.Time) ([]store.Feed, map[string]store.Host, error) {
 	p.cmu.Lock()
 	defer p.cmu.Unlock()
 	clk := p.clk.Now()
@@ -441,7 +445,7 @@ func (p *Poller) claim(ctx context.Context, now time.Time, want int) ([]store.Fe
 		}
 	}
 	p.hmu.Unlock()
-	feeds, hosts, err := p.st.ClaimDueFeeds(ctx, p.cfg.Owner, p.cfg.Lease, now, want, held)
+	feeds, hosts, err := p.st.ClaimDueFeeds(ctx, p.cfg.Owner, p.cfg.Lease, now, want, held, after)
 	p.hmu.Lock()
 	for _, h := range hosts {
 		p.leased[h.Host] = true

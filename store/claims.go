@@ -32,7 +32,14 @@ import (
 // now, that have at least one active, confirmed subscription and that
 // nobody holds, oldest first, for lease. next_poll_at is left as it is. held
 // lists the feeds the owner holds already (claimed and not yet written or
-// given back): they are not handed out again.
+// given back): they are not handed out again. after, when not zero, is
+// where the claim starts: only feeds with next_poll_at at or after it are
+// handed out. A pass passes the NextPollAt of the newest feed its previous
+// claim returned, so that its claims do not scan again over the feeds it
+// has claimed (and, on Postgres, the index entries of those it wrote since,
+// left dead until vacuum); which was most of a claim's cost. A feed older
+// than after that the pass could not take (its host was another owner's)
+// waits for the next pass.
 //
 // On SQLite each claimed feed is leased (lease_owner, lease_until).
 //
@@ -57,16 +64,16 @@ import (
 // died) nothing of the holder's can still be fetching from that host.
 // ReleaseHosts gives the hosts back when a pass is over: by then every feed
 // it claimed is written (it left the due set) or given back.
-func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int, held []int64) (feeds []Feed, hosts []Host, err error) {
+func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int, held []int64, after time.Time) (feeds []Feed, hosts []Host, err error) {
 	until := utc(now.Add(lease))
 	if !s.Postgres() {
 		var out []Feed
 		err := s.DB.WithContext(ctx).Raw(`UPDATE feeds SET lease_owner = ?, lease_until = ?
 WHERE id IN (SELECT id FROM feeds
-  WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at <= ?
+  WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at <= ? AND next_poll_at >= ?
     AND (lease_until IS NULL OR lease_until <= ?)
   ORDER BY next_poll_at LIMIT ?)
-RETURNING *`, owner, until, utc(now), utc(now), limit).Scan(&out).Error
+RETURNING *`, owner, until, utc(now), utc(after), utc(now), limit).Scan(&out).Error
 		if err != nil {
 			return nil, nil, fmt.Errorf("claim due feeds: %w", err)
 		}
@@ -82,27 +89,32 @@ RETURNING *`, owner, until, utc(now), utc(now), limit).Scan(&out).Error
 	// a claim's cost with a full batch held.
 	c := s.psConn(ctx)
 	// 1. Lease the hosts of the oldest due feeds, those free or ours.
-	rows, err := c.QueryContext(ctx, `WITH c AS (
-  SELECT DISTINCT d.host FROM (
-    SELECT f.host FROM feeds f LEFT JOIN hosts h ON h.host = f.host
-    WHERE f.state = 'active' AND f.subscriber_count > 0 AND f.next_poll_at <= $3
-      AND (f.lease_until IS NULL OR f.lease_until <= $3)
-      AND (h.lease_until IS NULL OR h.lease_until <= $3 OR h.lease_owner = $1)
-      AND f.id NOT IN (SELECT unnest($5::bigint[]))
-    ORDER BY f.next_poll_at LIMIT $4) d)
-INSERT INTO hosts (host, lease_owner, lease_until, updated_at)
-SELECT host, $1, $2::timestamptz, $3::timestamptz FROM c ORDER BY host
-ON CONFLICT (host) DO UPDATE SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
-WHERE hosts.lease_until IS NULL OR hosts.lease_until <= $3 OR hosts.lease_owner = EXCLUDED.lease_owner
-RETURNING host, min_interval_seconds, backoff_until, backoff_reason, updated_at, lease_owner, lease_until`,
-		owner, until, utc(now), limit, held)
+	// The window is the limit oldest due feeds a claim may take; its last
+	// next_poll_at (reach) bounds step 2, so that every feed step 2 passes
+	// over, older than the newest it returns, is one whose host another
+	// owner holds (see after).
+	rows, err := c.QueryContext(ctx, `WITH d AS MATERIALIZED (
+  SELECT f.host, f.next_poll_at FROM feeds f LEFT JOIN hosts h ON h.host = f.host
+  WHERE f.state = 'active' AND f.subscriber_count > 0 AND f.next_poll_at <= $3 AND f.next_poll_at >= $6
+    AND (f.lease_until IS NULL OR f.lease_until <= $3)
+    AND (h.lease_until IS NULL OR h.lease_until <= $3 OR h.lease_owner = $1)
+    AND f.id NOT IN (SELECT unnest($5::bigint[]))
+  ORDER BY f.next_poll_at LIMIT $4),
+up AS (INSERT INTO hosts (host, lease_owner, lease_until, updated_at)
+  SELECT DISTINCT host, $1, $2::timestamptz, $3::timestamptz FROM d ORDER BY host
+  ON CONFLICT (host) DO UPDATE SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
+  WHERE hosts.lease_until IS NULL OR hosts.lease_until <= $3 OR hosts.lease_owner = EXCLUDED.lease_owner
+  RETURNING host, min_interval_seconds, backoff_until, backoff_reason, updated_at, lease_owner, lease_until)
+SELECT up.*, (SELECT max(next_poll_at) FROM d) FROM up ORDER BY up.host`,
+		owner, until, utc(now), limit, held, utc(after))
 	if err != nil {
 		return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 	}
+	var reach time.Time
 	for rows.Next() {
 		var h Host
 		if err := rows.Scan(&h.Host, &h.MinIntervalSeconds, &h.BackoffUntil, &h.BackoffReason, &h.UpdatedAt,
-			&h.LeaseOwner, &h.LeaseUntil); err != nil {
+			&h.LeaseOwner, &h.LeaseUntil, &reach); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 		}
@@ -123,9 +135,10 @@ RETURNING host, min_interval_seconds, backoff_until, backoff_reason, updated_at,
 	// by hand: gorm's reflection-driven Scan cost more CPU than the claim
 	// itself on a warm pass.
 	rows, err = c.QueryContext(ctx, `SELECT `+feedColumns+` FROM feeds
-WHERE host = ANY($1::text[]) AND state = 'active' AND subscriber_count > 0 AND next_poll_at <= $2
+WHERE host = ANY($1::text[]) AND state = 'active' AND subscriber_count > 0
+  AND next_poll_at <= $2 AND next_poll_at >= $5 AND next_poll_at <= $6
   AND (lease_until IS NULL OR lease_until <= $2) AND id NOT IN (SELECT unnest($3::bigint[]))
-ORDER BY next_poll_at LIMIT $4`, hostNames(hosts), utc(now), held, limit)
+ORDER BY next_poll_at LIMIT $4`, hostNames(hosts), utc(now), held, limit, utc(after), utc(reach))
 	if err != nil {
 		return nil, hosts, fmt.Errorf("claim due feeds: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func drain(tb testing.TB, s *store.Store, claimers, batch int, now time.Time) ma
 				owner := fmt.Sprintf("worker-%d", c)
 				var held []int64
 				for {
-					got, hosts, err := s.ClaimDueFeeds(ctx, owner, time.Minute, now, batch, held)
+					got, hosts, err := s.ClaimDueFeeds(ctx, owner, time.Minute, now, batch, held, time.Time{})
 					if err != nil {
 						errs <- err
 						return
@@ -137,7 +138,7 @@ func TestClaimsOfADeadHolderExpire(t *testing.T) {
 	ctx := context.Background()
 	var held []int64
 	for {
-		got, _, err := s.ClaimDueFeeds(ctx, "dead", time.Minute, now, 100, held)
+		got, _, err := s.ClaimDueFeeds(ctx, "dead", time.Minute, now, 100, held, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func TestClaimsOfADeadHolderExpire(t *testing.T) {
 		t.Fatalf("the holder claimed %d feeds, want %d", len(held), n)
 	}
 	// While the leases hold, nothing is due.
-	if got, _, err := s.ClaimDueFeeds(ctx, "late", time.Minute, now.Add(30*time.Second), 10, nil); err != nil || len(got) != 0 {
+	if got, _, err := s.ClaimDueFeeds(ctx, "late", time.Minute, now.Add(30*time.Second), 10, nil, time.Time{}); err != nil || len(got) != 0 {
 		t.Fatalf("claimed %d held feeds (err %v)", len(got), err)
 	}
 	again := drain(t, s, 8, 40, now.Add(61*time.Second))
@@ -185,7 +186,7 @@ func TestClaimFeedRespectsOtherLease(t *testing.T) {
 	}
 	// The due feed claimed by id has left the due set: no other worker's
 	// due-feed claim can fetch it a second time meanwhile.
-	if got, _, err := s.ClaimDueFeeds(ctx, "c", time.Minute, now.Add(10*time.Second), 10, nil); err != nil || len(got) != 0 {
+	if got, _, err := s.ClaimDueFeeds(ctx, "c", time.Minute, now.Add(10*time.Second), 10, nil, time.Time{}); err != nil || len(got) != 0 {
 		t.Fatalf("ClaimDueFeeds handed out a feed claimed by id: %d feeds, %v", len(got), err)
 	}
 	if _, err := s.ClaimFeedForPoll(ctx, f.ID, "b", time.Minute, now.Add(61*time.Second)); err != nil {
@@ -286,7 +287,7 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a takes the two oldest due feeds: one of each host, and both hosts.
-	a, ah, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 2, nil)
+	a, ah, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 2, nil, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,18 +306,18 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 	}
 	held := []int64{a[0].ID, a[1].ID}
 	// b finds every remaining due feed behind a host a holds.
-	if b, _, err := s.ClaimDueFeeds(ctx, "b", time.Minute, now, 10, nil); err != nil || len(b) != 0 {
+	if b, _, err := s.ClaimDueFeeds(ctx, "b", time.Minute, now, 10, nil, time.Time{}); err != nil || len(b) != 0 {
 		t.Fatalf("b claimed %d feeds (%v) of hosts a holds", len(b), err)
 	}
 	// a may claim more of its hosts' feeds, but not the ones it holds.
-	more, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10, held)
+	more, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10, held, time.Time{})
 	if err != nil || len(more) != 4 {
 		t.Fatalf("a claimed %d more feeds (%v), want 4", len(more), err)
 	}
 	for _, f := range more {
 		held = append(held, f.ID)
 	}
-	if again, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10, held); err != nil || len(again) != 0 {
+	if again, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10, held, time.Time{}); err != nil || len(again) != 0 {
 		t.Fatalf("a was handed %d feeds (%v) it holds already", len(again), err)
 	}
 	// Only the holder may write: b holds nothing.
@@ -325,7 +326,7 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 	}
 	// After the leases ran out (a died), b takes the hosts and every feed.
 	later := now.Add(61 * time.Second)
-	b, _, err := s.ClaimDueFeeds(ctx, "b", time.Minute, later, 10, nil)
+	b, _, err := s.ClaimDueFeeds(ctx, "b", time.Minute, later, 10, nil, time.Time{})
 	if err != nil || len(b) != 6 {
 		t.Fatalf("b claimed %d feeds (%v) after a's leases ran out, want 6", len(b), err)
 	}
@@ -357,7 +358,7 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 	if err := s.ReleaseHosts(ctx, "b", []string{"h0.example", "h1.example"}); err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := s.ClaimDueFeeds(ctx, "c", time.Minute, later, 10, nil)
+	c, _, err := s.ClaimDueFeeds(ctx, "c", time.Minute, later, 10, nil, time.Time{})
 	if err != nil || len(c) != 5 {
 		t.Fatalf("c claimed %d feeds (%v) after b gave the hosts back, want 5", len(c), err)
 	}
@@ -372,6 +373,45 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 	}
 	if r, err := s.PingFeed(ctx, &c[0], later, 0); err != nil || r != store.PingScheduled {
 		t.Fatalf("ping of a free feed: %v %v, want scheduled", r, err)
+	}
+}
+
+// A claim with after takes only feeds due at or after it (a pass's later
+// claims start where the previous one ended); the older ones wait for a
+// claim without it.
+func TestClaimDueFeedsStartsAfter(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now)})
+	ctx := context.Background()
+	var feeds []store.Feed
+	for i := range 4 {
+		feeds = append(feeds, store.Feed{URL: fmt.Sprintf("https://example.com/feed/%d", i), State: store.FeedActive,
+			SubscriberCount: 1, NextPollAt: now.Add(-time.Duration(4-i) * time.Minute), CreatedAt: now, UpdatedAt: now})
+	}
+	if err := s.DB.Create(&feeds).Error; err != nil {
+		t.Fatal(err)
+	}
+	ids := func(fs []store.Feed) []int64 {
+		var out []int64
+		for _, f := range fs {
+			out = append(out, f.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	got, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10, nil, now.Add(-2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{feeds[2].ID, feeds[3].ID}; !slices.Equal(ids(got), want) {
+		t.Fatalf("claim after -2 min got feeds %v, want %v (due -2 and -1 min)", ids(got), want)
+	}
+	rest, _, err := s.ClaimDueFeeds(ctx, "a", time.Minute, now, 10, ids(got), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{feeds[0].ID, feeds[1].ID}; !slices.Equal(ids(rest), want) {
+		t.Fatalf("claim from the start got feeds %v, want %v", ids(rest), want)
 	}
 }
 
