@@ -266,14 +266,9 @@ func TestClaimDueFeedsLeasesHosts(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	s := storetest.OpenPostgres(t, storetest.Options{Clock: clock.NewFake(now)})
 	ctx := context.Background()
-	var feeds []store.Feed
-	for i := range 6 {
-		feeds = append(feeds, store.Feed{URL: fmt.Sprintf("https://H%d.Example./feed/%d", i%2, i), State: store.FeedActive,
-			SubscriberCount: 1, NextPollAt: now.Add(-time.Duration(i+1) * time.Minute), CreatedAt: now, UpdatedAt: now})
-	}
-	if err := s.DB.Create(&feeds).Error; err != nil {
-		t.Fatal(err)
-	}
+	createDueFeeds(t, s, now, 6, func(i int) (string, time.Duration) {
+		return fmt.Sprintf("https://H%d.Example./feed/%d", i%2, i), time.Duration(i+1) * time.Minute
+	})
 	hostsOf := func(fs []store.Feed) map[string]int {
 		m := map[string]int{}
 		for _, f := range fs {
@@ -383,14 +378,9 @@ func TestClaimDueFeedsStartsAfter(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now)})
 	ctx := context.Background()
-	var feeds []store.Feed
-	for i := range 4 {
-		feeds = append(feeds, store.Feed{URL: fmt.Sprintf("https://example.com/feed/%d", i), State: store.FeedActive,
-			SubscriberCount: 1, NextPollAt: now.Add(-time.Duration(4-i) * time.Minute), CreatedAt: now, UpdatedAt: now})
-	}
-	if err := s.DB.Create(&feeds).Error; err != nil {
-		t.Fatal(err)
-	}
+	feeds := createDueFeeds(t, s, now, 4, func(i int) (string, time.Duration) {
+		return fmt.Sprintf("https://example.com/feed/%d", i), time.Duration(4-i) * time.Minute
+	})
 	ids := func(fs []store.Feed) []int64 {
 		var out []int64
 		for _, f := range fs {
@@ -413,6 +403,22 @@ func TestClaimDueFeedsStartsAfter(t *testing.T) {
 	if want := []int64{feeds[0].ID, feeds[1].ID}; !slices.Equal(ids(rest), want) {
 		t.Fatalf("claim from the start got feeds %v, want %v", ids(rest), want)
 	}
+}
+
+// createDueFeeds stores n active feeds with one subscriber; feed i has the
+// URL and is overdue by the duration that spec(i) gives.
+func createDueFeeds(t *testing.T, s *store.Store, now time.Time, n int, spec func(i int) (string, time.Duration)) []store.Feed {
+	t.Helper()
+	feeds := make([]store.Feed, n)
+	for i := range feeds {
+		url, overdue := spec(i)
+		feeds[i] = store.Feed{URL: url, State: store.FeedActive, SubscriberCount: 1, NextPollAt: now.Add(-overdue),
+			CreatedAt: now, UpdatedAt: now}
+	}
+	if err := s.DB.Create(&feeds).Error; err != nil {
+		t.Fatal(err)
+	}
+	return feeds
 }
 
 // FillFeedHosts sets the host of rows stored before feeds.host existed.
