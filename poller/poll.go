@@ -83,7 +83,7 @@ type ReportItem struct {
 
 // polled is a finished poll waiting to be written.
 type polledFeed struct {
-	feed   store.Feed
+	feed   *store.Feed // the claimed row (shared with the claim's batch, not copied)
 	rec    store.PollRecord
 	rep    *Report
 	parsed *newitems.Feed
@@ -122,27 +122,27 @@ func pollWriteContext(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
 // giveBack returns a claimed feed without polling it.
-func (p *Poller) giveBack(ctx context.Context, f store.Feed, next time.Time, reason string) {
+func (p *Poller) giveBack(ctx context.Context, id int64, next time.Time, reason string) {
 	wctx, cancel := pollWriteContext(ctx)
 	defer cancel()
-	if _, err := p.st.DeferFeed(wctx, f.ID, p.cfg.Owner, next, reason); err != nil {
-		p.log.Warn("giving back a feed failed", "feed", f.ID, "err", err)
+	if _, err := p.st.DeferFeed(wctx, id, p.cfg.Owner, next, reason); err != nil {
+		p.log.Warn("giving back a feed failed", "feed", id, "err", err)
 		return
 	}
-	p.unhold(f.ID)
+	p.unhold(id)
 }
 
 // pollOne fetches claimed feed f and works out everything to write. It
 // returns nil (and has given the feed back) when no request was made.
-func (p *Poller) pollOne(ctx context.Context, f store.Feed, hostRow store.Host, trigger string) (*polledFeed, error) {
+func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host, trigger string) (*polledFeed, error) {
 	host := f.HostKey()
 	now := p.clk.Now()
 	if f.LeaseUntil != nil && now.Add(p.client.Config().Timeout+5*time.Second).After(*f.LeaseUntil) {
-		p.giveBack(ctx, f, now.Add(time.Minute), "")
+		p.giveBack(ctx, f.ID, now.Add(time.Minute), "")
 		return nil, nil
 	}
 	if until, why, ok := p.backedOff(host, hostRow); ok {
-		p.giveBack(ctx, f, p.afterBackoff(now, until), "host "+host+" backed off until "+until.UTC().Format(time.RFC3339)+": "+why)
+		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), "host "+host+" backed off until "+until.UTC().Format(time.RFC3339)+": "+why)
 		return nil, nil
 	}
 	release, err := p.acquireHost(ctx, f, host, now)
@@ -151,14 +151,14 @@ func (p *Poller) pollOne(ctx context.Context, f store.Feed, hostRow store.Host, 
 		if ctx.Err() == nil {
 			next = next.Add(time.Minute) // the host was busy for too long
 		}
-		p.giveBack(ctx, f, next, "")
+		p.giveBack(ctx, f.ID, next, "")
 		return nil, nil
 	}
 	// The host may have been backed off while we waited for a slot.
 	if until, why, ok := p.limiter.BackedOff(host); ok {
 		release()
 		now := p.clk.Now()
-		p.giveBack(ctx, f, p.afterBackoff(now, until), "host "+host+" backed off until "+until.UTC().Format(time.RFC3339)+": "+why)
+		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), "host "+host+" backed off until "+until.UTC().Format(time.RFC3339)+": "+why)
 		return nil, nil
 	}
 	resp, ferr := p.client.Fetch(ctx, fetcher.Request{
@@ -167,7 +167,7 @@ func (p *Poller) pollOne(ctx context.Context, f store.Feed, hostRow store.Host, 
 	})
 	release()
 	if fetcher.KindOf(ferr) == fetcher.KindCanceled || (ferr != nil && ctx.Err() != nil) {
-		p.giveBack(ctx, f, p.clk.Now(), "")
+		p.giveBack(ctx, f.ID, p.clk.Now(), "")
 		return nil, nil
 	}
 	return p.evaluate(ctx, f, hostRow, resp, ferr, trigger)
@@ -176,7 +176,7 @@ func (p *Poller) pollOne(ctx context.Context, f store.Feed, hostRow store.Host, 
 // acquireHost takes a request slot for f's host. Waiting for a slot of a
 // busy host must not outlast the lease: another process could then claim
 // the feed and fetch it too. (A free slot is taken without making a timer.)
-func (p *Poller) acquireHost(ctx context.Context, f store.Feed, host string, now time.Time) (func(), error) {
+func (p *Poller) acquireHost(ctx context.Context, f *store.Feed, host string, now time.Time) (func(), error) {
 	if ctx.Err() == nil {
 		if release, ok := p.limiter.TryAcquire(host); ok {
 			return release, nil
@@ -211,7 +211,7 @@ func (p *Poller) afterBackoff(now, until time.Time) time.Time {
 }
 
 // evaluate turns a fetch into the record to write.
-func (p *Poller) evaluate(ctx context.Context, f store.Feed, hostRow store.Host, resp *fetcher.Response, ferr error, trigger string) (*polledFeed, error) {
+func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host, resp *fetcher.Response, ferr error, trigger string) (*polledFeed, error) {
 	now := p.clk.Now()
 	pl := &polledFeed{feed: f, header: resp.Header, elapsed: resp.Elapsed}
 	rep := &Report{
@@ -288,9 +288,9 @@ func (p *Poller) evaluate(ctx context.Context, f store.Feed, hostRow store.Host,
 	if pl.parsed != nil {
 		rep.Title, rep.HubURL, rep.SelfURL = pl.parsed.Title, pl.parsed.HubURL, pl.parsed.SelfURL
 		st.Title, st.SiteURL = pl.parsed.Title, pl.parsed.SiteURL
-		items, deliver, err := p.selectItems(ctx, f, pl.parsed, now)
+		items, deliver, err := p.selectItems(ctx, *f, pl.parsed, now)
 		if err != nil {
-			p.giveBack(ctx, f, now.Add(time.Minute), "")
+			p.giveBack(ctx, f.ID, now.Add(time.Minute), "")
 			return nil, err
 		}
 		pl.rec.Items = items
@@ -312,7 +312,7 @@ func (p *Poller) evaluate(ctx context.Context, f store.Feed, hostRow store.Host,
 
 	hist := History{
 		ConsecutiveErrors: f.ConsecutiveErrors, FirstSeenAt: f.CreatedAt,
-		WebSubActive:    store.WebSubActive(&f, now),
+		WebSubActive:    store.WebSubActive(f, now),
 		HostMinInterval: time.Duration(hostRow.MinIntervalSeconds) * time.Second,
 	}
 	if f.ErrorsSince != nil {
@@ -361,10 +361,10 @@ func (p *Poller) evaluate(ctx context.Context, f store.Feed, hostRow store.Host,
 	// Gone, blacklisted: tell the subscribers.
 	switch {
 	case st.State == StateGone && f.State != store.FeedGone:
-		pl.rec.End = p.endNotice(f, pl.parsed, true)
+		pl.rec.End = p.endNotice(*f, pl.parsed, true)
 		pl.own = true
 	case st.State == StateBlacklisted && f.State != store.FeedBlacklisted:
-		pl.rec.End = p.endNotice(f, pl.parsed, false)
+		pl.rec.End = p.endNotice(*f, pl.parsed, false)
 		pl.own = true
 	}
 
@@ -377,7 +377,7 @@ func (p *Poller) evaluate(ctx context.Context, f store.Feed, hostRow store.Host,
 	pl.rec.Bytes = resp.WireBytes
 	pl.rec.ElapsedMS = int(resp.Elapsed.Milliseconds())
 	pl.rec.State = st
-	pl.rec.Fold = repeatsLastLine(f, res.Kind, lastError, resp, st, now)
+	pl.rec.Fold = repeatsLastLine(*f, res.Kind, lastError, resp, st, now)
 	if lastError != "" {
 		rep.Error = lastError
 	}
@@ -587,7 +587,7 @@ func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutco
 	}
 	rep.Emails, rep.DigestItems, rep.Notices = out.Emails, out.DigestItems, out.Notices
 	if p.cfg.AfterPoll != nil {
-		p.cfg.AfterPoll(ctx, PollEvent{Feed: pl.feed, Report: rep, Header: pl.header, Parsed: pl.parsed, Result: out})
+		p.cfg.AfterPoll(ctx, PollEvent{Feed: *pl.feed, Report: rep, Header: pl.header, Parsed: pl.parsed, Result: out})
 	}
 }
 
@@ -620,19 +620,19 @@ func (p *Poller) PollFeed(ctx context.Context, feedID int64, trigger string) (*R
 	host := f.HostKey()
 	rows, err := p.st.Hosts(ctx, []string{host})
 	if err != nil {
-		p.giveBack(ctx, *f, p.clk.Now(), "")
+		p.giveBack(ctx, f.ID, p.clk.Now(), "")
 		return nil, fmt.Errorf("poller: %w", err)
 	}
 	if until, why, ok := p.backedOff(host, rows[host]); ok {
 		now := p.clk.Now()
 		reason := "host " + host + " backed off until " + until.UTC().Format(time.RFC3339) + ": " + why
 		next := p.afterBackoff(now, until)
-		p.giveBack(ctx, *f, next, reason)
+		p.giveBack(ctx, f.ID, next, reason)
 		return &Report{FeedID: f.ID, Trigger: trigger, URL: f.URL, State: f.State, Reason: reason,
 			NextPollAt: next.UTC().Format(time.RFC3339), Error: reason,
 			NewItems: []ReportItem{}, Ignored: []ReportItem{}}, nil
 	}
-	pl, err := p.pollOne(ctx, *f, rows[host], trigger)
+	pl, err := p.pollOne(ctx, f, rows[host], trigger)
 	if err != nil {
 		return nil, fmt.Errorf("poll feed %d: %w", feedID, err)
 	}
@@ -689,7 +689,7 @@ func (p *Poller) Ingest(ctx context.Context, feedID int64, body []byte, contentT
 	if deliver > 0 {
 		st.LastNewItemAt = &now
 	}
-	pl := &polledFeed{feed: *f, rep: rep, parsed: parsed, kind: OK, rec: store.PollRecord{
+	pl := &polledFeed{feed: f, rep: rep, parsed: parsed, kind: OK, rec: store.PollRecord{
 		FeedID: f.ID, At: now, URL: f.URL, Status: http.StatusOK, Outcome: "pushed", Bytes: int64(len(body)),
 		Reason: "content pushed by the WebSub hub", Items: items, State: st, Push: true,
 	}}

@@ -412,7 +412,8 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 		if len(feeds) == 0 {
 			return n, nil
 		}
-		for _, f := range feeds {
+		for i := range feeds {
+			f := &feeds[i]
 			if f.NextPollAt.After(after) {
 				after = f.NextPollAt
 			}
@@ -508,7 +509,7 @@ func (p *Poller) endPass(ctx context.Context) error {
 
 // claimedFeed is one feed a worker is to poll, with its host's row.
 type claimedFeed struct {
-	feed store.Feed
+	feed *store.Feed // in the claim's batch
 	host store.Host
 }
 
