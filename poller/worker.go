@@ -46,6 +46,11 @@ import (
 //     never outlives its lease, so no other process can claim the feed while
 //     it runs. (Only a host answering slower than about 0.6 s with most of a
 //     batch's feeds makes its last ones wait that long.)
+//   - A pass's claims each start where the previous one ended (by
+//     next_poll_at; store.ClaimDueFeeds' after), so they do not scan again
+//     over the feeds the pass has claimed or written. A feed the pass
+//     passed over because another process held its host is taken by the
+//     next pass (Run starts one at once after a pass that polled anything).
 //   - On Postgres a claim leases each feed together with its host (see
 //     store.ClaimDueFeeds): one process at a time polls a host, so the
 //     limit of MaxPerHost requests in flight holds for the publisher however
