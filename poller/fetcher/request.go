@@ -140,6 +140,12 @@ func BuildRequest(ctx context.Context, cfg Config, r Request) (*http.Request, er
 	h.Set("User-Agent", UserAgent(cfg.BaseURL, r.Subscribers))
 	h.Set("Accept", Accept)
 	h.Set("Accept-Encoding", AcceptEncoding)
+	if u.User != nil {
+		// Credentials in the URL go as Basic auth, as net/http's Client
+		// sends them (the fetcher uses the Transport, which does not).
+		pw, _ := u.User.Password()
+		req.SetBasicAuth(u.User.Username(), pw)
+	}
 	vurl := r.ValidatorURL
 	if vurl == "" {
 		vurl = r.URL

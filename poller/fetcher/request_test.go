@@ -46,6 +46,8 @@ func TestBuildRequest(t *testing.T) {
 		wantURL string
 		wantINM string
 		wantIMS string
+		// wantAuth is the Authorization header (credentials in the URL).
+		wantAuth string
 	}{
 		{
 			name:    "validators for the same URL",
@@ -83,6 +85,14 @@ func TestBuildRequest(t *testing.T) {
 			wantURL: "https://Blog.Example/feed.xml", wantINM: `"e"`,
 		},
 		{
+			// As net/http's Client did: the fetcher makes requests with the
+			// Transport, so it sends them itself.
+			name:     "credentials in the URL go as Basic auth",
+			r:        Request{URL: "https://reader:s3cret@blog.example/private.xml"},
+			wantURL:  "https://reader:s3cret@blog.example/private.xml",
+			wantAuth: "Basic cmVhZGVyOnMzY3JldA==",
+		},
+		{
 			name:    "query is kept as is, nothing added",
 			r:       Request{URL: "http://blog.example/?feed=rss2&x=%20y"},
 			wantURL: "http://blog.example/?feed=rss2&x=%20y",
@@ -107,6 +117,9 @@ func TestBuildRequest(t *testing.T) {
 			}
 			if tt.wantIMS != "" {
 				want["If-Modified-Since"] = []string{tt.wantIMS}
+			}
+			if tt.wantAuth != "" {
+				want["Authorization"] = []string{tt.wantAuth}
 			}
 			if len(req.Header) != len(want) {
 				t.Errorf("headers %v, want %v", req.Header, want)
