@@ -328,7 +328,10 @@ func (e *env) bare(ctx context.Context, label string, reqs []bareReq) (map[int]i
 					mu.Unlock()
 					return
 				}
+				// The poller's request headers, but Accept-Encoding: net/http
+				// asks for gzip itself and decompresses, as the poller does.
 				r.Header.Set("User-Agent", ua)
+				r.Header.Set("Accept", fetcher.Accept)
 				if reqs[i].etag != "" {
 					r.Header.Set("If-None-Match", reqs[i].etag)
 				}
