@@ -470,7 +470,7 @@ func (p *Poller) claim(ctx context.Context, now time.Time, want int, after time.
 	if hosts == nil { // SQLite: the claim leased feeds, not hosts
 		return feeds, p.hostRows(ctx, feeds), nil
 	}
-	return feeds, p.mirrorHostRows(hosts), nil
+	return feeds, hostsByName(hosts), nil
 }
 
 // unhold forgets a held feed once its poll is written or it was given back.
@@ -518,9 +518,10 @@ type claimedFeed struct {
 	host store.Host
 }
 
-// hostRows loads the hosts rows of a batch's hosts (one query) and mirrors
-// any running back-off into the in-memory limiter. A failure is logged: the
-// batch then goes ahead with what this process knows.
+// hostRows loads the hosts rows of a batch's hosts (one query). A failure
+// is logged: the batch then goes ahead with what this process knows. (A
+// running back-off in a row reaches the limiter when a feed of that host
+// comes up: see backedOff.)
 func (p *Poller) hostRows(ctx context.Context, feeds []store.Feed) map[string]store.Host {
 	seen := make(map[string]bool)
 	var names []string
@@ -535,27 +536,14 @@ func (p *Poller) hostRows(ctx context.Context, feeds []store.Feed) map[string]st
 		p.log.Warn("reading host limits failed", "err", err)
 		return nil
 	}
-	p.mirrorBackOffs(rows)
 	return rows
 }
 
-// mirrorHostRows indexes the host rows a Postgres claim returned by name
-// and mirrors their back-offs into the limiter.
-func (p *Poller) mirrorHostRows(hosts []store.Host) map[string]store.Host {
+// hostsByName indexes the host rows a Postgres claim returned by name.
+func hostsByName(hosts []store.Host) map[string]store.Host {
 	rows := make(map[string]store.Host, len(hosts))
 	for _, h := range hosts {
 		rows[h.Host] = h
 	}
-	p.mirrorBackOffs(rows)
 	return rows
-}
-
-// mirrorBackOffs makes the limiter keep any running back-off of rows.
-func (p *Poller) mirrorBackOffs(rows map[string]store.Host) {
-	now := p.clk.Now()
-	for name, h := range rows {
-		if h.BackoffUntil != nil && h.BackoffUntil.After(now) {
-			p.limiter.BackOff(name, *h.BackoffUntil, h.BackoffReason)
-		}
-	}
 }
