@@ -142,7 +142,7 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 		return nil, nil
 	}
 	if until, why, ok := p.backedOff(host, hostRow); ok {
-		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), "host "+host+" backed off until "+until.UTC().Format(time.RFC3339)+": "+why)
+		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), backedOffReason(host, until, why))
 		return nil, nil
 	}
 	release, err := p.acquireHost(ctx, f, host, now)
@@ -158,7 +158,7 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 	if until, why, ok := p.limiter.BackedOff(host); ok {
 		release()
 		now := p.clk.Now()
-		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), "host "+host+" backed off until "+until.UTC().Format(time.RFC3339)+": "+why)
+		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), backedOffReason(host, until, why))
 		return nil, nil
 	}
 	resp, ferr := p.client.Fetch(ctx, fetcher.Request{
@@ -201,6 +201,12 @@ func (p *Poller) backedOff(host string, row store.Host) (time.Time, string, bool
 		return *row.BackoffUntil, row.BackoffReason, true
 	}
 	return time.Time{}, "", false
+}
+
+// backedOffReason is the poll reason of a feed given back because its host
+// is backed off until until, for why.
+func backedOffReason(host string, until time.Time, why string) string {
+	return "host " + host + " backed off until " + until.UTC().Format(time.RFC3339) + ": " + why
 }
 
 // afterBackoff is when a feed of a backed-off host is due: the end of the
@@ -377,7 +383,7 @@ func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host
 	pl.rec.Bytes = resp.WireBytes
 	pl.rec.ElapsedMS = int(resp.Elapsed.Milliseconds())
 	pl.rec.State = st
-	pl.rec.Fold = repeatsLastLine(*f, res.Kind, lastError, resp, st, now)
+	pl.rec.Fold = repeatsLastLine(f, res.Kind, lastError, resp, &st, now)
 	if lastError != "" {
 		rep.Error = lastError
 	}
@@ -402,7 +408,7 @@ const LogRunMax = 24 * time.Hour
 // store.PollRecord.Fold allows: a 304 leaves the body, its hash, the items'
 // dates and the title alone, and with no error before or now the error
 // streak is empty on both sides (checked too, as Fold promises it).
-func repeatsLastLine(f store.Feed, kind OutcomeKind, lastError string, resp *fetcher.Response, st store.FeedState, now time.Time) bool {
+func repeatsLastLine(f *store.Feed, kind OutcomeKind, lastError string, resp *fetcher.Response, st *store.FeedState, now time.Time) bool {
 	return kind == NotModified && lastError == "" && f.LastStatus == http.StatusNotModified && f.LastError == "" &&
 		len(resp.Redirects) == 0 && st.State == f.State && st.URL == "" &&
 		f.ConsecutiveErrors == 0 && f.ErrorsSince == nil && st.ConsecutiveErrors == 0 && st.ErrorsSince == nil &&
@@ -625,7 +631,7 @@ func (p *Poller) PollFeed(ctx context.Context, feedID int64, trigger string) (*R
 	}
 	if until, why, ok := p.backedOff(host, rows[host]); ok {
 		now := p.clk.Now()
-		reason := "host " + host + " backed off until " + until.UTC().Format(time.RFC3339) + ": " + why
+		reason := backedOffReason(host, until, why)
 		next := p.afterBackoff(now, until)
 		p.giveBack(ctx, f.ID, next, reason)
 		return &Report{FeedID: f.ID, Trigger: trigger, URL: f.URL, State: f.State, Reason: reason,

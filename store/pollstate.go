@@ -817,8 +817,10 @@ var psLogCols = append([]psCol{{"id", "bigint"}, {"new_items", "integer"}}, psQu
 var psQuietCols = append(append([]psCol(nil), psStateCols...), psQuietLogCols...)
 
 // psWriteQuiet writes the quiet records recs[part...] (see
-// PollRecord.quiet) with ONE statement: the state of each feed whose lease
-// owner still holds, and a poll_log row for each of those. It returns the
+// PollRecord.quiet): the folded ones with psWriteFolded, the others with ONE
+// statement: the state of each feed whose lease owner still holds, and a
+// poll_log row for each of those (none of them folded, so each gets its
+// line; the v.fold column psStateSet reads is false). It returns the
 // ids of the feeds written; the others' leases were lost and nothing of
 // theirs was written. No SELECT … FOR UPDATE is needed first: the UPDATE
 // itself is guarded by heldBy, and with nothing else to write there is
@@ -852,7 +854,7 @@ func (s *Store) psWriteQuiet(ctx context.Context, c gorm.ConnPool, owner string,
 		sql("\n  FROM v WHERE feeds.id = v.id AND ").heldBy(owner, now).sql(` RETURNING feeds.id, feeds.log_seq),
 l AS (INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason, seq)
   SELECT v.id, v.log_at, v.log_url, v.log_status, v.log_outcome, v.log_conditional, v.log_bytes, v.log_elapsed_ms, 0, v.log_reason, u.log_seq
-  FROM v JOIN u ON u.id = v.id WHERE NOT v.fold)
+  FROM v JOIN u ON u.id = v.id)
 SELECT id FROM u`)
 	if err := psReadHeld(ctx, c, q, held); err != nil {
 		return nil, fmt.Errorf("write feed state and poll log: %w", err)
