@@ -97,7 +97,11 @@ type polledFeed struct {
 
 // pollClaimed polls one feed claimed by PollDue and hands the result to w.
 func (p *Poller) pollClaimed(ctx context.Context, j claimedFeed, w *pollWriter) {
-	pl, err := p.pollOne(ctx, j.feed, j.host, "due")
+	var host store.Host
+	if j.host != nil {
+		host = *j.host
+	}
+	pl, err := p.pollOne(ctx, j.feed, host, "due")
 	if err != nil {
 		p.log.Warn("poll failed", "feed", j.feed.ID, "url", j.feed.URL, "err", err)
 		return
