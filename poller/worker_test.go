@@ -115,3 +115,73 @@ func TestAtMostTwoRequestsInFlightPerHost(t *testing.T) {
 		t.Fatalf("%d polls recorded", n)
 	}
 }
+
+// TestFeedsWaitingPastTheirLeaseAreGivenBack: a claim holds more feeds of
+// one slow host than its two request slots can fetch within the lease. The
+// feeds that could not start in time are given back, due a minute later and
+// no longer leased, rather than fetched after the lease allows (no fetch may
+// outlive its lease: another process could claim the feed meanwhile). Real
+// time: the lease budget is measured against the waiting for slots.
+func TestFeedsWaitingPastTheirLeaseAreGivenBack(t *testing.T) {
+	const (
+		feeds   = 20
+		latency = 500 * time.Millisecond
+		timeout = time.Second
+		lease   = 8 * time.Second
+		// A fetch may start while its lease has more than a timeout and 5 s
+		// of safety left: at most 2 s after the claim.
+		budget = lease - timeout - 5*time.Second
+	)
+	clk := clock.Real{}
+	s := wkOpen(t, clk)
+	fm := wkFarm(t, clk)
+	srv := httptest.NewServer(fm)
+	t.Cleanup(srv.Close)
+	var urls []string
+	var farmIDs []int
+	for range feeds {
+		ff := fm.AddFeed(farm.Spec{ETag: farm.ETagStrong, Latency: latency})
+		urls, farmIDs = append(urls, srv.URL+ff.Path()), append(farmIDs, ff.ID())
+	}
+	followed := wkBulkFollow(t, s, urls, nil, clk.Now())
+	p := wkPoller(t, s, clk, "w", func(c *poller.Config) {
+		c.Concurrency = 8
+		c.Lease = lease
+		c.Fetch.Timeout = timeout
+	})
+	start := time.Now()
+	if n, err := p.PollDue(context.Background()); err != nil || n != feeds {
+		t.Fatalf("pass: %d %v", n, err)
+	}
+	end := time.Now()
+
+	fetched := map[int]int{}
+	for _, r := range fm.Requests() {
+		fetched[r.FeedID]++
+		if late := r.Time.Sub(start); late > budget+700*time.Millisecond {
+			t.Errorf("feed %d fetched %v after the pass began; the lease allowed %v", r.FeedID, late, budget)
+		}
+	}
+	given := 0
+	for i, f := range followed {
+		got := wkFeed(t, s, f.ID)
+		if got.LeaseOwner != "" {
+			t.Errorf("feed %d still leased to %q after the pass", i, got.LeaseOwner)
+		}
+		switch fetched[farmIDs[i]] {
+		case 0:
+			given++
+			if got.NextPollAt.Before(start.Add(time.Minute-time.Second)) || got.NextPollAt.After(end.Add(time.Minute+time.Second)) {
+				t.Errorf("given-back feed %d due at %v, want a minute after the pass (%v – %v)", i, got.NextPollAt, start, end)
+			}
+		case 1:
+		default:
+			t.Errorf("feed %d fetched %d times", i, fetched[farmIDs[i]])
+		}
+	}
+	// 2 slots × 2 s / 0.5 s: about 8 fetched, the rest given back.
+	t.Logf("%d fetched, %d given back", len(fetched), given)
+	if len(fetched) < 4 || given < 6 {
+		t.Fatalf("%d feeds fetched and %d given back; want some of each", len(fetched), given)
+	}
+}
