@@ -408,16 +408,12 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 		if len(feeds) == 0 {
 			return n, nil
 		}
-		rows := make(map[string]*store.Host, len(hosts))
-		for name, h := range hosts {
-			rows[name] = &h
-		}
 		for i := range feeds {
 			f := &feeds[i]
 			if f.NextPollAt.After(after) {
 				after = f.NextPollAt
 			}
-			jobs <- claimedFeed{feed: f, host: rows[f.HostKey()]}
+			jobs <- claimedFeed{feed: f, host: hosts[f.HostKey()]}
 		}
 		n += len(feeds)
 		if len(feeds) < want {
@@ -432,7 +428,7 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 // claim claims up to want feeds due at now (store.ClaimDueFeeds), passing
 // the feeds this poller holds already, and records the claimed feeds as held
 // and their hosts as leased.
-func (p *Poller) claim(ctx context.Context, now time.Time, want int, after time.Time) ([]store.Feed, map[string]store.Host, error) {
+func (p *Poller) claim(ctx context.Context, now time.Time, want int, after time.Time) ([]store.Feed, map[string]*store.Host, error) {
 	p.cmu.Lock()
 	defer p.cmu.Unlock()
 	clk := p.clk.Now()
@@ -463,7 +459,7 @@ func (p *Poller) claim(ctx context.Context, now time.Time, want int, after time.
 		return feeds, nil, err
 	}
 	if hosts == nil { // SQLite: the claim leased feeds, not hosts
-		return feeds, p.hostRows(ctx, feeds), nil
+		hosts = p.hostRows(ctx, feeds)
 	}
 	return feeds, hostsByName(hosts), nil
 }
@@ -562,7 +558,7 @@ func (s *slots) put(n int) {
 // is logged: the batch then goes ahead with what this process knows. (A
 // running back-off in a row reaches the limiter when a feed of that host
 // comes up: see backedOff.)
-func (p *Poller) hostRows(ctx context.Context, feeds []store.Feed) map[string]store.Host {
+func (p *Poller) hostRows(ctx context.Context, feeds []store.Feed) []store.Host {
 	seen := make(map[string]bool)
 	var names []string
 	for _, f := range feeds {
@@ -576,14 +572,19 @@ func (p *Poller) hostRows(ctx context.Context, feeds []store.Feed) map[string]st
 		p.log.Warn("reading host limits failed", "err", err)
 		return nil
 	}
-	return rows
+	out := make([]store.Host, 0, len(rows))
+	for _, h := range rows {
+		out = append(out, h)
+	}
+	return out
 }
 
-// hostsByName indexes the host rows a Postgres claim returned by name.
-func hostsByName(hosts []store.Host) map[string]store.Host {
-	rows := make(map[string]store.Host, len(hosts))
-	for _, h := range hosts {
-		rows[h.Host] = h
+// hostsByName indexes a claim's host rows by name; the claimed feeds of a
+// host share its row.
+func hostsByName(hosts []store.Host) map[string]*store.Host {
+	rows := make(map[string]*store.Host, len(hosts))
+	for i := range hosts {
+		rows[hosts[i].Host] = &hosts[i]
 	}
 	return rows
 }
