@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // Set creates the digest name of userID with the schedule spec in zone, or

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
 	"github.com/feedmail/feedmail/digest"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
 // seedBench fills a fresh Postgres schema with nDigests people, each with

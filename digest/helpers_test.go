@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
 	"github.com/feedmail/feedmail/digest"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
 // env is one test database with a fake clock and a digest worker on it.

@@ -15,10 +15,10 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/wneessen/go-mail"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/links"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/mailer"
-	"github.com/feedmail/feedmail/store"
 )
 
 // Rendering defaults.

@@ -16,10 +16,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/feedmail/feedmail/digest"
-	"github.com/feedmail/feedmail/links"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/mailer"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/token"
 )
 
 // parsed is a rendered message: its headers and its two parts.

@@ -44,9 +44,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/metrics"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // Worker defaults.

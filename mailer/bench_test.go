@@ -11,7 +11,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
-	"github.com/feedmail/feedmail/smtptest"
+	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 )
 
 // benchHTML is a ~5 KB blog post: paragraphs, relative links and images,

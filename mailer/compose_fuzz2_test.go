@@ -10,7 +10,7 @@ import (
 
 	"github.com/mmcdole/gofeed"
 
-	"github.com/feedmail/feedmail/testutil"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 // fuzzHeaderLine is a well-formed header line: a field name and ": ", or a

@@ -13,7 +13,7 @@ import (
 	"github.com/mmcdole/gofeed"
 	nethtml "golang.org/x/net/html"
 
-	"github.com/feedmail/feedmail/testutil"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 // dangerousInput spots feed content that tries something, so the corpus

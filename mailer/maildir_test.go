@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/wneessen/go-mail"
 )
 

@@ -15,10 +15,10 @@ import (
 	"github.com/wneessen/go-mail"
 
 	"github.com/feedmail/feedmail/billing"
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/links"
-	"github.com/feedmail/feedmail/metrics"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // The outbox worker.

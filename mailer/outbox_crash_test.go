@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/smtptest"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
-	"github.com/feedmail/feedmail/testutil"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/smtptest"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 // TestOutboxCrashAtEachStep kills a worker at each step of a pass and lets

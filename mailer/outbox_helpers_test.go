@@ -11,13 +11,13 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/wneessen/go-mail"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/links"
-	"github.com/feedmail/feedmail/metrics"
-	"github.com/feedmail/feedmail/smtptest"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
-	"github.com/feedmail/feedmail/token"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/smtptest"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
+	"github.com/feedmail/feedmail/internal/token"
 )
 
 // t0 is where the fake clocks of these tests start.

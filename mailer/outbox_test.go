@@ -15,8 +15,8 @@ import (
 	"github.com/wneessen/go-mail"
 
 	"github.com/feedmail/feedmail/billing"
-	"github.com/feedmail/feedmail/smtptest"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 )
 
 func TestOutboxSendsInstantEmails(t *testing.T) {

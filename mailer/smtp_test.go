@@ -12,8 +12,8 @@ import (
 	"github.com/wneessen/go-mail"
 	"golang.org/x/time/rate"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/smtptest"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 )
 
 func startSMTP(t testing.TB, opts smtptest.Options) *smtptest.Server {

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/wneessen/go-mail"
 	"golang.org/x/time/rate"
 )

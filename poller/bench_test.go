@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/farm"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
 	"github.com/feedmail/feedmail/poller"
-	"github.com/feedmail/feedmail/poller/fetcher"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
 )
 
 // Benchmarks on Postgres (FEEDMAIL_TEST_POSTGRES_URL) against the farm on

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/poller/fetcher"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // repeatsLastLine decides which polls are folded, and a folded poll is

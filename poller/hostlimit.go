@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/internal/clock"
 )
 
 // MaxInFlightPerHost is how many requests feedmail keeps in flight to one

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
+	"github.com/feedmail/feedmail/internal/clock"
 )
 
 // waitingLimiter returns a limiter whose Acquire calls announce on the

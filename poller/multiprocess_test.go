@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/farm"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
 	"github.com/feedmail/feedmail/poller"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
 )
 
 // Three pollers, each with its own Store (its own connection pool, as three

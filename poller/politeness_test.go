@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/farm"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/poller"
-	"github.com/feedmail/feedmail/store"
 )
 
 // simCat is one kind of feed in the politeness simulation.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/feedmail/feedmail/newitems"
-	"github.com/feedmail/feedmail/poller/fetcher"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/newitems"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // ErrBusy is returned by PollFeed when another worker holds the feed's lease

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // pollWriter batches finished polls into few transactions

@@ -11,13 +11,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/farm"
-	"github.com/feedmail/feedmail/metrics"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 	"github.com/feedmail/feedmail/poller"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
-	"github.com/feedmail/feedmail/testutil"
 )
 
 func TestGoneEndsSubscriptionsAndStopsPolling(t *testing.T) {

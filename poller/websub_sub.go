@@ -15,11 +15,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/metrics"
-	"github.com/feedmail/feedmail/poller/fetcher"
-	"github.com/feedmail/feedmail/poller/websub"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/websub"
 )
 
 // Timings of the WebSub subscriber. The spec gives renewal at half the lease

@@ -14,18 +14,18 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/config"
-	"github.com/feedmail/feedmail/farm"
-	"github.com/feedmail/feedmail/links"
-	"github.com/feedmail/feedmail/metrics"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/config"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
+	"github.com/feedmail/feedmail/internal/testkit/websubtest"
+	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/poller"
-	"github.com/feedmail/feedmail/poller/fetcher"
-	"github.com/feedmail/feedmail/poller/websub/websubtest"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
-	"github.com/feedmail/feedmail/token"
-	"github.com/feedmail/feedmail/web"
 )
 
 var subT0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)

@@ -12,12 +12,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/links"
-	"github.com/feedmail/feedmail/metrics"
-	"github.com/feedmail/feedmail/newitems"
-	"github.com/feedmail/feedmail/poller/fetcher"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/newitems"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // The worker.

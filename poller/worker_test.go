@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/farm"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/poller"
-	"github.com/feedmail/feedmail/store"
 )
 
 // A feed's life through PollDue: the first poll records everything as seen

@@ -27,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/farm"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
 )
 
 func main() {

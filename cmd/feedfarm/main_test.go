@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/testutil"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 func TestRun(t *testing.T) {

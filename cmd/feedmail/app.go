@@ -12,11 +12,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/config"
-	"github.com/feedmail/feedmail/metrics"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/token"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/config"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/token"
 )
 
 // app is what every subcommand shares: configuration, logger, and the store

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/billing"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // creditsUsage lists the credits subcommands.

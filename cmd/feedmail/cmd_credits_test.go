@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
 // cliFor runs the feedmail command in-process against dsn.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // digestUsage lists the digest subcommands.

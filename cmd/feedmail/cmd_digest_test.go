@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/store/storetest"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
 func TestDigestCommands(t *testing.T) {

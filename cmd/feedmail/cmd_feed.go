@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 const feedStatusUsage = "URL"

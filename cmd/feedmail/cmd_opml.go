@@ -11,11 +11,11 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/feedmail/feedmail/links"
-	"github.com/feedmail/feedmail/opml"
-	"github.com/feedmail/feedmail/poller/fetcher"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/web"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/opml"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/web"
 )
 
 const (

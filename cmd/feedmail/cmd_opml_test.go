@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/farm"
-	"github.com/feedmail/feedmail/opml"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/opml"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
 )
 
 func TestImportExportOPML(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/farm"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
 )
 
 // pollCLI runs the feedmail command in-process on a temporary SQLite file,

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/feedmail/feedmail/web"
+	"github.com/feedmail/feedmail/internal/web"
 )
 
 // role sets up a background worker (it may add routes to srv) and returns the

@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/feedmail/feedmail/links"
-	"github.com/feedmail/feedmail/store"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed]"

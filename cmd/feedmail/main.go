@@ -45,7 +45,6 @@ func commands() map[string]command {
 		"poll":        {pollUsage, "poll one feed now (added if new, followed or not); JSON report", cmdPoll},
 		"feed status": {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus},
 		"feed host":   {feedHostUsage, "show or set a host's minimum poll interval and back-off (JSON)", cmdFeedHost},
-		"bench":       {benchUsage, "benchmark scenarios (poll passes, fan-out, outbox to SMTP, digests) against the configured database; table or JSON", cmdBench},
 		// more commands register here
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/feedmail/feedmail/billing"
-	"github.com/feedmail/feedmail/web"
+	"github.com/feedmail/feedmail/internal/web"
 )
 
 // mountCredits serves the credits page, checkout and the Stripe webhook.

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/feedmail/feedmail/links"
-	"github.com/feedmail/feedmail/newitems"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/newitems"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/poller"
-	"github.com/feedmail/feedmail/poller/fetcher"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/web"
 )
 
 // newWebSubManager builds the WebSub subscriber for this process: hub

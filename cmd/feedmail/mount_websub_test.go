@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/clock"
-	"github.com/feedmail/feedmail/farm"
-	"github.com/feedmail/feedmail/poller/websub/websubtest"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/testutil"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
+	"github.com/feedmail/feedmail/internal/testkit/websubtest"
 )
 
 // TestServeWebSubAndPings runs `feedmail serve` with the web and poller

@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/mailer"
-	"github.com/feedmail/feedmail/web"
 )
 
 // roleDigest runs the digest worker: at each digest's slot it assembles the

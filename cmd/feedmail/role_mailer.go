@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/feedmail/feedmail/links"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/mailer"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/web"
 )
 
 // renderEnv is what an outbox renderer registered below is built from.

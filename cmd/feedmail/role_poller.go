@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/feedmail/feedmail/links"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/poller"
-	"github.com/feedmail/feedmail/poller/fetcher"
-	"github.com/feedmail/feedmail/store"
-	"github.com/feedmail/feedmail/web"
 )
 
 // newPoller builds a poller for this process on s. part names its use

@@ -1,0 +1,84 @@
+// Package links builds the URLs feedmail puts in emails and pages. Every link
+// that acts for a person carries an HMAC-signed token (package token), never a
+// raw id.
+package links
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/token"
+)
+
+// How long each kind of link works.
+const (
+	ConfirmTTL = 7 * 24 * time.Hour  // confirmation emails
+	AccountTTL = 60 * 24 * time.Hour // "manage" links in every email
+	SignInTTL  = 24 * time.Hour      // "email me a sign-in link"
+	// Unsubscribe links never expire: RFC 8058 one-click must work from old mail.
+)
+
+// Links makes absolute URLs under Base.
+type Links struct {
+	Base   string // FEEDMAIL_BASE_URL, no trailing slash
+	Tokens *token.Signer
+	Domain string // mail domain, for mailto: unsubscribe addresses
+}
+
+// New returns a Links for base, signer and the sender address's domain.
+func New(base string, t *token.Signer, from string) Links {
+	d := from
+	if i := strings.LastIndexByte(from, '@'); i >= 0 {
+		d = from[i+1:]
+	}
+	return Links{Base: strings.TrimRight(base, "/"), Tokens: t, Domain: d}
+}
+
+// Confirm is the page that confirms subscription subID (GET shows, POST confirms).
+func (l Links) Confirm(subID int64, now time.Time) string {
+	return l.Base + "/confirm/" + l.Tokens.Sign(token.Confirm, subID, now.Add(ConfirmTTL))
+}
+
+// Unsubscribe ends subscription subID (GET shows, POST is RFC 8058 one-click).
+func (l Links) Unsubscribe(subID int64) string {
+	return l.Base + "/unsubscribe/" + l.Tokens.Sign(token.Unsubscribe, subID, time.Time{})
+}
+
+// DigestUnsubscribe ends every subscription delivered into digest digestID.
+func (l Links) DigestUnsubscribe(digestID int64) string {
+	return l.Base + "/unsubscribe/" + l.Tokens.Sign(token.DigestUnsubscribe, digestID, time.Time{})
+}
+
+// UnsubscribeMailto is the mailto: form for List-Unsubscribe.
+func (l Links) UnsubscribeMailto(subID int64) string {
+	return "mailto:unsubscribe@" + l.Domain + "?subject=unsubscribe%20" + l.Tokens.Sign(token.Unsubscribe, subID, time.Time{})
+}
+
+// DigestUnsubscribeMailto is the mailto: form for a digest's List-Unsubscribe.
+func (l Links) DigestUnsubscribeMailto(digestID int64) string {
+	return "mailto:unsubscribe@" + l.Domain + "?subject=unsubscribe%20" + l.Tokens.Sign(token.DigestUnsubscribe, digestID, time.Time{})
+}
+
+// Account is the magic link to a person's account page.
+func (l Links) Account(userID int64, now time.Time) string {
+	return l.Base + "/account/" + l.Tokens.Sign(token.Account, userID, now.Add(AccountTTL))
+}
+
+// SignIn is a short-lived account link sent on request.
+func (l Links) SignIn(userID int64, now time.Time) string {
+	return l.Base + "/account/" + l.Tokens.Sign(token.Account, userID, now.Add(SignInTTL))
+}
+
+// Status is the public status page of a feed.
+func (l Links) Status(feedURL string) string {
+	return l.Base + "/feeds/status?url=" + url.QueryEscape(feedURL)
+}
+
+// Credits is the page to buy credits.
+func (l Links) Credits() string { return l.Base + "/credits" }
+
+// WebSubCallback is the callback URL for feed feedID's WebSub subscription.
+func (l Links) WebSubCallback(feedID int64) string {
+	return l.Base + "/websub/" + l.Tokens.Sign(token.WebSub, feedID, time.Time{})
+}

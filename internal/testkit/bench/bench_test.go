@@ -1,0 +1,144 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/testkit/bench"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
+)
+
+// benchURL is the database kind of this run, as the bench takes it: a
+// Postgres server URL, or any sqlite:// URL (the bench makes its own file).
+func benchURL() string {
+	u := storetest.URL()
+	if strings.HasPrefix(u, "postgres") {
+		return u
+	}
+	return "sqlite://./feedmail.db"
+}
+
+// TestEveryScenarioTiny runs every scenario small on the run's database and
+// checks the report: a row per scenario, in order, with sane numbers, and a
+// table that shows them all.
+func TestEveryScenarioTiny(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var progress []string
+	rep, err := bench.Run(ctx, bench.Config{
+		DatabaseURL: benchURL(), Feeds: 50, Items: 5, Subscribers: 40, Digests: 30, Hosts: 3,
+		Progress: func(s string) { progress = append(progress, s) },
+	})
+	if err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	if len(rep.Rows) != len(bench.All()) {
+		t.Fatalf("%d rows, want %d: %+v", len(rep.Rows), len(bench.All()), rep.Rows)
+	}
+	want := map[string]int{
+		bench.Cold: 50, bench.Warm: 50, bench.Changed: 50, bench.FanOut: 40,
+		bench.Outbox: 40 + 5, // the fan-out's emails and the changed pass's
+		bench.Digest: 30,
+	}
+	for i, row := range rep.Rows {
+		if row.Scenario != bench.All()[i] {
+			t.Errorf("row %d is %q, want %q", i, row.Scenario, bench.All()[i])
+		}
+		if row.Count != want[row.Scenario] {
+			t.Errorf("%s: count %d, want %d", row.Scenario, row.Count, want[row.Scenario])
+		}
+		if row.Elapsed <= 0 || row.Rate <= 0 || row.Trips <= 0 || row.TripsPer <= 0 || row.PeakRSS <= 0 {
+			t.Errorf("%s: elapsed %v, rate %v, trips %d (%v per unit), peak RSS %d: want all > 0",
+				row.Scenario, row.Elapsed, row.Rate, row.Trips, row.TripsPer, row.PeakRSS)
+		}
+		hasBase := row.Scenario != bench.FanOut && row.Scenario != bench.Digest
+		if hasBase != (row.Baseline != nil) {
+			t.Errorf("%s: baseline %+v, want one: %v", row.Scenario, row.Baseline, hasBase)
+		}
+		if row.Baseline != nil && (row.Baseline.Rate <= 0 || row.Ratio <= 0) {
+			t.Errorf("%s: baseline %+v, ratio %v", row.Scenario, row.Baseline, row.Ratio)
+		}
+	}
+	if rep.Machine.CPUs < 1 || rep.Machine.Database == "" || rep.Machine.GoVersion == "" {
+		t.Errorf("machine %+v", rep.Machine)
+	}
+
+	var tab bytes.Buffer
+	if err := rep.WriteTable(&tab); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", tab.String())
+	for _, name := range bench.All() {
+		if !regexp.MustCompile(`(?m)^\s*` + name + `\s+\d+ \w+\s+[\d.]+ m?s\s`).MatchString(tab.String()) {
+			t.Errorf("the table has no row for %s", name)
+		}
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back bench.Report
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Rows) != len(rep.Rows) {
+		t.Errorf("JSON round trip: %v, %d rows", err, len(back.Rows))
+	}
+	// Progress was shown (the sizes are tiny, so maybe not every part)
+	// and always cleared at the end.
+	if len(progress) > 0 && progress[len(progress)-1] != "" {
+		t.Errorf("progress not cleared: last %q", progress[len(progress)-1])
+	}
+}
+
+// TestScenarioAlone runs scenarios that depend on others' data on their
+// own: they prepare it themselves, untimed.
+func TestScenarioAlone(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, name := range []string{bench.Changed, bench.Outbox} {
+		t.Run(name, func(t *testing.T) {
+			rep, err := bench.Run(ctx, bench.Config{DatabaseURL: benchURL(), Feeds: 20, Items: 3, Subscribers: 10, Digests: 5,
+				Hosts: 2, Scenarios: []string{name}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Rows) != 1 || rep.Rows[0].Scenario != name || rep.Rows[0].Count == 0 {
+				t.Fatalf("rows %+v", rep.Rows)
+			}
+		})
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  bench.Config
+	}{
+		{"too few feeds", bench.Config{DatabaseURL: "sqlite://x.db", Feeds: 5}},
+		{"negative items", bench.Config{DatabaseURL: "sqlite://x.db", Items: -1}},
+		{"too many items", bench.Config{DatabaseURL: "sqlite://x.db", Items: 1001}},
+		{"unknown scenario", bench.Config{DatabaseURL: "sqlite://x.db", Scenarios: []string{"tepid"}}},
+		{"no database", bench.Config{}},
+		{"other database", bench.Config{DatabaseURL: "mysql://localhost/x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := bench.Run(context.Background(), c.cfg)
+			if !errors.Is(err, bench.ErrBadConfig) {
+				t.Errorf("err = %v, want ErrBadConfig", err)
+			}
+		})
+	}
+	if got, err := bench.ParseScenarios(" warm , cold,warm"); err != nil || strings.Join(got, ",") != "warm,cold" {
+		t.Errorf("ParseScenarios = %v, %v", got, err)
+	}
+	if got, err := bench.ParseScenarios("all"); err != nil || len(got) != len(bench.All()) {
+		t.Errorf("ParseScenarios(all) = %v, %v", got, err)
+	}
+	if _, err := bench.ParseScenarios(",,"); !errors.Is(err, bench.ErrBadConfig) {
+		t.Errorf("ParseScenarios(,,) = %v", err)
+	}
+}

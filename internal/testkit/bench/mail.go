@@ -1,0 +1,237 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wneessen/go-mail"
+
+	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/mailer"
+)
+
+const benchFrom = "feedmail@bench.example"
+
+// outbox: everything queued (the fan-out's emails, the changed pass's, or
+// the fan-out's seeded afresh) claimed, rendered, charged, sent and marked.
+func (e *env) outbox(ctx context.Context) (Row, error) {
+	row := Row{Unit: "emails", Work: "claim, render (sanitised HTML + text, signed links), charge, send over SMTP (4 connections), mark sent; 2 workers"}
+	queued, err := e.queued(ctx)
+	if err != nil {
+		return row, err
+	}
+	if queued == 0 {
+		// Run on its own: queue the fan-out's emails, untimed.
+		if err := e.ensureFan(ctx); err != nil {
+			return row, err
+		}
+		p, err := e.poller()
+		if err != nil {
+			return row, err
+		}
+		e.clk.Advance(time.Minute)
+		e.fan.farm.Publish()
+		if _, err := p.PollFeed(ctx, e.fan.id, "bench"); err != nil {
+			return row, fmt.Errorf("queueing the fan-out's emails: %w", err)
+		}
+		if queued, err = e.queued(ctx); err != nil {
+			return row, err
+		}
+	}
+	if queued == 0 {
+		return row, checkf("nothing queued to send")
+	}
+	cfg, err := mailer.ParseSMTPURL(e.sink.URL())
+	if err != nil {
+		return row, err
+	}
+
+	// The bare loop: the same number of pre-built messages, one connection.
+	base, err := e.bareMail(ctx, cfg, queued)
+	if err != nil {
+		return row, err
+	}
+	row.Baseline = base
+
+	signer, err := token.NewSigner([]byte("feedmail-bench-secret-0123456789"))
+	if err != nil {
+		return row, err
+	}
+	tr := mailer.NewSMTP(cfg, mailer.WithLogger(e.cfg.Log))
+	defer tr.Close()
+	sender := mailer.Sender{Address: benchFrom}
+	ob, err := mailer.NewOutbox(mailer.OutboxConfig{
+		Store: e.st, Transport: tr, Sender: sender, Links: links.New(benchBaseURL, signer, benchFrom),
+		Clock: e.clk, Log: e.cfg.Log.With("role", "mailer"), Owner: fmt.Sprintf("bench-%d-mailer", os.Getpid()),
+	})
+	if err != nil {
+		return row, err
+	}
+	e.clk.Advance(time.Second)
+	before := e.sink.Count()
+	stop := e.progress("outbox", func() string { return fmt.Sprintf("%d/%d emails sent", e.sink.Count()-before, queued) })
+	err = e.measure(ctx, &row, func(ctx context.Context) error {
+		// What Run does, without its idle waits: two workers, each
+		// running passes until one finds nothing due.
+		const workers = 2
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					n, err := ob.SendDue(ctx)
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					if n == 0 {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	})
+	stop()
+	if err != nil {
+		return row, fmt.Errorf("outbox: %w", err)
+	}
+	sent := e.sink.Count() - before
+	var marked int64
+	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxSent).Count(&marked).Error; err != nil {
+		return row, err
+	}
+	if sent != queued || marked < int64(queued) {
+		return row, checkf("%d of %d emails reached the sink, %d rows marked sent", sent, queued, marked)
+	}
+	left, err := e.queued(ctx)
+	if err != nil {
+		return row, err
+	}
+	if left != 0 {
+		return row, checkf("%d emails still queued", left)
+	}
+	row.Count = sent
+	row.Note = fmt.Sprintf("%d emails at the sink, all marked sent and charged", sent)
+	return row, nil
+}
+
+// queued counts the emails waiting to be sent.
+func (e *env) queued(ctx context.Context) (int, error) {
+	var n int64
+	err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxQueued).Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("count queued email: %w", err)
+	}
+	return int(n), nil
+}
+
+// bareMail sends n pre-built item emails (composed by the mailer's
+// templates, untimed) with go-mail over one connection to the sink.
+func (e *env) bareMail(ctx context.Context, cfg mailer.SMTPConfig, n int) (*Baseline, error) {
+	sender := mailer.Sender{Address: benchFrom}
+	now := e.clk.Now()
+	content := "<p>Item 1 of the fan-out feed, posted on the feed farm.</p>"
+	msgs := make([]*mail.Msg, n)
+	for i := range msgs {
+		m, err := sender.Item(mailer.ItemEmail{To: "bare" + strconv.Itoa(i) + "@bench.example", FeedTitle: "Fan-out",
+			FeedURL: "http://127.0.0.1/f/1", MessageID: sender.ItemMessageID(1, int64(i)), Date: now, ItemTitle: "Item 1",
+			ItemLink: "http://127.0.0.1/f/1/i/1", ItemHTML: content, Published: now,
+			Footer: mailer.Footer{FeedTitle: "Fan-out", FeedURL: "http://127.0.0.1/f/1", ManageURL: benchBaseURL + "/account/x",
+				UnsubscribeURL: benchBaseURL + "/unsubscribe/x", UnsubscribeMailto: "unsubscribe@bench.example", StatusURL: benchBaseURL + "/feeds/status"}})
+		if err != nil {
+			return nil, fmt.Errorf("bare loop: compose: %w", err)
+		}
+		msgs[i] = m
+	}
+	c, err := mail.NewClient(cfg.Host, mail.WithPort(cfg.Port), mail.WithTLSPolicy(mail.NoTLS), mail.WithoutNoop())
+	if err != nil {
+		return nil, fmt.Errorf("bare loop: %w", err)
+	}
+	before := e.sink.Count()
+	stop := e.progress("bare go-mail loop", func() string { return fmt.Sprintf("%d/%d emails", e.sink.Count()-before, n) })
+	defer stop()
+	start := time.Now()
+	if err := c.DialWithContext(ctx); err != nil {
+		return nil, fmt.Errorf("bare loop: dial: %w", err)
+	}
+	if err := c.Send(msgs...); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("bare loop: send: %w", err)
+	}
+	if err := c.Close(); err != nil {
+		return nil, fmt.Errorf("bare loop: quit: %w", err)
+	}
+	el := time.Since(start)
+	if got := e.sink.Count() - before; got != n {
+		return nil, checkf("bare loop: %d of %d messages at the sink", got, n)
+	}
+	return &Baseline{Name: "go-mail, pre-built messages, 1 connection", Elapsed: el}, nil
+}
+
+// digest: cfg.Digests digests due at once, assembled.
+func (e *env) digest(ctx context.Context) (Row, error) {
+	row := Row{Unit: "digests", Work: fmt.Sprintf("%d items from %d feeds each: claim, assemble the issue, price it, queue its email, move to the next slot", digestItems, digestFeeds)}
+	sched, err := digest.ParseSchedule("0 7 * * *", "UTC")
+	if err != nil {
+		return row, err
+	}
+	now := e.clk.Now()
+	slot, ok := sched.Latest(now.Add(-48*time.Hour), now)
+	if !ok {
+		return row, checkf("no 07:00 slot in the last two days")
+	}
+	if err := e.seedDigests(ctx, e.cfg.Digests, slot); err != nil {
+		return row, err
+	}
+	var beforeRows int64
+	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("kind = ?", store.KindDigest).Count(&beforeRows).Error; err != nil {
+		return row, err
+	}
+	w, err := digest.NewWorker(digest.Config{Store: e.st, Owner: fmt.Sprintf("bench-%d-digest", os.Getpid()),
+		Clock: e.clk, Log: e.cfg.Log.With("role", "digest")})
+	if err != nil {
+		return row, err
+	}
+	var issued int
+	stop := e.progress("digest assembly", func() string { return "assembling" })
+	err = e.measure(ctx, &row, func(ctx context.Context) error {
+		var err error
+		issued, err = w.AssembleDue(ctx)
+		return err
+	})
+	stop()
+	if err != nil {
+		return row, fmt.Errorf("assemble: %w", err)
+	}
+	var rows, credits, pending int64
+	if err := e.st.DB.WithContext(ctx).Raw(`SELECT COUNT(*), COALESCE(SUM(credits), 0) FROM outbox WHERE kind = ?`, store.KindDigest).
+		Row().Scan(&rows, &credits); err != nil {
+		return row, err
+	}
+	if err := e.st.DB.WithContext(ctx).Model(&store.DigestItem{}).Where("issue_id IS NULL").Count(&pending).Error; err != nil {
+		return row, err
+	}
+	rows -= beforeRows
+	perIssue := int64(digest.Charge(digestFeeds))
+	if issued != e.cfg.Digests || rows != int64(issued) || credits != perIssue*rows || pending != 0 {
+		return row, checkf("issued %d, %d outbox rows for %d credits, %d items left; want %d, %d, %d, 0",
+			issued, rows, credits, pending, e.cfg.Digests, e.cfg.Digests, perIssue*int64(e.cfg.Digests))
+	}
+	row.Count = issued
+	row.Note = fmt.Sprintf("%d issues queued, %d items, %d credits priced", issued, issued*digestItems, credits)
+	return row, nil
+}

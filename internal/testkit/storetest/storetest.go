@@ -1,0 +1,118 @@
+// Package storetest gives tests a fresh, migrated database of the kind the run
+// asks for: FEEDMAIL_TEST_DATABASE_URL=postgres://… (each test gets its own
+// schema, dropped afterwards) or unset/"sqlite" (a temporary SQLite file).
+// Tests that need Postgres whatever the run read FEEDMAIL_TEST_POSTGRES_URL
+// through PostgresURL, and skip without it — or fail under CI=true.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
+)
+
+// URL returns the database kind this run tests against.
+func URL() string {
+	u := os.Getenv("FEEDMAIL_TEST_DATABASE_URL")
+	if u == "" {
+		return "sqlite"
+	}
+	return u
+}
+
+// PostgresURL returns a Postgres server URL for tests that need Postgres
+// whatever the run's database, or skips (fails under CI).
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	for _, k := range []string{"FEEDMAIL_TEST_POSTGRES_URL", "FEEDMAIL_TEST_DATABASE_URL"} {
+		if u := os.Getenv(k); strings.HasPrefix(u, "postgres") {
+			return u
+		}
+	}
+	testutil.SkipOrFail(t, "needs Postgres: set FEEDMAIL_TEST_POSTGRES_URL")
+	return ""
+}
+
+// Options for Open.
+type Options struct {
+	Clock        clock.Clock
+	MaxOpenConns int
+	// NoMigrate leaves the database empty.
+	NoMigrate bool
+}
+
+// Open returns a fresh store for this test, closed and removed at cleanup.
+func Open(t testing.TB, opt Options) *store.Store {
+	t.Helper()
+	dsn := FreshDSN(t, URL())
+	return OpenDSN(t, dsn, opt)
+}
+
+// OpenPostgres is Open on Postgres whatever the run's database.
+func OpenPostgres(t testing.TB, opt Options) *store.Store {
+	t.Helper()
+	return OpenDSN(t, FreshDSN(t, PostgresURL(t)), opt)
+}
+
+// OpenDSN opens (and migrates) a store on an existing DSN; another Open of the
+// same DSN shares the database, as a second process would.
+func OpenDSN(t testing.TB, dsn string, opt Options) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, dsn, store.Options{Clock: opt.Clock, MaxOpenConns: opt.MaxOpenConns})
+	if err != nil {
+		t.Fatalf("open test database: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if !opt.NoMigrate {
+		if _, err := s.Migrate(ctx); err != nil {
+			t.Fatalf("migrate test database: %v", err)
+		}
+	}
+	return s
+}
+
+// FreshDSN makes an empty database for the test from base ("sqlite" or a
+// Postgres server URL) and returns its DSN.
+func FreshDSN(t testing.TB, base string) string {
+	t.Helper()
+	if !strings.HasPrefix(base, "postgres") {
+		return "sqlite://" + filepath.Join(t.TempDir(), "test.db")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "t_" + hex.EncodeToString(b[:])
+	admin, err := store.Open(context.Background(), base, store.Options{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatalf("postgres for tests: %v", err)
+	}
+	defer admin.Close()
+	if err := admin.DB.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		t.Fatalf("create test schema: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := store.Open(context.Background(), base, store.Options{MaxOpenConns: 1})
+		if err != nil {
+			return
+		}
+		defer a.Close()
+		_ = a.DB.Exec("DROP SCHEMA " + schema + " CASCADE").Error
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("bad postgres URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -1,0 +1,443 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/token"
+)
+
+// ledgerShown is how many recent ledger entries the account page lists.
+const ledgerShown = 10
+
+// customSchedule is the preset select's value for "my own cron spec".
+const customSchedule = "custom"
+
+// accountData is the account page.
+type accountData struct {
+	Token      string
+	Email      string
+	Zone       string
+	Balance    int64
+	Ledger     []store.LedgerEntry
+	Subs       []accountSub
+	Digests    []digestForm
+	New        digestForm // the "new digest" form
+	Presets    []digest.Preset
+	Zones      []string
+	Flash      string
+	CreditsURL string
+	Now        time.Time
+}
+
+// accountSub is one subscription row.
+type accountSub struct {
+	store.SubscriptionView
+	Title      string
+	StatusURL  string
+	FeedWords  string
+	Delivery   string // "instant" or "digest-ID", the select's value
+	DigestName string
+}
+
+// digestForm is a digest's edit form (or the new-digest form, ID 0).
+type digestForm struct {
+	ID       int64
+	Name     string
+	Preset   string // preset key or customSchedule
+	Spec     string
+	Zone     string
+	Next     time.Time
+	Feeds    int
+	Errors   map[string]string
+	Zones    []string
+	Schedule string // in words, for display
+	// NextLocal is the next issue in the digest's zone ("Mon 24 Nov 07:00 Europe/Berlin").
+	NextLocal string
+}
+
+// accountUser verifies the account token in the path and loads the person.
+// It answers the request itself on failure.
+func (s *Server) accountUser(w http.ResponseWriter, r *http.Request) (*store.User, string, bool) {
+	tok := r.PathValue("token")
+	id, err := s.Tokens.Verify(tok, token.Account, s.Clock.Now())
+	if err != nil {
+		s.tokenError(w, r, err, "open your account")
+		return nil, "", false
+	}
+	u, err := s.Store.UserByID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		s.linkGone(w, r, "This account no longer exists", "There is no account for this link any more. You can sign up again on the start page.")
+		return nil, "", false
+	}
+	if err != nil {
+		s.serverError(w, r, err)
+		return nil, "", false
+	}
+	return u, tok, true
+}
+
+// accountFlash are the messages shown after an action redirected back.
+var accountFlash = map[string]string{
+	"delivery":     "Delivery changed.",
+	"unsubscribed": "Unsubscribed. You will get no more email from that feed.",
+	"confirmed":    "Subscription confirmed.",
+	"digest":       "Digest saved.",
+}
+
+// accountPage is GET /account/{token}.
+func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
+	u, tok, ok := s.accountUser(w, r)
+	if !ok {
+		return
+	}
+	d, err := s.accountView(r.Context(), u, tok)
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	d.Flash = accountFlash[r.URL.Query().Get("done")]
+	s.render(w, r, http.StatusOK, "account", "Your feedmail", d)
+}
+
+func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*accountData, error) {
+	now := s.Clock.Now()
+	d := &accountData{Token: tok, Email: u.Email, Zone: u.Timezone, Balance: u.Balance, Presets: digest.Presets(),
+		CreditsURL: "/credits?token=" + url.QueryEscape(tok), Now: now}
+	var err error
+	if d.Ledger, err = s.Store.LedgerOf(ctx, u.ID, ledgerShown); err != nil {
+		return nil, err
+	}
+	subs, err := s.Store.SubscriptionsOfUser(ctx, u.ID)
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions of user %d: %w", u.ID, err)
+	}
+	digests, err := s.Store.DigestsOfUser(ctx, u.ID)
+	if err != nil {
+		return nil, fmt.Errorf("digests of user %d: %w", u.ID, err)
+	}
+	perDigest := map[int64]int{}
+	for _, sub := range subs {
+		as := accountSub{SubscriptionView: sub, Title: orURL(sub.FeedTitle, sub.FeedURL),
+			StatusURL: "/feeds/status?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
+			FeedWords: feedStateWords(sub.FeedState)}
+		if sub.DigestID != nil {
+			as.Delivery = "digest-" + strconv.FormatInt(*sub.DigestID, 10)
+			as.DigestName = sub.DigestName
+			perDigest[*sub.DigestID]++
+		}
+		d.Subs = append(d.Subs, as)
+	}
+	for _, dg := range digests {
+		f := digestForm{ID: dg.ID, Name: dg.Name, Spec: dg.Schedule, Zone: dg.Timezone, Next: dg.NextSlotAt,
+			Feeds: perDigest[dg.ID], Preset: customSchedule}
+		for _, p := range d.Presets {
+			if p.Spec == dg.Schedule {
+				f.Preset = p.Key
+				f.Schedule = p.Label
+			}
+		}
+		if f.Schedule == "" {
+			f.Schedule = "cron “" + dg.Schedule + "”"
+		}
+		f.Zones = zoneOptions(f.Zone)
+		f.NextLocal = localTime(dg.NextSlotAt, dg.Timezone)
+		d.Digests = append(d.Digests, f)
+	}
+	zone := u.Timezone
+	if zone == "" {
+		zone = "UTC"
+	}
+	d.New = digestForm{Preset: "daily", Zone: zone, Zones: zoneOptions(zone)}
+	d.Zones = zoneOptions(zone)
+	return d, nil
+}
+
+func feedStateWords(state string) string {
+	switch state {
+	case store.FeedGone:
+		return "Feed gone (the site removed it)"
+	case store.FeedBlacklisted:
+		return "Feed stopped (it failed for 90 days)"
+	}
+	return "Feed checked regularly"
+}
+
+// localTime shows t in zone ("Mon 24 Nov 2026 07:00 Europe/Berlin").
+func localTime(t time.Time, zone string) string {
+	loc, err := time.LoadLocation(zone)
+	if err != nil || zone == "" {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("Mon 2 Jan 2006 15:04 ") + loc.String()
+}
+
+// ledgerWords describes a ledger entry for people.
+func ledgerWords(e store.LedgerEntry) string {
+	r := e.Reason
+	switch {
+	case e.Kind == "charge" && strings.HasPrefix(r, "item"):
+		return "Email of a new post"
+	case e.Kind == "charge" && strings.HasPrefix(r, "digest"):
+		return "Digest issue"
+	case e.Kind == "charge":
+		return "Email sent"
+	case e.Kind == "purchase":
+		return "Credits bought"
+	case e.Kind == "refund":
+		return "Refund"
+	case r != "":
+		return strings.ToUpper(r[:1]) + r[1:]
+	}
+	return e.Kind
+}
+
+// backToAccount redirects (303) to the account page after an action.
+func backToAccount(w http.ResponseWriter, r *http.Request, tok, done, anchor string) {
+	http.Redirect(w, r, "/account/"+tok+"?done="+done+"#"+anchor, http.StatusSeeOther)
+}
+
+// accountSubID reads the {id} path value and checks that the subscription
+// belongs to u.
+func (s *Server) accountSubID(w http.ResponseWriter, r *http.Request, u *store.User) (*store.Subscription, bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		s.notFound(w, r)
+		return nil, false
+	}
+	sub, err := s.Store.AccountSubscription(r.Context(), u.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		s.notFound(w, r)
+		return nil, false
+	}
+	if err != nil {
+		s.serverError(w, r, err)
+		return nil, false
+	}
+	return sub, true
+}
+
+// accountDelivery is POST /account/{token}/subscriptions/{id}/delivery:
+// delivery=instant or delivery=digest-ID.
+func (s *Server) accountDelivery(w http.ResponseWriter, r *http.Request) {
+	u, tok, ok := s.accountUser(w, r)
+	if !ok || !s.parseForm(w, r) {
+		return
+	}
+	sub, ok := s.accountSubID(w, r, u)
+	if !ok {
+		return
+	}
+	var digestID *int64
+	if v := r.PostForm.Get("delivery"); v != deliveryInstant {
+		id, err := strconv.ParseInt(strings.TrimPrefix(v, "digest-"), 10, 64)
+		if err != nil || !strings.HasPrefix(v, "digest-") {
+			s.renderMessage(w, r, http.StatusBadRequest, "Pick a delivery", "Choose instant delivery or one of your digests.",
+				pageLink{"Back to your account", "/account/" + tok})
+			return
+		}
+		digestID = &id
+	}
+	err := s.Store.SetSubscriptionDelivery(r.Context(), u.ID, sub.ID, digestID)
+	if errors.Is(err, store.ErrNotFound) {
+		s.notFound(w, r)
+		return
+	}
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	backToAccount(w, r, tok, "delivery", "subscriptions")
+}
+
+// accountUnsubscribe is POST /account/{token}/subscriptions/{id}/unsubscribe.
+func (s *Server) accountUnsubscribe(w http.ResponseWriter, r *http.Request) {
+	u, tok, ok := s.accountUser(w, r)
+	if !ok || !s.parseForm(w, r) {
+		return
+	}
+	sub, ok := s.accountSubID(w, r, u)
+	if !ok {
+		return
+	}
+	if _, err := s.Store.EndSubscription(r.Context(), sub.ID, "unsubscribed on the account page"); err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	backToAccount(w, r, tok, "unsubscribed", "subscriptions")
+}
+
+// accountConfirm is POST /account/{token}/subscriptions/{id}/confirm: a
+// pending subscription confirmed from the account page (the account link
+// already proves the address).
+func (s *Server) accountConfirm(w http.ResponseWriter, r *http.Request) {
+	u, tok, ok := s.accountUser(w, r)
+	if !ok || !s.parseForm(w, r) {
+		return
+	}
+	sub, ok := s.accountSubID(w, r, u)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	if sub.State == store.SubPending {
+		if _, err := s.Store.ConfirmSubscription(ctx, sub.ID); err != nil {
+			s.serverError(w, r, err)
+			return
+		}
+	}
+	if _, err := s.personConfirmed(ctx, u.ID); err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	backToAccount(w, r, tok, "confirmed", "subscriptions")
+}
+
+// accountDigest is POST /account/{token}/digests: create (no id) or change
+// (id) a digest. Errors re-render the page with the form as typed.
+func (s *Server) accountDigest(w http.ResponseWriter, r *http.Request) {
+	u, tok, ok := s.accountUser(w, r)
+	if !ok || !s.parseForm(w, r) {
+		return
+	}
+	ctx := r.Context()
+	f := digestForm{
+		Name:   clip(strings.TrimSpace(r.PostForm.Get("name")), 200),
+		Preset: clip(r.PostForm.Get("preset"), 40),
+		Spec:   clip(strings.TrimSpace(r.PostForm.Get("spec")), 200),
+		Zone:   clip(strings.TrimSpace(r.PostForm.Get("zone")), 64),
+		Errors: map[string]string{},
+	}
+	if v := r.PostForm.Get("id"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			s.notFound(w, r)
+			return
+		}
+		f.ID = id
+	}
+	spec := f.Spec
+	if f.Preset != customSchedule {
+		found := false
+		for _, p := range digest.Presets() {
+			if p.Key == f.Preset {
+				spec, found = p.Spec, true
+			}
+		}
+		if !found {
+			f.Errors["preset"] = "pick a schedule"
+		}
+	}
+	if !validZone(f.Zone) {
+		f.Errors["zone"] = "pick a time zone from the list"
+	}
+	if _, err := store.CleanDigestName(f.Name); err != nil {
+		f.Errors["name"] = "give the digest a name (up to 60 characters)"
+	}
+	var sched *digest.Schedule
+	if len(f.Errors) == 0 {
+		var err error
+		sched, err = digest.ParseSchedule(spec, f.Zone)
+		if err != nil {
+			f.Errors["spec"] = "not a schedule feedmail understands: use 5 cron fields like “0 7 * * 1-5”, @daily, @weekly or @every 2h"
+		}
+	}
+	if len(f.Errors) == 0 {
+		_, err := s.Store.SaveAccountDigest(ctx, u.ID, f.ID, f.Name, sched)
+		switch {
+		case errors.Is(err, store.ErrDigestNameTaken):
+			f.Errors["name"] = "you already have a digest with this name"
+		case errors.Is(err, store.ErrNotFound):
+			s.notFound(w, r)
+			return
+		case err != nil:
+			s.serverError(w, r, err)
+			return
+		default:
+			backToAccount(w, r, tok, "digest", "digests")
+			return
+		}
+	}
+	d, err := s.accountView(ctx, u, tok)
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	f.Zones = zoneOptions(f.Zone)
+	if f.ID == 0 {
+		d.New = f
+	} else {
+		for i := range d.Digests {
+			if d.Digests[i].ID == f.ID {
+				f.Next, f.Feeds, f.Schedule = d.Digests[i].Next, d.Digests[i].Feeds, d.Digests[i].Schedule
+				d.Digests[i] = f
+			}
+		}
+	}
+	s.render(w, r, http.StatusUnprocessableEntity, "account", "Your feedmail", d)
+}
+
+// signInData is the "email me a sign-in link" form.
+type signInData struct {
+	Email string
+	Error string
+	Sent  bool
+}
+
+// signInPage is GET /signin.
+func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, "signin", "Email me a sign-in link", signInData{})
+}
+
+// signIn is POST /signin: queue a sign-in link when the address has an
+// account. The answer is the same either way, so the form does not tell
+// strangers who uses feedmail.
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	if !s.parseForm(w, r) {
+		return
+	}
+	d := signInData{Email: clip(strings.TrimSpace(r.PostForm.Get("email")), 320)}
+	email, msg := checkEmail(d.Email)
+	now := s.Clock.Now()
+	if ok, wait := s.rl.signInIP.allow(clientIP(r), now); !ok {
+		s.tooMany(w, r, wait)
+		return
+	}
+	if msg != "" {
+		d.Error = msg
+		s.render(w, r, http.StatusUnprocessableEntity, "signin", "Email me a sign-in link", d)
+		return
+	}
+	if ok, wait := s.rl.signInAddr.allow(addressKey(email), now); !ok {
+		s.tooMany(w, r, wait)
+		return
+	}
+	u, err := s.Store.UserByEmail(r.Context(), email)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		s.Log.Info("sign-in link asked for an unknown address")
+	case err != nil:
+		s.serverError(w, r, err)
+		return
+	default:
+		if _, err := s.Store.QueueNotice(r.Context(), u.ID, fmt.Sprintf("signin:%d:%d", u.ID, now.Unix()/60), store.Notice{
+			Subject: "Your feedmail sign-in link",
+			Text: "Someone (hopefully you) asked for a link to the feedmail account of " + u.Email +
+				".\n\nThe button opens your account; it works for 24 hours. If this was not you, ignore this email.",
+			Links: []store.NoticeLink{{Label: "Open my account", URL: s.links.SignIn(u.ID, now)}},
+		}); err != nil {
+			s.serverError(w, r, err)
+			return
+		}
+	}
+	d.Email, d.Sent = email, true
+	s.render(w, r, http.StatusOK, "signin", "Check your inbox", d)
+}

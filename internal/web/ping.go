@@ -1,0 +1,457 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// Limits of the ping endpoints.
+const (
+	// PingMinGap: at most one ping-triggered poll per feed per minute; a
+	// second ping within the minute is accepted and changes nothing.
+	PingMinGap = time.Minute
+	// maxPingBody caps a ping's body (a form or an XML-RPC methodCall):
+	// real pings are a few hundred bytes.
+	maxPingBody = 64 << 10
+	// maxPingFeeds caps how many feeds one ping may touch (a site URL can
+	// name several feeds).
+	maxPingFeeds = 10
+	// pingRevivePollTimeout bounds the poll of a blacklisted feed that a
+	// ping asks for (the fetch itself stops at 30 s).
+	pingRevivePollTimeout = 45 * time.Second
+)
+
+// PollFunc polls one feed now, whatever its schedule or state
+// (poller.Poller.PollFeed), and writes the result as any poll does.
+type PollFunc func(ctx context.Context, feedID int64, reason string) error
+
+// PingOptions configure the ping routes.
+type PingOptions struct {
+	// PollNow polls a blacklisted feed that a publisher pinged. Nil answers
+	// such pings "cannot check now".
+	PollNow PollFunc
+	// PerIP is the per-client-IP token bucket over both ping endpoints;
+	// zero means DefaultPingLimit.
+	PerIP Limit
+}
+
+// DefaultPingLimit is light: 30 pings at once from one address, then one
+// every 2 s. Publishers ping once per post.
+var DefaultPingLimit = Limit{Every: 2 * time.Second, Burst: 30}
+
+// MountPings adds the publishers' ping endpoints:
+//
+//   - GET or POST /ping?url=URL (the url may also come as a form field of
+//     a POST): a plain-text answer, one line per feed the URL names;
+//   - POST /RPC2: XML-RPC weblogUpdates.ping(name, siteURL) and
+//     weblogUpdates.extendedPing(name, siteURL, changesURL, feedURL[, tags]),
+//     answered with the weblogs.com struct {flerror, message}.
+//
+// A URL names the feeds with that URL, that self URL, or that site URL
+// (weblogUpdates.ping sends the site's home page); for the site URL of a
+// home page the variant with or without the trailing slash matches too.
+// extendedPing looks at the feed URL first and falls back to the site URL.
+//
+// For each feed (at most 10): an active, followed feed is made due now (an
+// early conditional poll, so its validators are sent as usual), at most
+// once per feed per minute (feeds.last_ping_at); a second ping within the
+// minute is accepted and the answer says it did nothing. A blacklisted feed
+// is polled right away and taken off the blacklist only if that poll
+// fetched it fine. A feed being polled at this moment is left to that
+// poll. Per-host back-offs and penalties of other feeds are untouched (the
+// poller still honours a host's 429).
+//
+// Status codes of /ping (choices where DESIGN.md is silent): 200 for any
+// ping about a feed we follow, whatever it did (the text says what); 400
+// for a missing or non-http(s) URL; 404 when the URL names no feed that
+// feedmail polls (unknown, or nobody follows it); 410 when every feed it
+// names is gone; 429 past the per-IP limit, with Retry-After. /RPC2 always
+// answers 200 with a methodResponse: flerror false when the URL named a
+// feed we follow (the message says what happened), true otherwise
+// (unknown URL, gone, rate limited); malformed calls get XML-RPC faults
+// (-32700 not well-formed or too large, -32600 not a methodCall, -32601
+// unknown method, -32602 bad parameters).
+func (s *Server) MountPings(o PingOptions) {
+	if o.PerIP.Every <= 0 {
+		o.PerIP = DefaultPingLimit
+	}
+	p := &pinger{s: s, o: o, perIP: newBuckets(o.PerIP)}
+	s.Handle("GET /ping", http.HandlerFunc(p.httpPing))
+	s.Handle("POST /ping", http.HandlerFunc(p.httpPing))
+	s.Handle("POST /RPC2", http.HandlerFunc(p.xmlrpc))
+}
+
+type pinger struct {
+	s     *Server
+	o     PingOptions
+	perIP *buckets
+}
+
+// pingOutcome is what one ping did, over the feeds its URL names.
+type pingOutcome struct {
+	status  int      // HTTP status of /ping
+	ok      bool     // XML-RPC flerror = !ok
+	lines   []string // one per feed, or one overall
+	message string   // one sentence for XML-RPC
+}
+
+// limited applies the per-IP bucket; it returns the wait when over.
+func (p *pinger) limited(r *http.Request) (bool, time.Duration) {
+	ok, wait := p.perIP.allow(clientIP(r), p.s.Clock.Now())
+	return !ok, wait
+}
+
+func (p *pinger) httpPing(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if over, wait := p.limited(r); over {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+		textAnswer(w, http.StatusTooManyRequests, "too many pings from your address; try again later\n")
+		return
+	}
+	raw := r.URL.Query().Get("url")
+	if raw == "" && r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxPingBody)
+		if err := r.ParseForm(); err != nil {
+			textAnswer(w, http.StatusBadRequest, "could not read the form\n")
+			return
+		}
+		raw = r.PostForm.Get("url")
+	}
+	out := p.ping(r.Context(), []string{raw})
+	textAnswer(w, out.status, strings.Join(out.lines, "\n")+"\n")
+}
+
+// ping does the work for the first of urls that names a feed (later ones
+// are fallbacks, for extendedPing).
+func (p *pinger) ping(ctx context.Context, urls []string) pingOutcome {
+	var feeds []store.Feed
+	valid := false
+	for _, raw := range urls {
+		cands, ok := pingCandidates(raw)
+		if !ok {
+			continue
+		}
+		valid = true
+		fs, err := p.s.Store.FeedsForPing(ctx, cands, maxPingFeeds)
+		if err != nil {
+			p.s.Log.Error("ping: look up feeds", "url", raw, "err", err)
+			return pingOutcome{status: http.StatusInternalServerError, lines: []string{"try again later"}, message: "Internal error; try again later."}
+		}
+		if len(fs) > 0 {
+			feeds = fs
+			break
+		}
+	}
+	if !valid {
+		return pingOutcome{status: http.StatusBadRequest, lines: []string{"give the URL of your feed or site as url=http(s)://…"},
+			message: "No usable URL: give the http(s) URL of your feed or site."}
+	}
+	if len(feeds) == 0 {
+		return pingOutcome{status: http.StatusNotFound, lines: []string{"feedmail does not poll this URL"},
+			message: "feedmail does not poll this URL."}
+	}
+	now := p.s.Clock.Now()
+	out := pingOutcome{status: http.StatusNotFound}
+	gone := 0
+	var msgs []string
+	for i := range feeds {
+		f := &feeds[i]
+		res, err := p.s.Store.PingFeed(ctx, f, now, PingMinGap)
+		if err != nil {
+			p.s.Log.Error("ping: record", "feed", f.ID, "err", err)
+			out.lines = append(out.lines, f.URL+": internal error; try again later")
+			out.status = http.StatusInternalServerError
+			continue
+		}
+		var msg string
+		switch res {
+		case store.PingScheduled:
+			msg = "poll scheduled now"
+		case store.PingInProgress:
+			msg = "a poll is in progress right now; this ping changes nothing"
+		case store.PingTooSoon:
+			msg = "already pinged within the last minute; this ping changes nothing"
+		case store.PingRevive:
+			msg = p.revive(ctx, f, now)
+		case store.PingNotFollowed:
+			msg = "nobody follows this feed here, so it is not polled"
+		case store.PingGone:
+			msg = "this feed answered 410 Gone and is no longer polled"
+			gone++
+		}
+		p.s.Log.Info("ping", "feed", f.ID, "url", f.URL, "result", res.String())
+		out.lines = append(out.lines, f.URL+": "+msg)
+		if res != store.PingNotFollowed && res != store.PingGone {
+			out.ok = true
+			msgs = append(msgs, msg)
+		}
+	}
+	switch {
+	case out.status == http.StatusInternalServerError:
+	case out.ok:
+		out.status = http.StatusOK
+	case gone == len(feeds):
+		out.status = http.StatusGone
+	}
+	if out.ok {
+		out.message = "Thanks for the ping: " + strings.Join(pingDedupe(msgs), "; ") + "."
+	} else if gone == len(feeds) {
+		out.message = "This feed answered 410 Gone and is no longer polled."
+	} else {
+		out.message = "feedmail does not poll this URL."
+	}
+	return out
+}
+
+// revive polls a blacklisted feed now and lifts the blacklist if the poll
+// fetched it fine.
+func (p *pinger) revive(ctx context.Context, f *store.Feed, now time.Time) string {
+	if p.o.PollNow == nil {
+		return "this feed is blacklisted and cannot be checked right now; ping again later"
+	}
+	pctx, cancel := context.WithTimeout(ctx, pingRevivePollTimeout)
+	defer cancel()
+	// The poll writes last_success_at from the same clock; compare from a
+	// second before, as stored times may be truncated.
+	since := now.Add(-time.Second)
+	if err := p.o.PollNow(pctx, f.ID, "publisher ping of a blacklisted feed"); err != nil {
+		p.s.Log.Info("ping: poll of blacklisted feed failed", "feed", f.ID, "err", err)
+	}
+	after, err := p.s.Store.FeedByID(ctx, f.ID)
+	if err != nil {
+		p.s.Log.Error("ping: reload feed", "feed", f.ID, "err", err)
+		return "internal error; try again later"
+	}
+	fetchedFine := after.LastSuccessAt != nil && !after.LastSuccessAt.Before(since) && after.ConsecutiveErrors == 0
+	switch {
+	case after.State == store.FeedActive && fetchedFine:
+	case after.State == store.FeedBlacklisted && fetchedFine:
+		lifted, err := p.s.Store.LiftBlacklist(ctx, f.ID, since, "publisher ping: fetched fine, taken off the blacklist")
+		if err != nil {
+			p.s.Log.Error("ping: lift blacklist", "feed", f.ID, "err", err)
+			return "internal error; try again later"
+		}
+		if !lifted {
+			return "this feed stays blacklisted"
+		}
+	default:
+		reason := after.LastError
+		if reason == "" {
+			reason = after.PollReason
+		}
+		return fmt.Sprintf("this feed is blacklisted and still does not fetch fine (%s); it stays blacklisted", reason)
+	}
+	p.s.Log.Info("ping: feed taken off the blacklist", "feed", f.ID, "url", f.URL)
+	return "fetched fine: taken off the blacklist and polled as usual again"
+}
+
+// pingCandidates checks raw and returns the URLs to look it up under: the
+// URL itself and, for a home page, the variant with or without the "/".
+func pingCandidates(raw string) ([]string, bool) {
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2048 {
+		return nil, false
+	}
+	out := []string{raw}
+	if u.RawQuery == "" && u.Fragment == "" {
+		switch u.Path {
+		case "":
+			out = append(out, raw+"/")
+		case "/":
+			out = append(out, strings.TrimSuffix(raw, "/"))
+		}
+	}
+	return out, true
+}
+
+func pingDedupe(list []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// XML-RPC fault codes (the "specification for fault code interoperability").
+const (
+	faultParse         = -32700
+	faultInvalid       = -32600
+	faultMethod        = -32601
+	faultParams        = -32602
+	faultInternalError = -32603
+)
+
+// rpcCall is an XML-RPC methodCall. Only string parameters are read; a
+// <value> without a type element is a string (XML-RPC spec).
+type rpcCall struct {
+	XMLName    xml.Name   `xml:"methodCall"`
+	MethodName string     `xml:"methodName"`
+	Params     []rpcParam `xml:"params>param"`
+}
+
+type rpcParam struct {
+	Value rpcValue `xml:"value"`
+}
+
+type rpcValue struct {
+	String *string    `xml:"string"`
+	Text   string     `xml:",chardata"`
+	Other  []xml.Name `xml:",any"`
+}
+
+// str returns the value as a string, or false when it has another type.
+func (v rpcValue) str() (string, bool) {
+	switch {
+	case v.String != nil:
+		return *v.String, true
+	case len(v.Other) == 0:
+		return v.Text, true
+	}
+	return "", false
+}
+
+func (p *pinger) xmlrpc(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if over, _ := p.limited(r); over {
+		rpcResponse(w, true, "Too many pings from your address; try again later.")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPingBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			rpcFault(w, faultParse, fmt.Sprintf("request larger than %d bytes", maxPingBody))
+			return
+		}
+		rpcFault(w, faultParse, "could not read the request")
+		return
+	}
+	var call rpcCall
+	d := xml.NewDecoder(bytes.NewReader(body))
+	d.Strict = true
+	if err := d.Decode(&call); err != nil {
+		var se *xml.SyntaxError
+		var ue xml.UnmarshalError
+		switch {
+		case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			rpcFault(w, faultParse, "parse error: not well-formed XML")
+		case errors.As(err, &ue), strings.Contains(err.Error(), "expected element type"):
+			rpcFault(w, faultInvalid, "not an XML-RPC methodCall")
+		default:
+			rpcFault(w, faultParse, "parse error: "+err.Error())
+		}
+		return
+	}
+	var args []string
+	for i, prm := range call.Params {
+		s, ok := prm.Value.str()
+		if !ok {
+			rpcFault(w, faultParams, fmt.Sprintf("parameter %d must be a string", i+1))
+			return
+		}
+		args = append(args, strings.TrimSpace(s))
+	}
+	var urls []string
+	switch strings.TrimSpace(call.MethodName) {
+	case "weblogUpdates.ping":
+		if len(args) < 2 {
+			rpcFault(w, faultParams, "weblogUpdates.ping takes (name, url)")
+			return
+		}
+		urls = []string{args[1]}
+	case "weblogUpdates.extendedPing":
+		if len(args) < 4 {
+			rpcFault(w, faultParams, "weblogUpdates.extendedPing takes (name, url, changesURL, feedURL[, tags])")
+			return
+		}
+		urls = []string{args[3], args[1]}
+	default:
+		rpcFault(w, faultMethod, fmt.Sprintf("unknown method %q: feedmail answers weblogUpdates.ping and weblogUpdates.extendedPing", rpcTruncate(call.MethodName, 80)))
+		return
+	}
+	out := p.ping(r.Context(), urls)
+	if out.status == http.StatusInternalServerError && !out.ok {
+		rpcFault(w, faultInternalError, "internal error; try again later")
+		return
+	}
+	rpcResponse(w, !out.ok, out.message)
+}
+
+// rpcMember is one member of the response struct.
+type rpcMember struct {
+	Name  string      `xml:"name"`
+	Value rpcOutValue `xml:"value"`
+}
+
+type rpcOutValue struct {
+	Boolean *int    `xml:"boolean,omitempty"`
+	Int     *int    `xml:"int,omitempty"`
+	String  *string `xml:"string,omitempty"`
+}
+
+type rpcStruct struct {
+	Members []rpcMember `xml:"struct>member"`
+}
+
+type rpcMethodResponse struct {
+	XMLName xml.Name   `xml:"methodResponse"`
+	Params  *rpcStruct `xml:"params>param>value,omitempty"`
+	Fault   *rpcStruct `xml:"fault>value,omitempty"`
+}
+
+// rpcResponse answers the weblogs.com struct {flerror, message}.
+func rpcResponse(w http.ResponseWriter, flerror bool, message string) {
+	b := 0
+	if flerror {
+		b = 1
+	}
+	writeRPC(w, rpcMethodResponse{Params: &rpcStruct{Members: []rpcMember{
+		{Name: "flerror", Value: rpcOutValue{Boolean: &b}},
+		{Name: "message", Value: rpcOutValue{String: &message}},
+	}}})
+}
+
+// rpcFault answers an XML-RPC fault {faultCode, faultString}.
+func rpcFault(w http.ResponseWriter, code int, msg string) {
+	writeRPC(w, rpcMethodResponse{Fault: &rpcStruct{Members: []rpcMember{
+		{Name: "faultCode", Value: rpcOutValue{Int: &code}},
+		{Name: "faultString", Value: rpcOutValue{String: &msg}},
+	}}})
+}
+
+func writeRPC(w http.ResponseWriter, resp rpcMethodResponse) {
+	out, err := xml.Marshal(resp)
+	if err != nil { // cannot happen with these types
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, xml.Header)
+	_, _ = w.Write(out)
+}
+
+func rpcTruncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

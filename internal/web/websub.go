@@ -1,0 +1,243 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/internal/websub"
+)
+
+// MaxWebSubBody caps a content distribution request's body (the same 10 MB
+// a poll may read).
+const MaxWebSubBody = 10 << 20
+
+// ErrUnusableContent, wrapped by an IngestFunc's error, says the pushed
+// body can never be ingested (not a feed, or a broken one): the callback
+// drops it with 202 and logs it, instead of answering 500 and having the
+// hub send it again and again.
+var ErrUnusableContent = errors.New("pushed content is not a usable feed")
+
+// IngestFunc takes content a hub pushed for feed feedID through the same
+// parse → new items → store path as a poll (poller.Poller.Ingest).
+type IngestFunc func(ctx context.Context, feedID int64, body []byte, contentType string) error
+
+// WebSubOptions configure the WebSub callback routes.
+type WebSubOptions struct {
+	// Ingest handles authentic pushed content. Required.
+	Ingest IngestFunc
+	// MaxBody caps a distribution's body; default MaxWebSubBody.
+	MaxBody int64
+}
+
+// MountWebSub adds the WebSub callback, GET and POST /websub/{token}, where
+// the token is links.WebSubCallback's signed feed id.
+//
+// GET is a hub's verification of intent (WebSub §5.3). It answers 200 with
+// hub.challenge as a text/plain body when it confirms a (un)subscription we
+// asked for, and records it: a subscription becomes active with the lease
+// the hub granted (renewed at half of it, or daily when none was given), an
+// unsubscription clears the feed's subscription. It answers 404 to a bad
+// token, an unknown feed, a feed with no request under way, another topic
+// than the one asked for (websub.rocks 205) or a mode not asked for; 400 to
+// a malformed request (no hub.challenge, unknown hub.mode). hub.mode=denied
+// for our topic is answered 200: the feed goes back to polling and the
+// subscription is tried again in a week.
+//
+// POST is content distribution (§7, §8). The body (at most 10 MB; more is
+// 413) is checked against X-Hub-Signature (sha1, sha256, sha384 or sha512
+// HMAC under the feed's secret, compared with hmac.Equal). Authentic
+// content goes through Ingest; content with a missing, malformed or wrong
+// signature is dropped, logged and counted (websub event "bad_signature").
+// Both answer 202 Accepted with an empty body, so a forger learns nothing
+// (§8 allows a 2xx; websub.rocks 301, 302). A feed for which we hold no
+// secret (no subscription, or it ended), or that is no longer polled (gone,
+// blacklisted, merged into another), answers 410 Gone,
+// which tells the hub to drop the subscription. An Ingest error is a 500
+// so the hub may retry, unless it wraps ErrUnusableContent (a body that is
+// no feed is dropped with 202: sending it again would not help).
+func (s *Server) MountWebSub(o WebSubOptions) {
+	if o.MaxBody <= 0 {
+		o.MaxBody = MaxWebSubBody
+	}
+	h := &webSubHandler{s: s, o: o}
+	s.Handle("GET /websub/{token}", http.HandlerFunc(h.verify))
+	s.Handle("POST /websub/{token}", http.HandlerFunc(h.distribute))
+}
+
+type webSubHandler struct {
+	s *Server
+	o WebSubOptions
+}
+
+func (h *webSubHandler) count(event string) {
+	if h.s.Metrics != nil {
+		h.s.Metrics.WebSub.WithLabelValues(event).Inc()
+	}
+}
+
+// feed resolves the callback token to its feed, or answers 404 (or 500).
+func (h *webSubHandler) feed(w http.ResponseWriter, r *http.Request) (*store.Feed, bool) {
+	if h.s.Tokens == nil {
+		textAnswer(w, http.StatusNotFound, "unknown callback\n")
+		return nil, false
+	}
+	id, err := h.s.Tokens.Verify(r.PathValue("token"), token.WebSub, h.s.Clock.Now())
+	if err != nil {
+		textAnswer(w, http.StatusNotFound, "unknown callback\n")
+		return nil, false
+	}
+	f, err := h.s.Store.FeedByID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		textAnswer(w, http.StatusNotFound, "unknown callback\n")
+		return nil, false
+	}
+	if err != nil {
+		h.s.Log.Error("websub: load feed", "feed", id, "err", err)
+		textAnswer(w, http.StatusInternalServerError, "try again later\n")
+		return nil, false
+	}
+	return f, true
+}
+
+func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	f, ok := h.feed(w, r)
+	if !ok {
+		return
+	}
+	cur := f.WebSub()
+	var expect string
+	switch cur.State {
+	case store.WebSubStatePending, store.WebSubStateActive:
+		expect = websub.ModeSubscribe
+	case store.WebSubStateUnsubscribing:
+		expect = websub.ModeUnsubscribe
+	default:
+		h.count("verify_refused")
+		h.s.Log.Info("websub: verification for a feed with no request under way", "feed", f.ID,
+			"state", cur.State, "mode", r.URL.Query().Get("hub.mode"))
+		textAnswer(w, http.StatusNotFound, "no subscription requested\n")
+		return
+	}
+	q := r.URL.Query()
+	challenge, lease, err := websub.CheckIntent(q, cur.Topic, expect)
+	now := h.s.Clock.Now()
+	switch {
+	case errors.Is(err, websub.ErrDenied):
+		if expect != websub.ModeSubscribe {
+			textAnswer(w, http.StatusNotFound, "no subscription requested\n")
+			return
+		}
+		to := cur
+		to.State, to.ExpiresAt, to.RenewAt = store.WebSubStateDenied, nil, wsTimePtr(now.Add(store.WebSubDeniedRetry))
+		var resume time.Time
+		if store.WebSubActive(f, now) {
+			resume = now
+		}
+		if _, err := h.s.Store.SetWebSub(r.Context(), f.ID, cur, to, resume, "WebSub hub denied the subscription: polling resumes"); err != nil {
+			h.s.Log.Error("websub: record denial", "feed", f.ID, "err", err)
+			textAnswer(w, http.StatusInternalServerError, "try again later\n")
+			return
+		}
+		h.count("denied")
+		h.s.Log.Info("websub: hub denied the subscription; polling, retry in a week", "feed", f.ID, "hub", cur.Hub, "reason", err)
+		textAnswer(w, http.StatusOK, "ok\n")
+		return
+	case errors.Is(err, websub.ErrBadVerification):
+		h.count("verify_refused")
+		textAnswer(w, http.StatusBadRequest, "malformed verification request\n")
+		return
+	case err != nil: // unknown topic, unexpected mode
+		h.count("verify_refused")
+		h.s.Log.Info("websub: refused verification", "feed", f.ID, "err", err)
+		textAnswer(w, http.StatusNotFound, "no such subscription requested\n")
+		return
+	}
+	var to store.WebSubFields // unsubscribe verified: cleared
+	if expect == websub.ModeSubscribe {
+		to = cur
+		to.State = store.WebSubStateActive
+		to.RenewAt = wsTimePtr(websub.RenewAt(now, lease))
+		if lease > 0 {
+			to.ExpiresAt = wsTimePtr(now.Add(lease))
+		} else {
+			to.ExpiresAt = wsTimePtr(now.Add(store.WebSubUnknownLeaseExpiry))
+		}
+	}
+	changed, err := h.s.Store.SetWebSub(r.Context(), f.ID, cur, to, time.Time{}, "")
+	if err != nil {
+		h.s.Log.Error("websub: record verification", "feed", f.ID, "err", err)
+		textAnswer(w, http.StatusInternalServerError, "try again later\n")
+		return
+	}
+	if !changed { // the state moved on while we looked
+		textAnswer(w, http.StatusNotFound, "no such subscription requested\n")
+		return
+	}
+	if expect == websub.ModeSubscribe {
+		h.count("verified")
+		h.s.Log.Info("websub: subscription verified", "feed", f.ID, "hub", cur.Hub, "topic", cur.Topic,
+			"lease", lease, "renew_at", to.RenewAt)
+	} else {
+		h.count("unsubscribed")
+		h.s.Log.Info("websub: unsubscription verified", "feed", f.ID, "hub", cur.Hub, "topic", cur.Topic)
+	}
+	textAnswer(w, http.StatusOK, challenge)
+}
+
+func (h *webSubHandler) distribute(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	f, ok := h.feed(w, r)
+	if !ok {
+		return
+	}
+	if f.WebSubSecret == "" || f.State != store.FeedActive {
+		h.count("content_unwanted")
+		textAnswer(w, http.StatusGone, "no subscription\n")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			h.count("content_too_large")
+			textAnswer(w, http.StatusRequestEntityTooLarge, "body too large\n")
+			return
+		}
+		textAnswer(w, http.StatusBadRequest, "could not read body\n")
+		return
+	}
+	if err := websub.VerifySignature([]byte(f.WebSubSecret), r.Header.Get(websub.SignatureHeader), body); err != nil {
+		h.count("bad_signature")
+		h.s.Log.Warn("websub: content dropped: signature check failed", "feed", f.ID, "hub", f.WebSubHub,
+			"err", err, "remote", clientIP(r), "bytes", len(body))
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if err := h.o.Ingest(r.Context(), f.ID, body, r.Header.Get("Content-Type")); errors.Is(err, ErrUnusableContent) {
+		h.count("content_unusable")
+		h.s.Log.Warn("websub: pushed content dropped: not a usable feed", "feed", f.ID, "hub", f.WebSubHub, "err", err)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	} else if err != nil {
+		h.s.Log.Error("websub: ingest pushed content", "feed", f.ID, "err", err)
+		textAnswer(w, http.StatusInternalServerError, "try again later\n")
+		return
+	}
+	h.count("content")
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// textAnswer writes a short text/plain answer.
+func textAnswer(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, msg)
+}
+
+func wsTimePtr(t time.Time) *time.Time { return &t }
