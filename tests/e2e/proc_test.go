@@ -55,7 +55,7 @@ func procBinary(t *testing.T) string {
 		}
 		procBuild.dir = dir
 		bin := filepath.Join(dir, "feedmail")
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/feedmail")
+		cmd := exec.Command("go", "build", "-o", bin, "github.com/feedmail/feedmail/cmd/feedmail")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			procBuild.err = fmt.Errorf("go build ./cmd/feedmail: %w\n%s", err, out)

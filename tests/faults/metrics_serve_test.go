@@ -113,7 +113,7 @@ func buildFeedmail(t *testing.T) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	bin := filepath.Join(t.TempDir(), "feedmail")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/feedmail")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/feedmail/feedmail/cmd/feedmail")
 	cmd.Dir = filepath.Dir(filepath.Dir(file))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/feedmail: %v\n%s", err, out)
