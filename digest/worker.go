@@ -47,6 +47,7 @@ import (
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // Worker defaults.
@@ -102,15 +103,9 @@ func NewWorker(cfg Config) (*Worker, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Lease <= 0 {
-		cfg.Lease = DefaultLease
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultBatch
-	}
-	if cfg.Every <= 0 {
-		cfg.Every = DefaultEvery
-	}
+	worker.Default(&cfg.Lease, DefaultLease)
+	worker.Default(&cfg.Batch, DefaultBatch)
+	worker.Default(&cfg.Every, DefaultEvery)
 	return &Worker{cfg: cfg}, nil
 }
 
