@@ -53,21 +53,13 @@ type SMTPStats struct {
 }
 
 // SMTPTransport sends through an SMTP server (a relay or a provider) over a
-// pool of persistent connections: each connection is dialled once, sends
-// many messages (RSET between them) and is redialled after a failure. A token
-// bucket (golang.org/x/time/rate) limits the message rate. It is safe for
-// concurrent use; concurrent Sends share the pool.
-//
-// Failure policy: SMTP 4xx is temporary and 5xx permanent for the message
-// concerned; a failure to connect, greet, STARTTLS or authenticate is
-// temporary whatever its code, because it says nothing about the message
-// (a 5xx there must not mark an address as bouncing). A connection that was
-// reused and turns out dead before the server saw anything of the message
-// (NOOP probe or MAIL FROM fails without a reply) is redialled and the
-// message tried once more; every other failure is reported, and a failure
-// after the message data was sent may mean the server got it anyway (a
-// retry can then duplicate, which Message-ID de-duplication at the receiver
-// absorbs).
+// pool of persistent connections, each dialled once and redialled after a
+// failure, with a token bucket limiting the message rate. It is safe for
+// concurrent use. Replies are classified by classifyReply; a failure to
+// connect, greet, STARTTLS or authenticate is temporary whatever its code
+// (it says nothing about the message, so it must not count as a bounce),
+// and a reused connection found dead before the server saw the message is
+// redialled and the message tried once more.
 type SMTPTransport struct {
 	cfg     SMTPConfig
 	opts    options
