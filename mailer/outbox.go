@@ -20,15 +20,14 @@ import (
 	"github.com/feedmail/feedmail/internal/worker"
 )
 
-// Outbox is the outbox worker. A pass ([Outbox.SendDue]) claims due rows
-// under a lease, oldest first, and takes each through these steps (one
-// file each): hold paid rows to bouncing addresses and render
+// The outbox worker. A pass ([Outbox.SendDue]) claims due rows under a
+// lease, oldest first, and runs the steps of [Outbox.process]
+// (outbox_process.go): hold paid rows to bouncing addresses, render
 // (outbox_render.go), charge paid rows before anything is sent and hold
-// those the balance cannot cover (outbox_process.go, store.ChargeOutbox),
-// send in chunks of MarkEvery and record each chunk before the next, then
-// retry temporary failures with backoff, fail permanent ones and count hard
-// bounces (outbox_retry.go). Held rows expire after HoldFor
-// (outbox_held.go). The product rules behind these steps are in
+// those the balance cannot cover, send in chunks of MarkEvery recording
+// each chunk before the next, then retry temporary failures with backoff,
+// fail permanent ones and count hard bounces (outbox_retry.go). Held rows
+// expire after HoldFor (outbox_held.go). The product rules are in
 // docs/design.md.
 
 // Renderer composes the email of one outbox row. Its errors are read as:

@@ -80,12 +80,6 @@ func recipient(row *store.OutboxEmail, u *store.User) string {
 	return ""
 }
 
-// ItemMessageID is the stable Message-ID of the instant email of item to
-// subscription sub: "<item-<sub>-<item>@domain>".
-func (s Sender) ItemMessageID(sub, item int64) string {
-	return s.MessageID("item-" + strconv.FormatInt(sub, 10) + "-" + strconv.FormatInt(item, 10))
-}
-
 // renderItem composes an instant email.
 func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemDelivery, now time.Time) (*mail.Msg, error) {
 	if d.Subscription.State != store.SubActive {
