@@ -7,21 +7,9 @@ import (
 	"time"
 )
 
-// How email is paid for (the mailer applies these; the store keeps the
-// ledger, see store/ledger.go):
-//
-//   - Reserve by charging: a paid email is charged just before it is handed
-//     to the transport, under KeyOutboxCharge — one key per outbox row, so
-//     however often a row is claimed again (a retry, a worker that died
-//     between charging and sending and whose lease ran out) it is charged at
-//     most once. An email is never sent before its charge is committed:
-//     nothing paid goes out unpaid.
-//   - A row that ends without being delivered (SMTP 5xx, retries exhausted,
-//     held too long after an earlier attempt had charged it) is refunded
-//     once, under KeyOutboxRefund.
-//   - When the balance does not cover a row it is held, not charged, and the
-//     person gets one free notice per shortage (KeyCreditsNotice); credits
-//     arriving release what was held.
+// Email is paid for by charging a paid outbox row once (KeyOutboxCharge)
+// before it is sent, refunding it once (KeyOutboxRefund) if it ends
+// undelivered, and sending one free notice per shortage (KeyCreditsNotice).
 
 // KeyOutboxCharge is the idempotency key of the charge for the outbox row
 // whose dedupe key is dedupeKey: "charge:" + dedupeKey. For an instant

@@ -22,22 +22,6 @@ import (
 // to the purchase row made when the session was created. Credits are
 // granted only from a verified webhook — never from the redirect back to
 // the success page, which anyone can open.
-//
-// Choices where the design is silent:
-//
-//   - The webhook signature is checked by stripe-go (HMAC-SHA256 over
-//     "t.payload"); the age of the signed timestamp is then checked against
-//     the injected clock, not the wall clock stripe-go would use, so tests
-//     drive it like every other deadline. A timestamp more than Tolerance
-//     (default 5 minutes, stripe-go's) in the past — or in the future — is
-//     refused as a replay.
-//   - Events whose API version differs from stripe-go's are accepted: the
-//     fields read here (id, type, and the session's id, payment_status,
-//     client_reference_id, metadata, amount_total, currency) are the same
-//     in every version, and refusing them would lose payments after an
-//     account upgrade.
-//   - The currency is one per install (Currency, default "usd"); prices are
-//     in its smallest unit, as FEEDMAIL_CREDIT_PACKS gives them.
 
 // Metadata keys on the Checkout Sessions feedmail makes.
 const (
@@ -216,8 +200,11 @@ func (e WebhookEvent) GrantsCredits() bool {
 }
 
 // ParseWebhook verifies a webhook request's body against its
-// Stripe-Signature header at now and decodes it. Errors wrap
-// ErrBadSignature, ErrTooOld or ErrBadPayload.
+// Stripe-Signature header at now and decodes it. The signed timestamp's
+// age is checked against now (the injected clock), not the wall clock, and
+// events of any API version are accepted, since the fields read here are
+// the same in all of them. Errors wrap ErrBadSignature, ErrTooOld or
+// ErrBadPayload.
 func (s *Stripe) ParseWebhook(payload []byte, sigHeader string, now time.Time) (WebhookEvent, error) {
 	ts, err := signedAt(sigHeader)
 	if err != nil {

@@ -43,21 +43,12 @@ type RenderConfig struct {
 }
 
 // NewRenderer returns the outbox renderer for rows of kind "digest": it
-// loads the row's issue and composes the email with mailer.Sender.Digest —
-// subject "Your Morning digest: 14 new posts from 6 feeds", a table of
-// contents, the items grouped by feed (newest first) with title, link, date
-// and a short plain-text excerpt, and List-Unsubscribe (one-click and
-// mailto) that stops this digest. The Message-ID is the same for every
-// attempt of one issue ("digest.<issue>@domain"), so a retried send
-// threads and de-duplicates. The Date is the clock's now.
-//
-// Items are read when the email is rendered, not when the issue was made,
-// so an issue that waited for credits (and collected later items) is sent
-// with everything it holds. Items of subscriptions that ended since they
-// were queued are left out; an issue left with nothing (every subscription
-// ended, or the digest was deleted) is cancelled (mailer.ErrCancelled), so
-// it is neither sent nor charged. A database error is temporary
-// (mailer.ErrTemporary): the outbox retries the row.
+// loads the row's issue when the email is rendered (so an issue that waited
+// for credits is sent with everything it holds) and composes it with
+// mailer.Sender.Digest, with one Message-ID per issue so retries thread.
+// Items of ended subscriptions are left out; an issue left empty is
+// cancelled (mailer.ErrCancelled), neither sent nor charged; a database
+// error is temporary (mailer.ErrTemporary), so the outbox retries the row.
 func NewRenderer(cfg RenderConfig) mailer.Renderer {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}

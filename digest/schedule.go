@@ -52,27 +52,11 @@ func Presets() []Preset {
 
 // Schedule is a parsed digest schedule in a person's time zone. Its slots are
 // instants; Next and Latest return them in UTC. A Schedule is immutable and
-// safe for concurrent use.
-//
-// Slot semantics for cron specs (the spec is silent; these are the choices):
-//
-//   - Slots are wall-clock times on the person's calendar: each matching
-//     (date, hh:mm) yields at most one slot, and two wall times that fall on
-//     the same instant are one slot.
-//   - A wall time that does not exist because clocks spring forward (02:30 in
-//     New York or Berlin on the last/second Sunday of March) runs at the
-//     moment the gap ends, 03:00 local daylight time, like Vixie cron runs
-//     jobs of the skipped hour right after the change. Several skipped times
-//     (02:00, 02:15, …) and a real 03:00 slot collapse into that one slot.
-//   - A wall time that occurs twice because clocks fall back (01:30 in New
-//     York, 02:30 in Berlin) runs once, at its first occurrence (daylight
-//     time). Consequently an hourly schedule has 23 slots on the spring day
-//     and 24 on the 25-hour autumn day (none in the repeated hour).
-//
-// "@every D" schedules ignore the zone: their slots are the multiples of D
-// counted from 0001-01-01 00:00 UTC (Go's zero time), so every process and
-// every restart agrees on them (@every 1h is the top of each UTC hour,
-// @every 24h is midnight UTC).
+// safe for concurrent use. Cron slots are wall-clock times: a time skipped
+// by a spring-forward change runs when the gap ends, a time repeated by a
+// fall-back change runs once, at its first occurrence. "@every D" slots
+// ignore the zone: they are the multiples of D counted from Go's zero time
+// in UTC, so every process agrees on them.
 type Schedule struct {
 	spec  string
 	loc   *time.Location

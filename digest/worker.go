@@ -1,40 +1,3 @@
-// Package digest batches new posts into scheduled emails: schedules
-// (robfig/cron specs in the person's time zone, DST-correct, see Schedule),
-// the price of an issue (Charge: one credit per five feeds with items,
-// rounded up), the Worker that turns due slots into issues, and the outbox
-// Renderer that composes an issue's email. It never sends mail itself.
-//
-// The flow: the poller's pipeline queues one digest_items row per (digest
-// subscription, new item). At each slot the Worker claims the digest (a
-// lease, so any number of processes share the work), and package store, in
-// one transaction per batch, turns the waiting items into one issue for
-// (digest, slot) — a unique key, so a slot is issued once, ever — and one
-// outbox email of kind "digest" priced by Charge. The mailer charges it when
-// it sends it.
-//
-// Choices where the design is silent:
-//
-//   - Missed slots collapse: a digest that comes due after downtime is issued
-//     once, for the newest slot that has passed (Schedule.Latest), and its
-//     next slot is the first one after now.
-//   - An empty slot (nothing waiting) makes no issue, sends and costs
-//     nothing; the digest just moves to its next slot (last_slot_at records
-//     the slot that passed).
-//   - Out of credits, the mailer holds the issue's email. While it is held,
-//     the items of later slots join that issue (its price follows the feeds
-//     it then holds) instead of queueing a second email behind it; when
-//     credits arrive the person gets one digest with everything. The wait is
-//     counted from when the held email was first queued (the mailer's 30
-//     days), so items that joined late expire with it if no credits come.
-//   - Items whose subscription ended before their slot are dropped, and an
-//     issue is rendered with the items of still-active subscriptions only;
-//     an issue left empty is cancelled, not sent.
-//   - An issue shows at most DefaultPerFeed items per feed (the newest) and
-//     an excerpt of at most ExcerptLen characters of plain text per item.
-//   - digest_issues.state stays "queued"; the outbox row carries the
-//     delivery state.
-//   - The worker looks for due digests every second (DefaultEvery), enough
-//     for the shortest schedule ("@every 10s").
 package digest
 
 import (
@@ -47,6 +10,7 @@ import (
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // Worker defaults.
@@ -102,15 +66,9 @@ func NewWorker(cfg Config) (*Worker, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Lease <= 0 {
-		cfg.Lease = DefaultLease
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultBatch
-	}
-	if cfg.Every <= 0 {
-		cfg.Every = DefaultEvery
-	}
+	worker.Default(&cfg.Lease, DefaultLease)
+	worker.Default(&cfg.Batch, DefaultBatch)
+	worker.Default(&cfg.Every, DefaultEvery)
 	return &Worker{cfg: cfg}, nil
 }
 

@@ -116,7 +116,7 @@ func FuzzItemCompose(f *testing.F) {
 // and a scheme check would let it through, while a mail client resolves it
 // against nothing. Such URLs cannot work in a mailbox and are dropped like
 // relative ones. Found by FuzzItemCompose (testdata/fuzz/FuzzItemCompose/
-// b49e19f2d1a5417d: <img srC= http:0>), fixed in e4a0280.
+// b49e19f2d1a5417d: <img srC= http:0>).
 func TestSanitizeDropsHostlessHTTPURLs(t *testing.T) {
 	s := testSender()
 	for _, html := range []string{
@@ -139,12 +139,10 @@ func TestSanitizeDropsHostlessHTTPURLs(t *testing.T) {
 
 // TestHeaderTextKeepsEncodedWordsLiteral: feed text that spells out an RFC
 // 2047 encoded word ("=?utf-8?q?…?=") must reach the reader as that
-// literal text. Before 60da426 an all-ASCII title was written into Subject
-// and the From display name as is, so mail clients decoded it, and a feed
-// got back exactly what the header sanitiser removes: CR/LF, NUL, line
-// separators and bidi overrides in the subject and sender name a person
-// sees (a display spoof, e.g. a right-to-left override in the From name;
-// no header line was added on the wire). Found by FuzzItemCompose.
+// literal text: were it written into Subject or the From display name as
+// is, mail clients would decode it, and a feed could slip in what the
+// header sanitiser removes (CR/LF, NUL, line separators, bidi overrides: a
+// display spoof in the From name). Found by FuzzItemCompose.
 func TestHeaderTextKeepsEncodedWordsLiteral(t *testing.T) {
 	s := testSender()
 	words := []string{

@@ -28,16 +28,7 @@ func TestResolveRelativeURLs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := PrepareHTML(tc.in, base).HTML
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("got %s\nwant it to contain %s", got, w)
-				}
-			}
-			for _, w := range tc.notWant {
-				if strings.Contains(got, w) {
-					t.Errorf("got %s\nwant no %s", got, w)
-				}
-			}
+			wantContains(t, got, tc.want, tc.notWant)
 		})
 	}
 }
@@ -102,16 +93,7 @@ script:alert(2)">y</a>`, nil, []string{"alert", "href"}},
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := PrepareHTML(tc.in, base).HTML
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("got  %s\nwant it to contain %s", got, w)
-				}
-			}
-			for _, w := range tc.notWant {
-				if strings.Contains(got, w) {
-					t.Errorf("got  %s\nwant no %s", got, w)
-				}
-			}
+			wantContains(t, got, tc.want, tc.notWant)
 			if bad := unsafeHTML(got); len(bad) > 0 {
 				t.Errorf("unsafe: %v", bad)
 			}
@@ -177,6 +159,22 @@ func TestPlainTitle(t *testing.T) {
 	for _, tc := range tests {
 		if got := plainTitle(tc.in); got != tc.want {
 			t.Errorf("plainTitle(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// wantContains fails t unless got contains every string of want and none
+// of notWant.
+func wantContains(t *testing.T, got string, want, notWant []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("got %s\nwant it to contain %s", got, w)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(got, w) {
+			t.Errorf("got %s\nwant no %s", got, w)
 		}
 	}
 }

@@ -115,6 +115,12 @@ func (s Sender) MessageID(local string) string {
 	return "<" + local + "@" + s.domain() + ">"
 }
 
+// ItemMessageID is the stable Message-ID of the instant email of item to
+// subscription sub: "<item-<sub>-<item>@domain>".
+func (s Sender) ItemMessageID(sub, item int64) string {
+	return s.MessageID("item-" + strconv.FormatInt(sub, 10) + "-" + strconv.FormatInt(item, 10))
+}
+
 // FeedListID returns the List-Id identifier of a feed: "feed-<id>.<domain>".
 func (s Sender) FeedListID(feedID int64) string {
 	return "feed-" + strconv.FormatInt(feedID, 10) + "." + s.listDomain()

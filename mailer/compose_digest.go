@@ -1,0 +1,174 @@
+package mailer
+
+import (
+	"errors"
+	"fmt"
+	htmltemplate "html/template"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/wneessen/go-mail"
+)
+
+// DigestEmail is one issue of a digest.
+type DigestEmail struct {
+	To         string
+	DigestName string // e.g. "Morning"; "" for an unnamed digest
+	MessageID  string
+	Date       time.Time
+	// Feeds are rendered in the order given: grouped by feed, newest item
+	// first, as the digest package assembles them. Feeds without items are
+	// skipped.
+	Feeds []DigestFeed
+	// Footer: ManageURL, UnsubscribeURL and UnsubscribeMailto unsubscribe
+	// from this digest; the feed fields are not used.
+	Footer Footer
+	// ListID is optional: e.g. Sender.DigestListID(digest.ID) gives digest
+	// mail its own List-Id. Empty means no List-Id header.
+	ListID string
+}
+
+// DigestFeed is one feed's section of a digest.
+type DigestFeed struct {
+	Title, SiteURL string
+	Items          []DigestItem
+}
+
+// DigestItem is one item in a digest. ExcerptHTML is unsanitized feed HTML
+// (normally a short excerpt): composition sanitizes it.
+type DigestItem struct {
+	Title, Link, ExcerptHTML string
+	Published                time.Time
+}
+
+// ErrEmptyDigest is returned for a digest without items: an empty slot sends
+// nothing.
+var ErrEmptyDigest = errors.New("digest has no items")
+
+// digestView is the data of the digest templates; digestFeedView and
+// digestItemView are its sections.
+type digestView struct {
+	Title, Preheader, Heading, Summary string
+	Feeds                              []digestFeedView
+	Footer                             footerView
+}
+
+type digestFeedView struct {
+	Title, SiteURL string
+	Anchor         string // id of the feed's section, for the table of contents
+	Count          string // "3 new posts"
+	Items          []digestItemView
+}
+
+type digestItemView struct {
+	Title, Link, Date string
+	Excerpt           htmltemplate.HTML
+	ExcerptText       string
+}
+
+// digestLabel names a digest: "Morning" → "Morning digest", "" → "digest";
+// a name already ending in "digest" is kept as it is.
+func digestLabel(name string) string {
+	name = cleanHeaderText(name, maxDigestLabel)
+	switch {
+	case name == "":
+		return "digest"
+	case strings.HasSuffix(strings.ToLower(name), "digest"):
+		return name
+	default:
+		return name + " digest"
+	}
+}
+
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// plural renders "1 new post" / "14 new posts".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// Digest composes one digest issue. It returns ErrEmptyDigest when no feed
+// has items.
+func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
+	tpl, err := s.templates()
+	if err != nil {
+		return nil, err
+	}
+	var feeds []digestFeedView
+	items := 0
+	var titles []string
+	for _, f := range e.Feeds {
+		if len(f.Items) == 0 {
+			continue
+		}
+		site := bodyURL(f.SiteURL, false)
+		title := cleanHeaderText(plainTitle(f.Title), maxBodyTitle)
+		if title == "" {
+			title = firstNonEmpty(hostOf(site), "Untitled feed")
+		}
+		fv := digestFeedView{Title: title, SiteURL: site, Anchor: fmt.Sprintf("feed-%d", len(feeds)+1)}
+		for _, it := range f.Items {
+			base := itemBase(it.Link, site)
+			c := PrepareHTML(it.ExcerptHTML, base)
+			t := cleanHeaderText(plainTitle(it.Title), maxBodyTitle)
+			if t == "" {
+				t = "Untitled post"
+			}
+			link := ""
+			if strings.TrimSpace(it.Link) != "" {
+				link = bodyURL(base, false)
+			}
+			fv.Items = append(fv.Items, digestItemView{
+				Title: t, Link: link, Date: formatDate(it.Published),
+				Excerpt: htmltemplate.HTML(c.HTML), ExcerptText: c.Text, // sanitized by PrepareHTML
+			})
+			titles = append(titles, t)
+			items++
+		}
+		fv.Count = plural(len(fv.Items), "new post", "new posts")
+		feeds = append(feeds, fv)
+	}
+	if items == 0 {
+		return nil, ErrEmptyDigest
+	}
+	label := digestLabel(e.DigestName)
+	summary := plural(items, "new post", "new posts") + " from " + plural(len(feeds), "feed", "feeds")
+	subject := "Your " + label + ": " + summary
+	view := digestView{
+		Title:     subject,
+		Preheader: preheader(strings.Join(titles, " · ")),
+		Heading:   "Your " + label,
+		Summary:   summary,
+		Feeds:     feeds,
+		Footer: footerView{
+			To:             strings.TrimSpace(e.To),
+			ManageURL:      bodyURL(e.Footer.ManageURL, false),
+			UnsubscribeURL: bodyURL(e.Footer.UnsubscribeURL, false),
+			DigestLabel:    label,
+		},
+	}
+	htmlPart, textPart, err := tpl.render("digest", view)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.newMsg(e.To, capitalize(label)+" via feedmail", subject, e.MessageID, e.Date)
+	if err != nil {
+		return nil, err
+	}
+	if err := setListHeaders(m, capitalize(label), strings.TrimSpace(e.ListID), e.Footer); err != nil {
+		return nil, err
+	}
+	setBody(m, textPart, htmlPart)
+	return m, nil
+}

@@ -1,0 +1,45 @@
+package mailer
+
+import (
+	"context"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// expireHeld ends held rows older than HoldFor, at most once a minute of
+// the clock's time.
+func (o *Outbox) expireHeld(ctx context.Context, now time.Time) error {
+	o.mu.Lock()
+	due := o.lastExpire.IsZero() || now.Sub(o.lastExpire) >= time.Minute || now.Before(o.lastExpire)
+	if due {
+		o.lastExpire = now
+	}
+	o.mu.Unlock()
+	if !due {
+		return nil
+	}
+	for {
+		rows, err := o.cfg.Store.ExpireHeld(ctx, now, o.cfg.HoldFor, 500, outboxKeys)
+		for _, r := range rows {
+			o.count(r.Kind, "expired")
+		}
+		if len(rows) > 0 {
+			o.cfg.Log.Info("held email expired", "count", len(rows))
+		}
+		if err != nil || len(rows) < 500 {
+			return err
+		}
+	}
+}
+
+// holdBouncing settles a paid row to an address marked bouncing: it waits,
+// held, until the mark is cleared (store.ClearBouncing).
+func (o *Outbox) holdBouncing(ctx context.Context, j *job) {
+	j.done = true
+	if ok, err := o.cfg.Store.HoldOutbox(ctx, o.cfg.Owner, j.row.ID, store.HoldBouncing); err != nil {
+		o.cfg.Log.Error("hold for bouncing address", "outbox", j.row.ID, "err", err)
+	} else if ok {
+		o.count(j.row.Kind, "held")
+	}
+}

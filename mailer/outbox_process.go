@@ -1,0 +1,208 @@
+package mailer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wneessen/go-mail"
+
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// process takes claimed rows through bouncing, render, charge, send and
+// record. ctx bounds the work before recording; parent is the caller's.
+func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, now time.Time) error {
+	jobs := make([]*job, len(rows))
+	for i := range rows {
+		jobs[i] = &job{row: &rows[i]}
+	}
+	// Recording must happen even when the caller's context ends now.
+	rec, cancelRec := context.WithTimeout(context.WithoutCancel(parent), 30*time.Second)
+	defer cancelRec()
+
+	// Step 1: who each row goes to; paid rows to bouncing addresses wait.
+	if err := o.loadRecipients(ctx, rec, jobs); err != nil {
+		o.release(rec, jobs)
+		return err
+	}
+	// Step 2: compose every message still to send.
+	o.render(ctx, jobs, now)
+	// Step 3: charge paid rows before anything goes out.
+	if err := o.charge(ctx, jobs); err != nil {
+		o.release(rec, jobs)
+		return err
+	}
+	if o.dies("charged") {
+		return errCrashed
+	}
+	// Step 4: send and record, chunk by chunk.
+	release, stopped, err := o.sendAll(ctx, rec, pending(jobs))
+	if err != nil {
+		return err
+	}
+	// Step 5: render failures are settled after the sends, with the same
+	// rules; what the context stopped goes back to the queue.
+	stopped = stopped || ctx.Err() != nil
+	release = append(release, o.settleRenderFailures(rec, jobs, stopped)...)
+	if len(release) > 0 {
+		if _, err := o.cfg.Store.ReleaseOutbox(rec, o.cfg.Owner, release); err != nil {
+			return fmt.Errorf("release unsent emails: %w", err)
+		}
+	}
+	return nil
+}
+
+// pending returns the jobs neither settled nor failed so far.
+func pending(jobs []*job) []*job {
+	var out []*job
+	for _, j := range jobs {
+		if !j.done && j.err == nil {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// loadRecipients attaches each job's person (a missing one fails the row)
+// and holds paid rows whose address is marked bouncing. Holds are recorded
+// with rec; the error is the lookup's.
+func (o *Outbox) loadRecipients(ctx, rec context.Context, jobs []*job) error {
+	userIDs := make([]int64, len(jobs))
+	for i, j := range jobs {
+		userIDs[i] = j.row.UserID
+	}
+	users, err := o.cfg.Store.UsersByIDs(ctx, userIDs)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		j.user = users[j.row.UserID]
+		if j.user == nil {
+			j.err = fmt.Errorf("%w: user %d: %w", ErrPermanent, j.row.UserID, store.ErrNotFound)
+			continue
+		}
+		if j.row.Credits > 0 && j.user.BouncingSince != nil {
+			o.holdBouncing(rec, j)
+		}
+	}
+	return nil
+}
+
+// charge charges the rendered rows in one transaction and settles those
+// held for credits or whose lease was lost. It returns the store's error.
+func (o *Outbox) charge(ctx context.Context, jobs []*job) error {
+	paidJobs := pending(jobs)
+	paid := make([]*store.OutboxEmail, len(paidJobs))
+	for i, j := range paidJobs {
+		paid[i] = j.row
+	}
+	outcomes, err := o.cfg.Store.ChargeOutbox(ctx, o.cfg.Owner, paid, outboxKeys, o.creditNotice)
+	if err != nil {
+		return err
+	}
+	var charged int64
+	for i, j := range paidJobs {
+		j.outcome = outcomes[i]
+		switch j.outcome {
+		case store.Charged:
+			charged += int64(j.row.Credits)
+		case store.HeldForCredits:
+			j.done = true
+			o.count(j.row.Kind, "held")
+		case store.LeaseLost:
+			j.done = true
+		}
+	}
+	if charged > 0 && o.cfg.Metrics != nil {
+		o.cfg.Metrics.CreditsCharged.Add(float64(charged))
+	}
+	return nil
+}
+
+// sendAll sends in chunks of MarkEvery and records each chunk's accepted
+// mail before the next goes out: a crash between acceptance and recording
+// can duplicate at most one chunk, not the whole batch. It returns the rows
+// to give back unsent, and whether ctx stopped the sending.
+func (o *Outbox) sendAll(ctx, rec context.Context, send []*job) (release []int64, stopped bool, err error) {
+	for from := 0; from < len(send); from += o.cfg.MarkEvery {
+		chunk := send[from:min(from+o.cfg.MarkEvery, len(send))]
+		if stopped = stopped || ctx.Err() != nil; stopped {
+			for _, j := range chunk {
+				release = append(release, j.row.ID)
+			}
+			continue
+		}
+		var back []int64
+		back, stopped, err = o.sendChunk(ctx, rec, chunk)
+		if err != nil {
+			return nil, stopped, err
+		}
+		release = append(release, back...)
+	}
+	return release, stopped, nil
+}
+
+// sendChunk hands one chunk to the transport, settles its failures and
+// marks its accepted rows sent. It returns the rows to give back (not sent
+// because ctx ended), whether ctx ended, and a recording error.
+func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job) (release []int64, stopped bool, err error) {
+	msgs := make([]*mail.Msg, len(chunk))
+	for i, j := range chunk {
+		msgs[i] = j.msg
+	}
+	results := o.cfg.Transport.Send(ctx, msgs)
+	if o.dies("sent") {
+		return nil, false, errCrashed
+	}
+	stopped = ctx.Err() != nil
+	var marks []store.SentMark
+	for i, j := range chunk {
+		err := results[i]
+		switch {
+		case err == nil:
+			marks = append(marks, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: j.msg.GetMessageID()})
+			o.count(j.row.Kind, "sent")
+		case stopped && !errors.Is(err, ErrPermanent):
+			release = append(release, j.row.ID)
+		default:
+			o.settleFailure(rec, j, err)
+		}
+	}
+	if n, err := o.cfg.Store.MarkOutboxSent(rec, o.cfg.Owner, marks); err != nil {
+		return nil, stopped, fmt.Errorf("record %d sent emails: %w", len(marks), err)
+	} else if n < int64(len(marks)) {
+		o.cfg.Log.Warn("sent emails whose lease had passed to another worker", "sent", len(marks), "recorded", n)
+	}
+	return release, stopped, nil
+}
+
+// settleRenderFailures applies the failure rules to rows whose render
+// failed, and returns those to give back because the pass was stopped
+// (temporary failures are not counted then).
+func (o *Outbox) settleRenderFailures(rec context.Context, jobs []*job, stopped bool) (release []int64) {
+	for _, j := range jobs {
+		switch {
+		case j.done || j.err == nil:
+		case stopped && !errors.Is(j.err, ErrPermanent) && !errors.Is(j.err, ErrCancelled):
+			release = append(release, j.row.ID)
+		default:
+			o.settleFailure(rec, j, j.err)
+		}
+	}
+	return release
+}
+
+// release gives every unsettled row back when a pass cannot go on.
+func (o *Outbox) release(ctx context.Context, jobs []*job) {
+	var ids []int64
+	for _, j := range jobs {
+		if !j.done {
+			ids = append(ids, j.row.ID)
+		}
+	}
+	if _, err := o.cfg.Store.ReleaseOutbox(ctx, o.cfg.Owner, ids); err != nil {
+		o.cfg.Log.Error("release claimed emails", "err", err)
+	}
+}

@@ -1,0 +1,181 @@
+package mailer
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wneessen/go-mail"
+
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// render composes the messages of the unsettled jobs, several at a time.
+// Item rows are loaded in bulk first.
+func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
+	_, customItem := o.cfg.Renderers[store.KindItem]
+	var items []*store.OutboxEmail
+	for _, j := range jobs {
+		if !j.done && j.err == nil && j.row.Kind == store.KindItem && !customItem {
+			items = append(items, j.row)
+		}
+	}
+	var deliveries map[int64]store.ItemDelivery
+	if len(items) > 0 {
+		var err error
+		if deliveries, err = o.cfg.Store.ItemDeliveries(ctx, items); err != nil {
+			for _, j := range jobs {
+				if j.row.Kind == store.KindItem && j.err == nil {
+					j.err = fmt.Errorf("%w: load item: %v", ErrTemporary, err)
+				}
+			}
+		}
+	}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		if j.done || j.err != nil {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if j.row.Kind == store.KindItem && !customItem {
+				d, ok := deliveries[j.row.ID]
+				if !ok {
+					j.err = fmt.Errorf("%w: outbox %d: item or subscription no longer exists", ErrPermanent, j.row.ID)
+					return
+				}
+				j.msg, j.err = o.renderItem(j.row, j.user, d, now)
+				return
+			}
+			r := o.renderers[j.row.Kind]
+			if r == nil {
+				// Another process may know this kind: retry, don't fail.
+				j.err = fmt.Errorf("%w: no renderer for outbox kind %q in this process", ErrTemporary, j.row.Kind)
+				return
+			}
+			j.msg, j.err = r(ctx, j.row)
+			if j.err == nil && j.msg == nil {
+				j.err = fmt.Errorf("%w: renderer for %q returned no message", ErrPermanent, j.row.Kind)
+			}
+			j.err = classifyRender(j.err)
+		})
+	}
+	wg.Wait()
+}
+
+// recipient is the row's address, else the person's current one.
+func recipient(row *store.OutboxEmail, u *store.User) string {
+	if strings.TrimSpace(row.ToAddr) != "" {
+		return row.ToAddr
+	}
+	if u != nil {
+		return u.Email
+	}
+	return ""
+}
+
+// renderItem composes an instant email.
+func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemDelivery, now time.Time) (*mail.Msg, error) {
+	if d.Subscription.State != store.SubActive {
+		return nil, fmt.Errorf("%w: subscription %d is %s", ErrCancelled, d.Subscription.ID, d.Subscription.State)
+	}
+	it, f := d.Item, d.Feed
+	e := ItemEmail{
+		To:        recipient(row, u),
+		FeedTitle: f.Title,
+		FeedURL:   f.URL,
+		ListID:    o.cfg.Sender.FeedListID(f.ID),
+		MessageID: o.cfg.Sender.ItemMessageID(d.Subscription.ID, it.ID),
+		Date:      now,
+		ItemTitle: it.Title,
+		ItemLink:  it.Link,
+		ItemHTML:  it.Content,
+		Author:    it.Author,
+		Footer:    Footer{FeedTitle: f.Title, FeedURL: f.URL, SiteURL: f.SiteURL},
+	}
+	if it.PublishedAt != nil {
+		e.Published = *it.PublishedAt
+	}
+	l := o.cfg.Links
+	if l.Base != "" {
+		e.Footer.StatusURL = l.Status(f.URL)
+		if l.Tokens != nil {
+			e.Footer.ManageURL = l.Account(row.UserID, now)
+			e.Footer.UnsubscribeURL = l.Unsubscribe(d.Subscription.ID)
+			e.Footer.UnsubscribeMailto = l.UnsubscribeMailto(d.Subscription.ID)
+		}
+	}
+	m, err := o.cfg.Sender.Item(e)
+	if err != nil {
+		return nil, fmt.Errorf("%w: outbox %d: %w", ErrPermanent, row.ID, err)
+	}
+	return m, nil
+}
+
+// renderNotice composes a free notice from the row's payload.
+func (o *Outbox) renderNotice(_ context.Context, row *store.OutboxEmail) (*mail.Msg, error) {
+	n, err := store.NoticeOf(row)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPermanent, err)
+	}
+	e := NoticeEmail{
+		To:        row.ToAddr,
+		Subject:   n.Subject,
+		Text:      n.Text,
+		MessageID: o.cfg.Sender.MessageID("notice-" + strconv.FormatInt(row.ID, 10)),
+		Date:      o.cfg.Clock.Now(),
+	}
+	for _, l := range n.Links {
+		e.Links = append(e.Links, Link{Label: l.Label, URL: l.URL})
+	}
+	m, err := o.cfg.Sender.Notice(e)
+	if err != nil {
+		return nil, fmt.Errorf("%w: outbox %d: %w", ErrPermanent, row.ID, err)
+	}
+	return m, nil
+}
+
+// warmUp composes and serializes one message of each built-in form before
+// any worker goroutine exists. It front-loads template parsing, and it
+// fills the process-wide caches that templates fill on first use (reflect's
+// function layouts, behind a sync.Map) from this goroutine, so that
+// concurrent renders later only read them. Under the race detector with
+// some packages built uninstrumented (scripts/test.sh), sync.Map's
+// synchronisation can be invisible and a first fill from two goroutines at
+// once is reported as a race. Errors are ignored: real rows report theirs.
+func (o *Outbox) warmUp() {
+	s := o.cfg.Sender
+	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	footer := Footer{FeedTitle: "Warm-up", FeedURL: "https://example.com/feed", SiteURL: "https://example.com/",
+		ManageURL: "https://example.com/account/x", UnsubscribeURL: "https://example.com/unsubscribe/x",
+		UnsubscribeMailto: "mailto:unsubscribe@example.com?subject=x", StatusURL: "https://example.com/status"}
+	html := `<p>Text <a href="/a">link</a> <b>bold</b><br>line</p><ul><li>one</li></ul><ol><li>two</li></ol>` +
+		`<blockquote><p>quote</p></blockquote><pre>code</pre><img src="/i.png" alt="alt">`
+	var msgs []*mail.Msg
+	if m, err := s.Item(ItemEmail{To: "warm@example.com", FeedTitle: "Warm-up", FeedURL: footer.FeedURL, ListID: s.FeedListID(1),
+		MessageID: s.ItemMessageID(1, 1), Date: date, ItemTitle: "Title", ItemLink: "https://example.com/p", ItemHTML: html,
+		Author: "Author", Published: date, Footer: footer}); err == nil {
+		msgs = append(msgs, m)
+	}
+	if m, err := s.Digest(DigestEmail{To: "warm@example.com", DigestName: "Morning", MessageID: s.MessageID("digest.0"), Date: date,
+		Feeds: []DigestFeed{
+			{Title: "A", SiteURL: "https://a.example.com/", Items: []DigestItem{{Title: "1", Link: "https://a.example.com/1", ExcerptHTML: html, Published: date}}},
+			{Title: "B", SiteURL: "https://b.example.com/", Items: []DigestItem{{Title: "2", Link: "https://b.example.com/2", ExcerptHTML: "x"}, {Title: "3"}}},
+		}, Footer: footer, ListID: s.DigestListID(1)}); err == nil {
+		msgs = append(msgs, m)
+	}
+	if m, err := s.Notice(NoticeEmail{To: "warm@example.com", Subject: "Warm-up", Text: "One.\n\nTwo\nlines.",
+		Links:     []Link{{Label: "A", URL: "https://example.com/a"}, {Label: "B", URL: "https://example.com/b"}},
+		MessageID: s.MessageID("notice.0"), Date: date}); err == nil {
+		msgs = append(msgs, m)
+	}
+	for _, m := range msgs {
+		_, _ = Render(m)
+	}
+}
