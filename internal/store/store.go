@@ -162,16 +162,6 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	})
 }
 
-// skipLocked is the row-locking suffix of a claim's inner SELECT: Postgres lets
-// concurrent claimers pass over each other's rows; SQLite has one writer at a
-// time, so the claiming UPDATE is atomic on its own.
-func (s *Store) skipLocked() string {
-	if s.Postgres() {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
-}
-
 // utc normalises a time for storage and comparison.
 func utc(t time.Time) time.Time { return t.UTC() }
 
@@ -208,3 +198,10 @@ func (e oneLine) Error() string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(e.err.Error(), "\n", " ")), " ")
 }
 func (e oneLine) Unwrap() error { return e.err }
+
+func utcPtrOrNil(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return utcPtr(*t)
+}

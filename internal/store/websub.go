@@ -316,10 +316,3 @@ WHERE id = ? AND state = ? AND last_success_at IS NOT NULL AND last_success_at >
 	}
 	return r.RowsAffected == 1, nil
 }
-
-func utcPtrOrNil(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	return utcPtr(*t)
-}

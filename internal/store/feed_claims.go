@@ -2,20 +2,13 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
 
-// Claims hand each due row to exactly one worker for a while (its lease).
-//
-// Outbox emails are claimed by moving the row's due time (next_attempt_at) to
-// the end of the lease: a claimed row leaves the due set at once, and a row
-// whose holder died becomes due again when its lease runs out.
-//
-// Feeds are claimed differently, because the poller claims every feed every
-// few minutes and every row written per poll costs: a claim that moved
-// next_poll_at cost a second index-moving update of the row per poll.
+// Claims of feeds: each due feed is handed to exactly one worker for a
+// while (its lease), without moving next_poll_at, since every row written
+// per poll costs.
 //
 // On SQLite (one process) a feed claim writes only lease_owner and
 // lease_until; the due query skips rows whose lease has not run out, and the
@@ -201,70 +194,6 @@ func (s *Store) ReleaseHosts(ctx context.Context, owner string, hosts []string) 
 	return nil
 }
 
-// FillFeedHosts sets feeds.host on the rows that predate the column (host
-// still ” while the URL has a host), in batches, and returns how many it
-// set. The poller runs it once at start.
-func (s *Store) FillFeedHosts(ctx context.Context) (int, error) {
-	n := 0
-	var lastID int64
-	for {
-		var rows []Feed
-		err := s.DB.WithContext(ctx).Select("id", "url").Where("host = '' AND id > ?", lastID).
-			Order("id").Limit(psChunk).Find(&rows).Error
-		if err != nil {
-			return n, fmt.Errorf("fill feed hosts: %w", err)
-		}
-		if len(rows) == 0 {
-			return n, nil
-		}
-		// One statement per chunk: UPDATE … SET host = CASE id WHEN … END.
-		q := s.psNew().sql("UPDATE feeds SET host = CASE id")
-		var ids []int64
-		for _, f := range rows {
-			lastID = f.ID
-			if h := HostOf(f.URL); h != "" {
-				q.sql(" WHEN ").arg(f.ID, "bigint").sql(" THEN ").arg(h, "text")
-				ids = append(ids, f.ID)
-			}
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		k, err := q.sql(" END WHERE host = '' AND id").in(ids).exec(ctx, s.psConn(ctx))
-		if err != nil {
-			return n, fmt.Errorf("fill feed hosts: %w", err)
-		}
-		n += int(k)
-	}
-}
-
-// feedColumns lists every column of feeds in the order scanFeeds reads them.
-const feedColumns = `id, url, host, title, site_url, state, subscriber_count, next_poll_at, poll_reason,
-  validator_url, etag, last_modified, body_hash, last_polled_at, last_status, last_error, last_elapsed_ms,
-  last_success_at, primed_at, last_new_item_at, newest_item_date, consecutive_errors, errors_since,
-  last_ping_at, websub_hub, websub_topic, websub_state, websub_secret, websub_expires_at, websub_renew_at,
-  lease_owner, lease_until, log_seq, logged_at, created_at, updated_at`
-
-// scanFeeds reads rows of feedColumns and closes rows.
-func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
-	defer rows.Close()
-	out := make([]Feed, 0, capacity)
-	for rows.Next() {
-		var f Feed
-		var subs, status, elapsed, errs int64
-		if err := rows.Scan(&f.ID, &f.URL, &f.Host, &f.Title, &f.SiteURL, &f.State, &subs, &f.NextPollAt, &f.PollReason,
-			&f.ValidatorURL, &f.ETag, &f.LastModified, &f.BodyHash, &f.LastPolledAt, &status, &f.LastError, &elapsed,
-			&f.LastSuccessAt, &f.PrimedAt, &f.LastNewItemAt, &f.NewestItemDate, &errs, &f.ErrorsSince,
-			&f.LastPingAt, &f.WebSubHub, &f.WebSubTopic, &f.WebSubState, &f.WebSubSecret, &f.WebSubExpiresAt, &f.WebSubRenewAt,
-			&f.LeaseOwner, &f.LeaseUntil, &f.LogSeq, &f.LoggedAt, &f.CreatedAt, &f.UpdatedAt); err != nil {
-			return nil, err
-		}
-		f.SubscriberCount, f.LastStatus, f.LastElapsedMS, f.ConsecutiveErrors = int(subs), int(status), int(elapsed), int(errs)
-		out = append(out, f)
-	}
-	return out, rows.Err()
-}
-
 // ClaimFeedForPoll leases one feed by id regardless of its schedule (for
 // `feedmail poll`, pings and revivals). It also moves the feed's
 // next_poll_at to at least the end of the lease, so that the feed is not
@@ -294,60 +223,45 @@ WHERE id = ? AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)`
 	return &out[0], nil
 }
 
-// ClaimOutbox leases up to limit queued emails that are due at now.
-func (s *Store) ClaimOutbox(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]OutboxEmail, error) {
-	until := utc(now.Add(lease))
-	q := `UPDATE outbox SET lease_owner = ?, lease_until = ?, next_attempt_at = ?
-WHERE id IN (SELECT id FROM outbox
-  WHERE state = 'queued' AND next_attempt_at <= ?
-  ORDER BY next_attempt_at LIMIT ?` + s.skipLocked() + `)
-RETURNING *`
-	var out []OutboxEmail
-	if err := s.DB.WithContext(ctx).Raw(q, owner, until, until, utc(now), limit).Scan(&out).Error; err != nil {
-		return nil, fmt.Errorf("claim outbox: %w", err)
+// NextPollDue returns when the next feed the poller claims (active, followed)
+// becomes claimable by owner: its next_poll_at, or the end of its lease when
+// a poll in progress holds it, or on Postgres the end of its host's lease
+// when another owner holds the host (see ClaimDueFeeds). ok is false when
+// there are none. It looks at the nextPollDueScan feeds due first, so when
+// more of those than that are held the answer can be later than the true
+// one; Run sleeps at most Config.IdleWait whatever it says.
+func (s *Store) NextPollDue(ctx context.Context, owner string) (t time.Time, ok bool, err error) {
+	type due struct {
+		NextPollAt             time.Time
+		LeaseUntil, HostLeased *time.Time
 	}
-	return out, nil
-}
-
-// ClaimDueDigests leases up to limit digests whose next slot has come. A
-// digest's slot time stays as it is (the issue is keyed on it); the lease
-// alone keeps other workers away until it expires.
-func (s *Store) ClaimDueDigests(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]Digest, error) {
-	until := utc(now.Add(lease))
-	q := `UPDATE digests SET lease_owner = ?, lease_until = ?
-WHERE id IN (SELECT id FROM digests
-  WHERE next_slot_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-  ORDER BY next_slot_at LIMIT ?` + s.skipLocked() + `)
-RETURNING *`
-	var out []Digest
-	if err := s.DB.WithContext(ctx).Raw(q, owner, until, utc(now), utc(now), limit).Scan(&out).Error; err != nil {
-		return nil, fmt.Errorf("claim digests: %w", err)
-	}
-	return out, nil
-}
-
-// SpreadOverdueFeeds moves feeds that are overdue by more than grace to a
-// point spread over the next window (by feed id, so every process computes
-// the same spot), so that after downtime the backlog is polled evenly rather
-// than fired at publishers all at once. Feeds that are only slightly late are
-// left alone. It returns how many feeds moved.
-func (s *Store) SpreadOverdueFeeds(ctx context.Context, now time.Time, grace, window time.Duration) (int64, error) {
-	if window < time.Second {
-		return 0, nil
-	}
-	cutoff := utc(now.Add(-grace))
-	secs := int64(window / time.Second)
-	var q string
+	var out []due
+	db := s.DB.WithContext(ctx)
 	if s.Postgres() {
-		q = `UPDATE feeds SET next_poll_at = ?::timestamptz + make_interval(secs => (id * 7919) % ?)
-WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at < ? AND lease_owner = ''`
+		err = db.Raw(`SELECT f.next_poll_at, f.lease_until,
+  CASE WHEN h.lease_owner <> ? THEN h.lease_until END AS host_leased
+FROM feeds f LEFT JOIN hosts h ON h.host = f.host
+WHERE f.state = ? AND f.subscriber_count > 0 ORDER BY f.next_poll_at LIMIT ?`, owner, FeedActive, nextPollDueScan).Scan(&out).Error
 	} else {
-		q = `UPDATE feeds SET next_poll_at = strftime('%Y-%m-%d %H:%M:%S+00:00', ?, '+' || ((id * 7919) % ?) || ' seconds')
-WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at < ? AND lease_owner = ''`
+		err = db.Model(&Feed{}).Select("next_poll_at", "lease_until").
+			Where("state = ? AND subscriber_count > 0", FeedActive).Order("next_poll_at").Limit(nextPollDueScan).Scan(&out).Error
 	}
-	tx := s.DB.WithContext(ctx).Exec(q, utc(now), secs, cutoff)
-	if tx.Error != nil {
-		return 0, fmt.Errorf("spread overdue feeds: %w", tx.Error)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next poll due: %w", err)
 	}
-	return tx.RowsAffected, nil
+	for i, d := range out {
+		at := d.NextPollAt
+		for _, l := range []*time.Time{d.LeaseUntil, d.HostLeased} {
+			if l != nil && l.After(at) {
+				at = *l
+			}
+		}
+		if i == 0 || at.Before(t) {
+			t = at
+		}
+	}
+	return t, len(out) > 0, nil
 }
+
+// nextPollDueScan is how many of the first-due feeds NextPollDue looks at.
+const nextPollDueScan = 64
