@@ -2,9 +2,79 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"gorm.io/gorm"
 )
+
+// Routing of a new item: instant subscription -> outbox email row, digest
+// subscription -> pending digest item.
+//
+// Every item a poll inserts and does not ignore goes to each subscription
+// that is active when the item is first seen, by one INSERT … SELECT from
+// subscriptions per kind (for all items of all feeds of a batch, never one
+// statement per subscriber):
+//
+//   - a subscription without a digest (instant) gets one outbox row, kind
+//     "item", 1 credit, dedupe key "item:<subscription>:<item>"; the row is
+//     "queued", or "held" with HoldBouncing when the person's address is
+//     bouncing (credits are not looked at here: the mailer charges when it
+//     sends);
+//   - a subscription with a digest gets one digest_items row, unique per
+//     (subscription, item), which the digest's next issue collects.
+//
+// Both are ON CONFLICT DO NOTHING, so a replayed poll routes nothing twice.
+
+// The statements of the routing, around their parameters: the bouncing
+// hold reason, the times and the item ids.
+const (
+	routeInstantHead = `INSERT INTO outbox (kind, dedupe_key, user_id, subscription_id, item_id, to_addr, credits, state, last_error, next_attempt_at, created_at)
+SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, 1,
+  CASE WHEN u.bouncing_since IS NULL THEN 'queued' ELSE 'held' END,
+  CASE WHEN u.bouncing_since IS NULL THEN '' ELSE `
+	routeInstantFrom = `
+FROM items i
+JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NULL
+JOIN users u ON u.id = s.user_id
+WHERE i.id`
+	routeDigestHead = `INSERT INTO digest_items (digest_id, subscription_id, item_id, feed_id, queued_at)
+SELECT s.digest_id, s.id, i.id, i.feed_id, `
+	routeDigestFrom = `
+FROM items i
+JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NOT NULL
+WHERE i.id`
+)
+
+// routeNewItems is step 3 of a poll's write: it routes the inserted,
+// deliverable items (deliver) to instant email and digests (see above) and
+// counts the rows written in each record's outcome (Emails, DigestItems).
+func (s *Store) routeNewItems(ctx context.Context, c gorm.ConnPool, recs []PollRecord, outs []PollOutcome,
+	idx map[int64]int, deliver []int64, now time.Time) error {
+	itemFeed := make(map[int64]int64, len(deliver))
+	for i := range outs {
+		for _, it := range outs[i].Items {
+			itemFeed[it.ID] = recs[i].FeedID
+		}
+	}
+	for start, chunk := 0, s.psChunkOf(len(deliver)); start < len(deliver); start += chunk {
+		part := deliver[start:min(start+chunk, len(deliver))]
+		q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
+			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom).in(part).sql(`
+ON CONFLICT (dedupe_key) DO NOTHING
+RETURNING item_id`)
+		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.Emails++ }, outs); err != nil {
+			return fmt.Errorf("fan out to instant subscribers: %w", err)
+		}
+		q = s.psNew().sql(routeDigestHead).arg(now, "timestamptz").sql(routeDigestFrom).in(part).sql(`
+ON CONFLICT (subscription_id, item_id) DO NOTHING
+RETURNING item_id`)
+		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.DigestItems++ }, outs); err != nil {
+			return fmt.Errorf("fan out to digests: %w", err)
+		}
+	}
+	return nil
+}
 
 // psCountByFeed runs a fan-out INSERT … RETURNING item_id and counts the
 // rows per record.

@@ -96,3 +96,29 @@ WHERE feed_id = `).arg(from, "bigint").sql(` AND user_id NOT IN (SELECT user_id 
 	}
 	return moved, nil
 }
+
+// endAndMergeFeeds is step 4 of a poll's write: for each record written it
+// ends the feed's service (End) and merges the feed into another
+// (MergeInto), counting notices and moved subscriptions in its outcome.
+func (s *Store) endAndMergeFeeds(ctx context.Context, c gorm.ConnPool, recs []PollRecord, outs []PollOutcome, now time.Time) error {
+	for i, r := range recs {
+		if outs[i].Lost {
+			continue
+		}
+		if r.End != nil {
+			n, err := s.psEndFeed(ctx, r, now)
+			if err != nil {
+				return err
+			}
+			outs[i].Notices = n
+		}
+		if r.MergeInto != 0 && r.MergeInto != r.FeedID {
+			n, err := s.psMergeFeed(ctx, c, r.FeedID, r.MergeInto, now)
+			if err != nil {
+				return err
+			}
+			outs[i].Moved = n
+		}
+	}
+	return nil
+}

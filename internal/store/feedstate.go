@@ -187,3 +187,35 @@ func (s *Store) psPushState(ctx context.Context, c gorm.ConnPool, r PollRecord, 
 	}
 	return nil
 }
+
+// writePolledStates is step 6, last, of a poll's write: the new state of
+// each record written, pushed content one by one (psPushState), polls in
+// multi-row UPDATEs guarded by heldBy that also clear the leases.
+func (s *Store) writePolledStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, outs []PollOutcome, now time.Time) error {
+	var polled []int
+	for i, r := range recs {
+		if outs[i].Lost {
+			continue
+		}
+		if r.Push {
+			if err := s.psPushState(ctx, c, r, now); err != nil {
+				return err
+			}
+			continue
+		}
+		polled = append(polled, i)
+	}
+	for start, chunk := 0, s.psChunkOf(len(polled)); start < len(polled); start += chunk {
+		part := polled[start:min(start+chunk, len(polled))]
+		n, err := s.psWriteStates(ctx, c, owner, recs, part, now)
+		if err != nil {
+			return err
+		}
+		if n != int64(len(part)) {
+			// Cannot happen while the rows are locked (Postgres) or the
+			// database is (SQLite); refuse to commit a partial write.
+			return fmt.Errorf("write feed state: %d of %d rows updated: %w", n, len(part), ErrLeaseLost)
+		}
+	}
+	return nil
+}

@@ -170,8 +170,42 @@ func (s *Store) recordPollsSteps(ctx context.Context, owner string, recs []PollR
 	c := s.psConn(ctx)
 	outs := make([]PollOutcome, len(recs))
 	now := s.now()
+	idx, err := s.holdLeases(ctx, c, owner, recs, outs)
+	if err != nil {
+		return nil, err
+	}
+	if len(idx) == 0 {
+		return outs, nil
+	}
+	deliver, err := s.insertItems(ctx, c, recs, outs, idx, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.routeNewItems(ctx, c, recs, outs, idx, deliver, now); err != nil {
+		return nil, err
+	}
+	if err := s.endAndMergeFeeds(ctx, c, recs, outs, now); err != nil {
+		return nil, err
+	}
+	var logged []int
+	for i := range recs {
+		if !outs[i].Lost && !recs[i].folded() {
+			logged = append(logged, i)
+		}
+	}
+	if err := s.psAppendPollLog(ctx, c, recs, outs, logged, now); err != nil {
+		return nil, err
+	}
+	if err := s.writePolledStates(ctx, c, owner, recs, outs, now); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
 
-	// 1. Leases.
+// holdLeases is step 1: it checks (and on Postgres locks) the leases of
+// the polled records, marks the records whose lease was lost, and returns
+// the index of every record that is written, by feed id.
+func (s *Store) holdLeases(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, outs []PollOutcome) (map[int64]int, error) {
 	var leased []int64
 	for _, r := range recs {
 		if !r.Push {
@@ -190,180 +224,7 @@ func (s *Store) recordPollsSteps(ctx context.Context, owner string, recs []PollR
 		}
 		idx[r.FeedID] = i
 	}
-	if len(idx) == 0 {
-		return outs, nil
-	}
-
-	// 2. Items.
-	type itemRow struct {
-		rec int
-		it  *NewItem
-	}
-	var pending []itemRow
-	for i, r := range recs {
-		if outs[i].Lost {
-			continue
-		}
-		for k := range r.Items {
-			pending = append(pending, itemRow{i, &recs[i].Items[k]})
-		}
-	}
-	var deliver []int64
-	insert := func(q *psQuery) error {
-		rows, err := q.query(ctx, c)
-		if err != nil {
-			return fmt.Errorf("insert items: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var ri RecordedItem
-			var feedID int64
-			if err := rows.Scan(&ri.ID, &feedID, &ri.Identity, &ri.IgnoredRule); err != nil {
-				return err
-			}
-			i := idx[feedID]
-			outs[i].Items = append(outs[i].Items, ri)
-			if ri.IgnoredRule == "" {
-				deliver = append(deliver, ri.ID)
-			}
-		}
-		return rows.Err()
-	}
-	const itemCols = `INSERT INTO items (feed_id, identity, guid, link, title, content, author, published_at, seen_at, ignored_rule) `
-	const itemTail = ` ON CONFLICT (feed_id, identity) DO NOTHING RETURNING id, feed_id, identity, ignored_rule`
-	if s.Postgres() && len(pending) > 0 {
-		n := len(pending)
-		feedIDs, idents, guids, lnks, titles, contents, authors, rules :=
-			make([]int64, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n)
-		pubs, seens := make([]*time.Time, n), make([]time.Time, n)
-		for j, p := range pending {
-			r := &recs[p.rec]
-			feedIDs[j], idents[j], guids[j], lnks[j], titles[j] = r.FeedID, p.it.Identity, p.it.GUID, p.it.Link, p.it.Title
-			contents[j], authors[j], rules[j] = p.it.Content, p.it.Author, p.it.IgnoredRule
-			pubs[j], seens[j] = utcPtrOrNil(p.it.PublishedAt), r.logAt(now)
-		}
-		q := s.psNew().sql(itemCols+`SELECT * FROM unnest(`).arg(feedIDs, "bigint[]").sql(", ").arg(idents, "text[]").sql(", ").
-			arg(guids, "text[]").sql(", ").arg(lnks, "text[]").sql(", ").arg(titles, "text[]").sql(", ").
-			arg(contents, "text[]").sql(", ").arg(authors, "text[]").sql(", ").arg(pubs, "timestamptz[]").sql(", ").
-			arg(seens, "timestamptz[]").sql(", ").arg(rules, "text[]").sql(")" + itemTail)
-		if err := insert(q); err != nil {
-			return nil, err
-		}
-		pending = nil
-	}
-	for start := 0; start < len(pending); start += psChunk {
-		part := pending[start:min(start+psChunk, len(pending))]
-		q := s.psNew().sql(itemCols + `VALUES `)
-		for j, p := range part {
-			if j > 0 {
-				q.sql(", ")
-			}
-			r := &recs[p.rec]
-			q.sql("(").arg(r.FeedID, "").sql(", ").arg(p.it.Identity, "").sql(", ").arg(p.it.GUID, "").sql(", ").
-				arg(p.it.Link, "").sql(", ").arg(p.it.Title, "").sql(", ").arg(p.it.Content, "").sql(", ").
-				arg(p.it.Author, "").sql(", ").arg(utcPtrOrNil(p.it.PublishedAt), "").sql(", ").
-				arg(r.logAt(now), "").sql(", ").arg(p.it.IgnoredRule, "").sql(")")
-		}
-		if err := insert(q.sql(itemTail)); err != nil {
-			return nil, err
-		}
-	}
-
-	// 3. Fan-out.
-	itemFeed := make(map[int64]int64, len(deliver))
-	for i := range outs {
-		for _, it := range outs[i].Items {
-			itemFeed[it.ID] = recs[i].FeedID
-		}
-	}
-	for start, chunk := 0, s.psChunkOf(len(deliver)); start < len(deliver); start += chunk {
-		part := deliver[start:min(start+chunk, len(deliver))]
-		q := s.psNew().sql(`INSERT INTO outbox (kind, dedupe_key, user_id, subscription_id, item_id, to_addr, credits, state, last_error, next_attempt_at, created_at)
-SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, 1,
-  CASE WHEN u.bouncing_since IS NULL THEN 'queued' ELSE 'held' END,
-  CASE WHEN u.bouncing_since IS NULL THEN '' ELSE `).arg(HoldBouncing, "text").sql(` END, `).
-			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(`
-FROM items i
-JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NULL
-JOIN users u ON u.id = s.user_id
-WHERE i.id`).in(part).sql(`
-ON CONFLICT (dedupe_key) DO NOTHING
-RETURNING item_id`)
-		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.Emails++ }, outs); err != nil {
-			return nil, fmt.Errorf("fan out to instant subscribers: %w", err)
-		}
-		q = s.psNew().sql(`INSERT INTO digest_items (digest_id, subscription_id, item_id, feed_id, queued_at)
-SELECT s.digest_id, s.id, i.id, i.feed_id, `).arg(now, "timestamptz").sql(`
-FROM items i
-JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NOT NULL
-WHERE i.id`).in(part).sql(`
-ON CONFLICT (subscription_id, item_id) DO NOTHING
-RETURNING item_id`)
-		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.DigestItems++ }, outs); err != nil {
-			return nil, fmt.Errorf("fan out to digests: %w", err)
-		}
-	}
-
-	// 4. Endings and merges.
-	for i, r := range recs {
-		if outs[i].Lost {
-			continue
-		}
-		if r.End != nil {
-			n, err := s.psEndFeed(ctx, r, now)
-			if err != nil {
-				return nil, err
-			}
-			outs[i].Notices = n
-		}
-		if r.MergeInto != 0 && r.MergeInto != r.FeedID {
-			n, err := s.psMergeFeed(ctx, c, r.FeedID, r.MergeInto, now)
-			if err != nil {
-				return nil, err
-			}
-			outs[i].Moved = n
-		}
-	}
-
-	// 5. poll_log.
-	var logged []int
-	for i := range recs {
-		if !outs[i].Lost && !recs[i].folded() {
-			logged = append(logged, i)
-		}
-	}
-	if err := s.psAppendPollLog(ctx, c, recs, outs, logged, now); err != nil {
-		return nil, err
-	}
-
-	// 6. The feeds' state, last.
-	var polled []int
-	for i, r := range recs {
-		if outs[i].Lost {
-			continue
-		}
-		if r.Push {
-			if err := s.psPushState(ctx, c, r, now); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		polled = append(polled, i)
-	}
-	for start, chunk := 0, s.psChunkOf(len(polled)); start < len(polled); start += chunk {
-		part := polled[start:min(start+chunk, len(polled))]
-		n, err := s.psWriteStates(ctx, c, owner, recs, part, now)
-		if err != nil {
-			return nil, err
-		}
-		if n != int64(len(part)) {
-			// Cannot happen while the rows are locked (Postgres) or the
-			// database is (SQLite); refuse to commit a partial write.
-			return nil, fmt.Errorf("write feed state: %d of %d rows updated: %w", n, len(part), ErrLeaseLost)
-		}
-	}
-	return outs, nil
+	return idx, nil
 }
 
 // psHeldLeases returns which of ids owner holds the lease of, locking those
