@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Claims of feeds: each due feed is handed to exactly one worker for a
@@ -60,32 +62,53 @@ import (
 func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int, held []int64, after time.Time) (feeds []Feed, hosts []Host, err error) {
 	until := utc(now.Add(lease))
 	if !s.Postgres() {
-		var out []Feed
-		err := s.DB.WithContext(ctx).Raw(`UPDATE feeds SET lease_owner = ?, lease_until = ?
-WHERE id IN (SELECT id FROM feeds
-  WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at <= ? AND next_poll_at >= ?
-    AND (lease_until IS NULL OR lease_until <= ?)
-  ORDER BY next_poll_at LIMIT ?)
-RETURNING *`, owner, until, utc(now), utc(after), utc(now), limit).Scan(&out).Error
-		if err != nil {
-			return nil, nil, fmt.Errorf("claim due feeds: %w", err)
-		}
-		return out, nil, nil
+		feeds, err := s.leaseDueFeeds(ctx, owner, until, now, limit, after)
+		return feeds, nil, err
 	}
 	if held == nil {
 		held = []int64{}
 	}
 	// The held feeds are the oldest due ones, so both statements' scans of
 	// the due index pass over each of them: "NOT IN (SELECT unnest(…))" is
-	// one hash probe per row where "<> ALL(…)" compared with every held id
-	// (a prepared statement's array parameter is not hashed), which halved
-	// a claim's cost with a full batch held.
+	// one hash probe per row where "<> ALL(…)" compares with every held id
+	// (a prepared statement's array parameter is not hashed).
 	c := s.psConn(ctx)
-	// 1. Lease the hosts of the oldest due feeds, those free or ours.
-	// The window is the limit oldest due feeds a claim may take; its last
-	// next_poll_at (reach) bounds step 2, so that every feed step 2 passes
-	// over, older than the newest it returns, is one whose host another
-	// owner holds (see after).
+	hosts, reach, err := pgLeaseDueHosts(ctx, c, owner, until, now, limit, held, after)
+	if err != nil || len(hosts) == 0 {
+		return nil, nil, err
+	}
+	out, err := pgDueFeedsOfHosts(ctx, c, hosts, now, held, limit, after, reach)
+	if err != nil {
+		return nil, hosts, err
+	}
+	for i := range out {
+		out[i].LeaseOwner, out[i].LeaseUntil = owner, &until
+	}
+	return out, hosts, nil
+}
+
+// leaseDueFeeds is ClaimDueFeeds on SQLite: each claimed feed is leased.
+func (s *Store) leaseDueFeeds(ctx context.Context, owner string, until, now time.Time, limit int, after time.Time) ([]Feed, error) {
+	var out []Feed
+	err := s.DB.WithContext(ctx).Raw(`UPDATE feeds SET lease_owner = ?, lease_until = ?
+WHERE id IN (SELECT id FROM feeds
+  WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at <= ? AND next_poll_at >= ?
+    AND (lease_until IS NULL OR lease_until <= ?)
+  ORDER BY next_poll_at LIMIT ?)
+RETURNING *`, owner, until, utc(now), utc(after), utc(now), limit).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("claim due feeds: %w", err)
+	}
+	return out, nil
+}
+
+// pgLeaseDueHosts is the first step of a Postgres claim: it leases the
+// hosts of the limit oldest due feeds, those free or owner's, and returns
+// their rows and reach, the last next_poll_at of that window. reach bounds
+// the second step, so that every feed it passes over, older than the
+// newest it returns, is one whose host another owner holds (see after).
+func pgLeaseDueHosts(ctx context.Context, c gorm.ConnPool, owner string, until, now time.Time, limit int, held []int64, after time.Time) ([]Host, time.Time, error) {
+	var reach time.Time
 	rows, err := c.QueryContext(ctx, `WITH d AS MATERIALIZED (
   SELECT f.host, f.next_poll_at FROM feeds f LEFT JOIN hosts h ON h.host = f.host
   WHERE f.state = 'active' AND f.subscriber_count > 0 AND f.next_poll_at <= $3 AND f.next_poll_at >= $6
@@ -101,48 +124,45 @@ up AS (INSERT INTO hosts (host, lease_owner, lease_until, updated_at)
 SELECT up.*, (SELECT max(next_poll_at) FROM d) FROM up ORDER BY up.host`,
 		owner, until, utc(now), limit, held, utc(after))
 	if err != nil {
-		return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
+		return nil, reach, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 	}
-	var reach time.Time
+	defer rows.Close()
+	var hosts []Host
 	for rows.Next() {
 		var h Host
 		if err := rows.Scan(&h.Host, &h.MinIntervalSeconds, &h.BackoffUntil, &h.BackoffReason, &h.UpdatedAt,
 			&h.LeaseOwner, &h.LeaseUntil, &reach); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
+			return nil, reach, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 		}
 		hosts = append(hosts, h)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("claim due feeds: lease hosts: %w", err)
+		return nil, reach, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 	}
-	if len(hosts) == 0 {
-		return nil, nil, nil
-	}
-	// 2. Their due feeds, read by a statement of its own: its snapshot is
-	// taken after the leases, so it sees everything a previous holder of
-	// these hosts wrote before giving them up. (Read in the snapshot of
-	// step 1, a feed that holder polled, wrote and released in between
-	// would look due still, and be fetched twice.) The columns are scanned
-	// by hand: gorm's reflection-driven Scan cost more CPU than the claim
-	// itself on a warm pass.
-	rows, err = c.QueryContext(ctx, `SELECT `+feedColumns+` FROM feeds
+	return hosts, reach, nil
+}
+
+// pgDueFeedsOfHosts is the second step of a Postgres claim: the due feeds
+// of the hosts just leased, read by a statement of its own so that its
+// snapshot, taken after the leases, sees everything a previous holder of
+// these hosts wrote before giving them up (in the first step's snapshot a
+// feed that holder polled, wrote and released in between would look due
+// still, and be fetched twice). The columns are scanned by hand (scanFeeds)
+// rather than by gorm's reflection.
+func pgDueFeedsOfHosts(ctx context.Context, c gorm.ConnPool, hosts []Host, now time.Time, held []int64, limit int, after, reach time.Time) ([]Feed, error) {
+	rows, err := c.QueryContext(ctx, `SELECT `+feedColumns+` FROM feeds
 WHERE host = ANY($1::text[]) AND state = 'active' AND subscriber_count > 0
   AND next_poll_at <= $2 AND next_poll_at >= $5 AND next_poll_at <= $6
   AND (lease_until IS NULL OR lease_until <= $2) AND id NOT IN (SELECT unnest($3::bigint[]))
 ORDER BY next_poll_at LIMIT $4`, hostNames(hosts), utc(now), held, limit, utc(after), utc(reach))
 	if err != nil {
-		return nil, hosts, fmt.Errorf("claim due feeds: %w", err)
+		return nil, fmt.Errorf("claim due feeds: %w", err)
 	}
 	out, err := scanFeeds(rows, limit)
 	if err != nil {
-		return nil, hosts, fmt.Errorf("claim due feeds: %w", err)
+		return nil, fmt.Errorf("claim due feeds: %w", err)
 	}
-	for i := range out {
-		out[i].LeaseOwner, out[i].LeaseUntil = owner, &until
-	}
-	return out, hosts, nil
+	return out, nil
 }
 
 // hostNames returns the names of hosts.
