@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
+
+	"github.com/feedmail/feedmail/billing"
 )
 
 // The credit ledger.
@@ -28,51 +28,45 @@ import (
 // (users.credit_notice_at is cleared), so that running out again earns one
 // more notice.
 //
-// The store does not import package billing (billing may build on the store);
-// the kind strings and sign rules below are those of billing.EntryKind and
-// billing.CheckEntry, which a test keeps in step.
+// The rules of the ledger are billing's: the kinds and the signs their
+// amounts may carry (billing.CheckEntry), the arithmetic of the balance
+// (billing.Apply) and the trial key (billing.KeyTrial). The store applies
+// them inside its transactions.
 
 // Ledger entry kinds (billing.EntryKind values).
 const (
-	LedgerGrant      = "grant"      // > 0: trial credits, operator gifts
-	LedgerPurchase   = "purchase"   // > 0: a paid pack
-	LedgerCharge     = "charge"     // < 0: an email sent
-	LedgerRefund     = "refund"     // > 0: a charge given back
-	LedgerAdjustment = "adjustment" // ≠ 0: operator correction
+	LedgerGrant      = string(billing.KindGrant)      // > 0: trial credits, operator gifts
+	LedgerPurchase   = string(billing.KindPurchase)   // > 0: a paid pack
+	LedgerCharge     = string(billing.KindCharge)     // < 0: an email sent
+	LedgerRefund     = string(billing.KindRefund)     // > 0: a charge given back
+	LedgerAdjustment = string(billing.KindAdjustment) // ≠ 0: operator correction
 )
 
 // Ledger errors. Test with errors.Is.
 var (
 	// ErrInsufficientCredits: the entry would take the balance below zero.
-	// Nothing was written.
-	ErrInsufficientCredits = errors.New("insufficient credits")
+	// Nothing was written. It is billing.ErrInsufficient.
+	ErrInsufficientCredits = billing.ErrInsufficient
 	// ErrBadLedgerEntry: unknown kind, zero amount, a sign the kind forbids,
-	// an empty idempotency key, or a balance overflow.
-	ErrBadLedgerEntry = errors.New("invalid ledger entry")
+	// an empty idempotency key, or a balance overflow. It is
+	// billing.ErrBadEntry.
+	ErrBadLedgerEntry = billing.ErrBadEntry
 	// ErrKeyConflict: the idempotency key is already used by an entry for
 	// another user, kind or amount (a bug in the caller's key scheme).
 	ErrKeyConflict = errors.New("idempotency key already used by a different entry")
 )
 
-// TrialKey is the idempotency key of a user's trial grant, "trial:<user>"
-// (billing.KeyTrial), so an account gets its trial credits once.
-func TrialKey(userID int64) string { return "trial:" + strconv.FormatInt(userID, 10) }
+// TrialKey is the idempotency key of a user's trial grant (billing.KeyTrial),
+// so an account gets its trial credits once.
+func TrialKey(userID int64) string { return billing.KeyTrial(userID) }
 
-// checkLedgerEntry mirrors billing.CheckEntry.
+// checkLedgerEntry applies billing.CheckEntry, and refuses an empty
+// idempotency key.
 func checkLedgerEntry(kind string, amount int64, key string) error {
-	switch kind {
-	case LedgerGrant, LedgerPurchase, LedgerCharge, LedgerRefund, LedgerAdjustment:
-	default:
-		return fmt.Errorf("%w: unknown kind %q", ErrBadLedgerEntry, kind)
+	if err := billing.CheckEntry(billing.EntryKind(kind), amount); err != nil {
+		return err
 	}
-	switch {
-	case amount == 0:
-		return fmt.Errorf("%w: %s of 0 credits", ErrBadLedgerEntry, kind)
-	case kind == LedgerCharge && amount > 0:
-		return fmt.Errorf("%w: a charge must be negative, got %d", ErrBadLedgerEntry, amount)
-	case kind != LedgerCharge && kind != LedgerAdjustment && amount < 0:
-		return fmt.Errorf("%w: a %s must be positive, got %d", ErrBadLedgerEntry, kind, amount)
-	case strings.TrimSpace(key) == "":
+	if strings.TrimSpace(key) == "" {
 		return fmt.Errorf("%w: empty idempotency key", ErrBadLedgerEntry)
 	}
 	return nil
@@ -277,17 +271,14 @@ func (s *Store) postLedgerEntryTx(ctx context.Context, userID int64, kind string
 	return r, nil
 }
 
-// applyAmount is billing.Apply: balance + amount, refusing to go below zero
-// (ErrInsufficientCredits) or past the int64 range (ErrBadLedgerEntry).
+// applyAmount is billing.Apply, with an overflow reported as a bad entry
+// (ErrBadLedgerEntry): the balance stays within zero and the int64 range.
 func applyAmount(balance, amount int64) (int64, error) {
-	if amount > 0 && balance > math.MaxInt64-amount {
-		return balance, fmt.Errorf("%w: balance overflow (%d + %d)", ErrBadLedgerEntry, balance, amount)
+	next, err := billing.Apply(balance, amount)
+	if errors.Is(err, billing.ErrOverflow) {
+		return balance, fmt.Errorf("%w: %w", ErrBadLedgerEntry, err)
 	}
-	next := balance + amount
-	if amount < 0 && (next < 0 || next > balance) {
-		return balance, fmt.Errorf("%w: balance %d, need %d", ErrInsufficientCredits, balance, -amount)
-	}
-	return next, nil
+	return next, err
 }
 
 // releaseHeld moves userID's emails held for reason back to the queue, due
