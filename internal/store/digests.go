@@ -228,7 +228,7 @@ func (s *Store) ClaimDueDigests(ctx context.Context, owner string, lease time.Du
 	q := `UPDATE digests SET lease_owner = ?, lease_until = ?
 WHERE id IN (SELECT id FROM digests
   WHERE next_slot_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-  ORDER BY next_slot_at LIMIT ?` + s.skipLocked() + `)
+  ORDER BY next_slot_at LIMIT ?` + s.sqlDialect().skipLocked() + `)
 RETURNING *`
 	var out []Digest
 	if err := s.DB.WithContext(ctx).Raw(q, owner, until, utc(now), utc(now), limit).Scan(&out).Error; err != nil {

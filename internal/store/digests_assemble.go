@@ -181,10 +181,7 @@ AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = digest_items.subscrip
 func (s *Store) joinHeldIssues(a *assembly) error {
 	var held []struct{ DigestID, OutboxID, IssueID int64 }
 	q := `SELECT t.digest_id, o.id AS outbox_id, o.issue_id FROM outbox o JOIN digest_issues t ON t.id = o.issue_id
-WHERE o.user_id IN ? AND o.kind = 'digest' AND o.state = 'held' AND t.digest_id IN ? ORDER BY o.issue_id`
-	if s.Postgres() {
-		q += " FOR UPDATE OF o"
-	}
+WHERE o.user_id IN ? AND o.kind = 'digest' AND o.state = 'held' AND t.digest_id IN ? ORDER BY o.issue_id` + s.sqlDialect().forUpdateOf("o")
 	if err := s.DB.Raw(q, a.users, a.pending).Scan(&held).Error; err != nil {
 		return fmt.Errorf("find held issues: %w", err)
 	}

@@ -61,7 +61,7 @@ import (
 // it claimed is written (it left the due set) or given back.
 func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int, held []int64, after time.Time) (feeds []Feed, hosts []Host, err error) {
 	until := utc(now.Add(lease))
-	if !s.Postgres() {
+	if !s.sqlDialect().hostLeases() {
 		feeds, err := s.leaseDueFeeds(ctx, owner, until, now, limit, after)
 		return feeds, nil, err
 	}
@@ -180,7 +180,7 @@ func hostNames(hosts []Host) []string {
 // A host lease that ran out still counts while nobody has taken it over: then
 // nobody else can have polled the feed.
 func (q *psQuery) heldBy(owner string, now time.Time) *psQuery {
-	if !q.pg {
+	if !q.d.hostLeases() {
 		return q.sql("feeds.lease_owner = ").arg(owner, "")
 	}
 	return q.sql("(feeds.lease_owner = ").arg(owner, "text").
@@ -203,7 +203,7 @@ func pgDueOnHeldHost(now, other string) string {
 // poller calls it with the hosts its claims took when it has no claimed
 // feed left.
 func (s *Store) ReleaseHosts(ctx context.Context, owner string, hosts []string) error {
-	if !s.Postgres() || len(hosts) == 0 {
+	if !s.sqlDialect().hostLeases() || len(hosts) == 0 {
 		return nil
 	}
 	q := s.psNew().sql("UPDATE hosts SET lease_owner = '', lease_until = NULL WHERE host = ANY(").arg(hosts, "text[]").
@@ -228,7 +228,7 @@ func (s *Store) ClaimFeedForPoll(ctx context.Context, id int64, owner string, le
   next_poll_at = CASE WHEN next_poll_at < ? THEN ? ELSE next_poll_at END
 WHERE id = ? AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)`
 	args := []any{owner, until, until, until, id, utc(now), owner}
-	if s.Postgres() {
+	if s.sqlDialect().hostLeases() {
 		q += "\n  AND NOT (state = 'active' AND " + pgDueOnHeldHost("?", "?") + ")"
 		args = append(args, utc(now), owner, utc(now))
 	}
@@ -257,7 +257,7 @@ func (s *Store) NextPollDue(ctx context.Context, owner string) (t time.Time, ok 
 	}
 	var out []due
 	db := s.DB.WithContext(ctx)
-	if s.Postgres() {
+	if s.sqlDialect().hostLeases() {
 		err = db.Raw(`SELECT f.next_poll_at, f.lease_until,
   CASE WHEN h.lease_owner <> ? THEN h.lease_until END AS host_leased
 FROM feeds f LEFT JOIN hosts h ON h.host = f.host

@@ -144,14 +144,8 @@ func (s *Store) SpreadOverdueFeeds(ctx context.Context, now time.Time, grace, wi
 	}
 	cutoff := utc(now.Add(-grace))
 	secs := int64(window / time.Second)
-	var q string
-	if s.Postgres() {
-		q = `UPDATE feeds SET next_poll_at = ?::timestamptz + make_interval(secs => (id * 7919) % ?)
+	q := `UPDATE feeds SET next_poll_at = ` + s.sqlDialect().addSeconds("(id * 7919) % ?") + `
 WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at < ? AND lease_owner = ''`
-	} else {
-		q = `UPDATE feeds SET next_poll_at = strftime('%Y-%m-%d %H:%M:%S+00:00', ?, '+' || ((id * 7919) % ?) || ' seconds')
-WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at < ? AND lease_owner = ''`
-	}
 	tx := s.DB.WithContext(ctx).Exec(q, utc(now), secs, cutoff)
 	if tx.Error != nil {
 		return 0, fmt.Errorf("spread overdue feeds: %w", tx.Error)

@@ -83,7 +83,7 @@ const psStateSet = `
 // VALUES list, guarded by heldBy, clearing the leases.
 func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (int64, error) {
 	q := s.psNew()
-	if s.Postgres() {
+	if s.sqlDialect().arrayParams() {
 		sa := newPSStateArrays(len(part))
 		for _, i := range part {
 			sa.add(&recs[i])

@@ -12,7 +12,7 @@ import (
 // quiet records (see quiet) are written first by one statement, and the
 // others by recordPollsSteps.
 func (s *Store) recordPollsTx(ctx context.Context, owner string, recs []PollRecord) ([]PollOutcome, error) {
-	if !s.Postgres() {
+	if !s.sqlDialect().arrayParams() {
 		return s.recordPollsSteps(ctx, owner, recs)
 	}
 	var quiet, busy []int

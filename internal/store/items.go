@@ -136,19 +136,8 @@ func (s *Store) KnownIdentities(ctx context.Context, feedID int64, identities []
 	c := s.psConn(ctx)
 	for start, chunk := 0, s.psChunkOf(len(identities)); start < len(identities); start += chunk {
 		part := identities[start:min(start+chunk, len(identities))]
-		q := s.psNew().sql("SELECT identity FROM items WHERE feed_id = ").arg(feedID, "bigint")
-		if s.Postgres() {
-			q.sql(" AND identity = ANY(").arg(part, "text[]").sql(")")
-		} else {
-			q.sql(" AND identity IN (")
-			for j, id := range part {
-				if j > 0 {
-					q.sql(", ")
-				}
-				q.arg(id, "")
-			}
-			q.sql(")")
-		}
+		q := s.psNew().sql("SELECT identity FROM items WHERE feed_id = ").arg(feedID, "bigint").sql(" AND identity")
+		inList(q, part, "text")
 		rows, err := q.query(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("known items of feed %d: %w", feedID, err)
@@ -202,7 +191,7 @@ func (s *Store) insertItems(ctx context.Context, c gorm.ConnPool, recs []PollRec
 		deliver = append(deliver, ids...)
 		return err
 	}
-	if s.Postgres() && len(pending) > 0 {
+	if s.sqlDialect().arrayParams() && len(pending) > 0 {
 		if err := insert(s.insertItemsUnnest(recs, pending, now)); err != nil {
 			return nil, err
 		}

@@ -189,10 +189,7 @@ type lockedUser struct {
 // lockUser locks userID's row until the transaction ends and returns its
 // balance. It must run inside Tx.
 func (s *Store) ledgerLockUser(ctx context.Context, userID int64) (int64, error) {
-	q := "SELECT id, balance FROM users WHERE id = ?"
-	if s.Postgres() {
-		q += " FOR UPDATE"
-	}
+	q := "SELECT id, balance FROM users WHERE id = ?" + s.sqlDialect().forUpdate()
 	var rows []lockedUser
 	if err := s.DB.WithContext(ctx).Raw(q, userID).Scan(&rows).Error; err != nil {
 		return 0, fmt.Errorf("lock user %d: %w", userID, err)
@@ -210,10 +207,7 @@ func (s *Store) ledgerLockUsers(ctx context.Context, ids []int64) (map[int64]int
 	if len(ids) == 0 {
 		return out, nil
 	}
-	q := "SELECT id, balance FROM users WHERE id IN ? ORDER BY id"
-	if s.Postgres() {
-		q += " FOR UPDATE"
-	}
+	q := "SELECT id, balance FROM users WHERE id IN ? ORDER BY id" + s.sqlDialect().forUpdate()
 	var rows []lockedUser
 	if err := s.DB.WithContext(ctx).Raw(q, ids).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("lock users: %w", err)

@@ -52,7 +52,7 @@ func (s *Store) MarkOutboxSent(ctx context.Context, owner string, marks []SentMa
 		vals[m.ID] = m.MessageID
 		users[m.UserID] = true
 	}
-	q, args := outboxCaseUpdate("outbox", "message_id", vals,
+	q, args := caseUpdate("outbox", "message_id", vals,
 		"state = ?, sent_at = ?, attempts = attempts + 1, lease_owner = '', lease_until = NULL, last_error = ''")
 	// caseUpdate puts the extra assignments first; their arguments lead.
 	args = append([]any{OutboxSent, s.now()}, args...)

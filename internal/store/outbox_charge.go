@@ -214,7 +214,7 @@ func (s *Store) writeCharges(ctx context.Context, c charges, balances map[int64]
 	for u := range c.changed {
 		vals[u] = balances[u]
 	}
-	q, args := outboxCaseUpdate("users", "balance", vals, "")
+	q, args := caseUpdate("users", "balance", vals, "")
 	if err := db.Exec(q, args...).Error; err != nil {
 		return fmt.Errorf("update balances: %w", err)
 	}

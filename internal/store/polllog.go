@@ -106,7 +106,7 @@ func (s *Store) psAppendPollLog(ctx context.Context, c gorm.ConnPool, recs []Pol
 	// seq: the line is written before the feed's state (which counts the
 	// poll or push in log_seq), so it is log_seq + 1.
 	const head = `INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason, seq) `
-	if s.Postgres() {
+	if s.sqlDialect().arrayParams() {
 		la := newPSLogArrays(len(logged))
 		ids, newItems := make([]int64, len(logged)), make([]int32, len(logged))
 		for j, i := range logged {

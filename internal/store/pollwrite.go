@@ -238,9 +238,7 @@ func (s *Store) psHeldLeases(ctx context.Context, c gorm.ConnPool, owner string,
 	for start, chunk := 0, s.psChunkOf(len(ids)); start < len(ids); start += chunk {
 		part := ids[start:min(start+chunk, len(ids))]
 		q := s.psNew().sql("SELECT id FROM feeds WHERE id").in(part).sql(" AND ").heldBy(owner, s.now())
-		if s.Postgres() {
-			q.sql(" ORDER BY id FOR UPDATE")
-		}
+		q.sql(q.d.lockOrderedBy("id"))
 		rows, err := q.query(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("check leases: %w", err)

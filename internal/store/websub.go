@@ -125,7 +125,7 @@ func (s *Store) ClaimWebSubWork(ctx context.Context, now time.Time, lease time.D
 	q := `UPDATE feeds SET websub_renew_at = ?
 WHERE id IN (SELECT id FROM feeds
   WHERE websub_state <> '' AND websub_renew_at <= ?
-  ORDER BY websub_renew_at LIMIT ?` + s.skipLocked() + `)
+  ORDER BY websub_renew_at LIMIT ?` + s.sqlDialect().skipLocked() + `)
 RETURNING *`
 	var out []Feed
 	if err := s.DB.WithContext(ctx).Raw(q, until, utc(now), limit).Scan(&out).Error; err != nil {
@@ -264,7 +264,7 @@ func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap tim
 		Free bool
 	}
 	var r *gorm.DB
-	if s.Postgres() {
+	if s.sqlDialect().hostLeases() {
 		// A poller holds a feed through its host's lease (ClaimDueFeeds):
 		// a due feed whose host is held may be being fetched right now, and
 		// the poll's result would overwrite a next_poll_at set now. It
