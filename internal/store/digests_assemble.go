@@ -40,29 +40,13 @@ type AssembleResult struct {
 }
 
 // AssembleDigestIssues turns the slots of digests leased by owner into
-// issues, in one transaction for the whole batch (a handful of statements
-// however many digests it holds). For each plan:
-//
-//   - The digest must still be leased by owner; its row stays locked until
-//     commit, so no other worker can claim it meanwhile (one issue per
-//     (digest, slot) is also a unique key, the last line of defence).
-//   - Items waiting for it (issue_id NULL) whose subscription has ended are
-//     dropped: the person asked not to get them.
-//   - No item waiting: no issue, nothing sent, nothing charged.
-//   - An issue of this digest whose outbox email is held (out of credits, or
-//     a bouncing address): the new items join that issue and its credits
-//     (on the issue and the outbox row) are recomputed, instead of a second
-//     email piling up behind the first. When the credits come, the person
-//     gets one digest with everything since the last one sent.
-//   - Otherwise a new issue for (digest, slot) takes the waiting items and
-//     becomes one outbox email of kind "digest" with issue_id set,
-//     credits = charge(feeds with items) and dedupe key "digest:<issue>".
-//   - Last, next_slot_at becomes plan.Next, last_slot_at plan.Slot, and the
-//     lease is released.
-//
-// charge prices an issue from the number of feeds with items in it
-// (digest.Charge). A crash anywhere rolls everything back: the digests stay
-// due and their leases run out, so the slot is assembled again.
+// issues, in one transaction for the batch. Digests no longer leased are
+// skipped, waiting items of ended subscriptions dropped, and a digest with
+// nothing waiting gets no issue. New items join an issue whose email is
+// held (repriced), else a new issue for (digest, slot) becomes one outbox
+// email costing charge(feeds with items). Last the digest moves to
+// plan.Next and its lease is released. A crash rolls everything back and
+// the slot is assembled again when the lease runs out.
 func (s *Store) AssembleDigestIssues(ctx context.Context, owner string, plans []SlotPlan, charge func(feeds int) int) (AssembleResult, error) {
 	var res AssembleResult
 	if len(plans) == 0 {

@@ -11,20 +11,12 @@ import (
 // Routing of a new item: instant subscription -> outbox email row, digest
 // subscription -> pending digest item.
 //
-// Every item a poll inserts and does not ignore goes to each subscription
-// that is active when the item is first seen, by one INSERT … SELECT from
-// subscriptions per kind (for all items of all feeds of a batch, never one
-// statement per subscriber):
-//
-//   - a subscription without a digest (instant) gets one outbox row, kind
-//     "item", 1 credit, dedupe key "item:<subscription>:<item>"; the row is
-//     "queued", or "held" with HoldBouncing when the person's address is
-//     bouncing (credits are not looked at here: the mailer charges when it
-//     sends);
-//   - a subscription with a digest gets one digest_items row, unique per
-//     (subscription, item), which the digest's next issue collects.
-//
-// Both are ON CONFLICT DO NOTHING, so a replayed poll routes nothing twice.
+// Each item a poll inserts and does not ignore goes to every subscription
+// active when it is first seen: an instant one gets an outbox row (kind
+// "item", 1 credit, dedupe key "item:<subscription>:<item>", held with
+// HoldBouncing when the address bounces; the mailer charges when it
+// sends); a digest one gets a digest_items row for its next issue. One
+// INSERT … SELECT per kind for the whole batch, ON CONFLICT DO NOTHING.
 
 // The statements of the routing, around their parameters: the bouncing
 // hold reason, the times and the item ids.

@@ -9,56 +9,23 @@ import (
 )
 
 // Claims of feeds: each due feed is handed to exactly one worker for a
-// while (its lease), without moving next_poll_at, since every row written
-// per poll costs.
-//
-// On SQLite (one process) a feed claim writes only lease_owner and
-// lease_until; the due query skips rows whose lease has not run out, and the
-// holder writes its result guarded by lease_owner.
-//
-// On Postgres, where several processes poll, feeds are claimed through
-// their hosts and a claim writes no feed row at all: see ClaimDueFeeds. A
-// feed is held by an owner that holds its host's lease (or a lease on the
-// feed itself, taken by ClaimFeedForPoll), and the holder writes its result
-// guarded by that (heldBy), so a holder that lost its lease cannot
-// overwrite the newer owner's work.
+// while (its lease), without moving next_poll_at. On SQLite (one process)
+// a claim writes lease_owner and lease_until; on Postgres (several
+// processes) feeds are claimed through their hosts and a claim writes no
+// feed row (see ClaimDueFeeds). Either way the holder writes its result
+// guarded by heldBy, so a holder that lost its lease cannot overwrite the
+// newer owner's work.
 
-// ClaimDueFeeds hands out up to limit active feeds whose next poll is due at
-// now, that have at least one active, confirmed subscription and that
-// nobody holds, oldest first, for lease. next_poll_at is left as it is. held
-// lists the feeds the owner holds already (claimed and not yet written or
-// given back): they are not handed out again. after, when not zero, is
-// where the claim starts: only feeds with next_poll_at at or after it are
-// handed out. A pass passes the NextPollAt of the newest feed its previous
-// claim returned, so that its claims do not scan again over the feeds it
-// has claimed (and, on Postgres, the index entries of those it wrote since,
-// left dead until vacuum); which was most of a claim's cost. A feed older
-// than after that the pass could not take (its host was another owner's)
-// waits for the next pass.
-//
-// On SQLite each claimed feed is leased (lease_owner, lease_until).
-//
-// On Postgres a feed is claimed by leasing its host, in two statements. The
-// first takes (or renews) the lease on the hosts row of each host among the
-// limit oldest due feeds, passing over feeds whose host another owner holds
-// or that carry an unexpired lease of their own; the second reads the due
-// feeds of the hosts it leased. It writes no feed row, so a warm pass writes
-// each feed once per poll (its result) instead of twice; the returned Feeds
-// carry LeaseOwner and LeaseUntil as if they had been leased, and hosts
-// holds the row of every host leased (also one whose feeds turned out to be
-// written by now: the caller gives them all back with ReleaseHosts), read by
-// the same statement that leased it, so the caller learns the hosts' limits
-// and back-offs without another query. On SQLite hosts is nil. A host is thus polled
-// by one process at a time, and that process's in-memory limiter (2 requests
-// in flight) is the limit publishers see, however many processes run; the
-// process itself keeps its feeds apart by passing them as held. The upsert
-// takes host rows in name order, so two claimers cannot deadlock on them; a
-// host another claimer took first is simply not returned, and its feeds are
-// not claimed. No fetch outlives lease, and every claim renews the leases
-// of its hosts to its own end, so when a host lease runs out (its holder
-// died) nothing of the holder's can still be fetching from that host.
-// ReleaseHosts gives the hosts back when a pass is over: by then every feed
-// it claimed is written (it left the due set) or given back.
+// ClaimDueFeeds hands out up to limit followed, active feeds due at now
+// that nobody holds, oldest first, for lease, leaving next_poll_at as it
+// is. held lists the feeds owner holds already (not handed out again);
+// after, when not zero, skips feeds due before it (the pass's previous
+// claim reached there). On SQLite each feed is leased. On Postgres the
+// hosts of the oldest due feeds are leased (free or owner's, in name
+// order, so claimers cannot deadlock) and their due feeds returned as if
+// leased, with hosts holding every host row leased; so one process at a
+// time polls a host. The caller gives hosts back with ReleaseHosts when
+// its pass is over.
 func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int, held []int64, after time.Time) (feeds []Feed, hosts []Host, err error) {
 	until := utc(now.Add(lease))
 	if !s.sqlDialect().hostLeases() {

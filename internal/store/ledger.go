@@ -9,29 +9,14 @@ import (
 	"github.com/feedmail/feedmail/billing"
 )
 
-// The credit ledger.
-//
-// Every change to a person's credits is one append-only row in
-// ledger_entries with a unique idempotency key; users.balance is a cache of
-// their sum, written in the same transaction as the entry while the user's
-// row is locked (Postgres: SELECT … FOR UPDATE; SQLite: every transaction is
-// BEGIN IMMEDIATE, so there is one writer at a time). A replayed key changes
-// nothing and returns the entry it made the first time. The balance never
-// goes below zero: an entry that would take it there is refused and nothing
-// is written (the database's CHECK constraints are a second line).
-//
-// Entries that add credits release the person's email held for lack of
-// credits (held → queued) in the same transaction, so a grant or purchase
-// committed is mail on its way. Grants, purchases and positive adjustments
-// (credits the person or the operator brought in, as opposed to refunds of
-// failed mail) also start a new "episode" for the free out-of-credits notice
-// (users.credit_notice_at is cleared), so that running out again earns one
-// more notice.
-//
-// The rules of the ledger are billing's: the kinds and the signs their
-// amounts may carry (billing.CheckEntry), the arithmetic of the balance
-// (billing.Apply) and the trial key (billing.KeyTrial). The store applies
-// them inside its transactions.
+// The credit ledger: each change to a person's credits is one append-only
+// ledger_entries row with a unique idempotency key (a replayed key changes
+// nothing), and users.balance caches their sum, written in the same
+// transaction with the user's row locked; it never goes below zero.
+// Entries adding credits release email held for credits; grants,
+// purchases and positive adjustments also start a new out-of-credits
+// notice episode. The rules (kinds and signs, balance arithmetic, trial
+// key) are billing's; the store applies them in its transactions.
 
 // Ledger entry kinds (billing.EntryKind values).
 const (

@@ -10,21 +10,12 @@ import (
 )
 
 // The outbox: what the mailer's worker does with the rows it claimed
-// (ClaimOutbox in outbox_claims.go). Every write is guarded by lease_owner and
-// state = 'queued', so a worker whose lease ran out (another worker claimed
-// the row since) changes nothing; the functions report how many rows they
-// touched.
-//
-// A held row waits in state "held" with the reason in last_error (one of
-// the Hold* constants below): credits arriving release rows held for
-// credits (ledger.go), ClearBouncing releases rows held for a bouncing
-// address. Held rows expire when they are older than the hold limit the
-// mailer passes to ExpireHeld, counted from when the row was queued
-// (created_at), so releases and re-holds cannot keep an email waiting for
-// ever.
-//
-// Multi-table transactions lock the user row first and the outbox rows
-// after, so that two of them never wait on each other in a cycle.
+// (outbox_claims.go). Every write is guarded by lease_owner and state =
+// 'queued', so a worker whose lease ran out changes nothing. A held row
+// waits in state "held" with a Hold* reason in last_error until credits or
+// ClearBouncing release it, or ExpireHeld ends it. Multi-table
+// transactions lock the user row first and the outbox rows after, so two
+// of them never wait on each other in a cycle.
 
 // Hold reasons, stored in last_error of a held row.
 const (

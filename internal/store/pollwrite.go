@@ -10,48 +10,16 @@ import (
 	"gorm.io/gorm"
 )
 
-// Recording a poll.
-//
-// A poll's whole effect — the items it found, the emails and digest rows they
-// fan out to, the poll_log line and the feed's new state — is written in ONE
-// transaction by RecordPoll (one feed) or RecordPolls (many feeds, one
-// transaction, for the poller's batched writes). Inside it the order is:
-//
-//  1. check that owner still holds each feed (heldBy: its lease, or on
-//     Postgres its host's lease; SELECT … FOR UPDATE on
-//     Postgres; SQLite transactions are BEGIN IMMEDIATE, one writer at a
-//     time); feeds whose lease was lost are left out entirely;
-//  2. insert the new items, a multi-row INSERT … ON CONFLICT (feed_id,
-//     identity) DO NOTHING RETURNING id, so an item already recorded (a
-//     replayed poll, a hub push racing a poll) is neither inserted nor
-//     delivered again;
-//  3. fan out the inserted, deliverable items with INSERT … SELECT from
-//     subscriptions (one statement for all items of all feeds of the batch
-//     per kind, never one per subscriber): one outbox row per active instant
-//     subscription (dedupe key "item:<subscription>:<item>") and one
-//     digest_items row per active digest subscription (unique (subscription,
-//     item)), both ON CONFLICT DO NOTHING;
-//  4. end subscriptions and queue notices (410 Gone, blacklisting), or merge
-//     the feed into another one (a 301/308 to a URL that is already a feed);
-//  5. append poll_log;
-//  6. last, write the feed's new state and clear its lease, guarded by
-//     heldBy.
-//
-// A crash anywhere before the commit leaves nothing behind: the lease runs
-// out, the feed is due again and is polled again; the unique keys make that
-// replay harmless.
-//
-// Choices the product rules (docs/design.md) leave open:
-//
-//   - Outbox rows for a person whose address is bouncing are written "held"
-//     with last_error HoldBouncing (ClearBouncing releases them), not skipped:
-//     the post is not lost if the address recovers, and the mailer's hold
-//     limit expires them otherwise. Credits are not looked at here: the
-//     mailer charges (or holds for credits) when it sends.
-//   - Only subscriptions that are active when the item is first seen get it;
-//     pending ones (not confirmed yet) do not.
-//   - A gone feed's active subscribers get the notice; pending subscriptions
-//     are ended silently.
+// Recording a poll: its whole effect is written in ONE transaction by
+// RecordPoll or RecordPolls, in this order: (1) check, and on Postgres
+// lock, that owner still holds each feed (heldBy), leaving out the feeds
+// whose lease was lost; (2) insert the new items, ON CONFLICT DO NOTHING,
+// so a replayed poll inserts and delivers nothing again; (3) route the
+// inserted items (fanout.go); (4) end or merge feeds; (5) append poll_log;
+// (6) last, write the feeds' state and clear their leases, guarded by
+// heldBy. A crash before the commit leaves nothing: the lease runs out and
+// the feed is polled again. Only subscriptions active when an item is
+// first seen get it; a gone feed's pending subscriptions end silently.
 
 // ErrLeaseLost is returned by RecordPoll when owner no longer holds the
 // feed's lease (it expired and another worker claimed the feed). Nothing of

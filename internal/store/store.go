@@ -1,11 +1,3 @@
-// Package store owns the database: gorm models, every query the other packages
-// need (behind functions whose names say what they do), claims with leases, and
-// transactions. It knows nothing about HTTP or email.
-//
-// Two databases are supported: Postgres (any number of feedmail processes) and
-// SQLite (the embedded default, one process). All times are written in UTC;
-// on SQLite they are stored as text in one fixed format, which sorts correctly
-// only because of that.
 package store
 
 import (

@@ -10,35 +10,19 @@ import (
 	"gorm.io/gorm"
 )
 
-// WebSub subscription states (feeds.websub_state). The subscriber in package
-// poller moves a feed between them; the callback in package web records what
-// hubs say. Every transition is a compare-and-set (SetWebSub), so a hub's
-// verification racing a renewal, or two processes, never overwrite each
-// other's newer state.
-//
-//	""              no subscription; polled as usual
-//	wanted          a poll found a hub: subscribe (the renewal loop sends it)
-//	pending         subscription request sent; waiting for verification of intent
-//	active          verified by the hub: real time via the hub, backup poll weekly
-//	denied          the hub said hub.mode=denied: polled as usual, retried in a week
-//	failed          the hub refused, never verified, or the lease lapsed: polled as
-//	                usual, retried in a day
-//	leaving         nobody follows the feed any more, or it stopped advertising the
-//	                hub: unsubscribe (the renewal loop sends it)
-//	unsubscribing   unsubscription request sent; waiting for its verification
-//
-// Every state but "" has websub_renew_at set: the time the renewal loop next
-// looks at the feed (renew an active lease, retry a denied or failed one,
-// give up on a pending or unsubscribing one that the hub never verified).
+// WebSub subscription states (feeds.websub_state). The subscriber in
+// package poller and the callback in package web move a feed between them,
+// always by compare-and-set (SetWebSub). Every state but "" has
+// websub_renew_at set: when the renewal loop next looks at the feed.
 const (
-	WebSubStateNone          = ""
-	WebSubStateWanted        = "wanted"
-	WebSubStatePending       = "pending"
-	WebSubStateActive        = "active"
-	WebSubStateDenied        = "denied"
-	WebSubStateFailed        = "failed"
-	WebSubStateLeaving       = "leaving"
-	WebSubStateUnsubscribing = "unsubscribing"
+	WebSubStateNone          = ""              // no subscription; polled as usual
+	WebSubStateWanted        = "wanted"        // a poll found a hub: subscribe
+	WebSubStatePending       = "pending"       // request sent; awaiting verification
+	WebSubStateActive        = "active"        // verified: real time, backup poll weekly
+	WebSubStateDenied        = "denied"        // hub.mode=denied: polled, retried in a week
+	WebSubStateFailed        = "failed"        // refused, unverified or lapsed: polled, retried in a day
+	WebSubStateLeaving       = "leaving"       // unfollowed or hub gone: unsubscribe
+	WebSubStateUnsubscribing = "unsubscribing" // unsubscription sent; awaiting verification
 )
 
 // Timings of the WebSub state machine, shared by the subscriber (package

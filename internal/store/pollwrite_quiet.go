@@ -120,10 +120,8 @@ var psFoldCols = []psCol{
 }
 
 // psWriteFolded writes the folded records recs[part...] (no poll_log line)
-// with one UPDATE that carries only psFoldCols: a repeated 304 changes
-// nothing else, and sending and unpacking the 31 columns of a full quiet
-// write was a third of the cost of a warm poll's write. It adds the ids of
-// the feeds written to held.
+// with one UPDATE that carries only psFoldCols, the columns a repeated 304
+// changes. It adds the ids of the feeds written to held.
 func (s *Store) psWriteFolded(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time, held map[int64]bool) error {
 	n := len(part)
 	ids, next, polled, success := make([]int64, 0, n), make([]time.Time, 0, n), make([]*time.Time, 0, n), make([]*time.Time, 0, n)
