@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/feedmail/feedmail/billing"
@@ -57,10 +58,14 @@ func checkLedgerEntry(kind string, amount int64, key string) error {
 	return nil
 }
 
-// startsNoticeEpisode reports entries that bring credits in from outside
-// (not refunds): after one, running out earns a new notice.
+// episodeKinds are the kinds whose positive entries bring credits in from
+// outside (not refunds): after one, running out earns a new notice.
+var episodeKinds = []string{LedgerGrant, LedgerPurchase, LedgerAdjustment}
+
+// startsNoticeEpisode reports whether an entry starts a new out-of-credits
+// notice episode (see episodeKinds).
 func startsNoticeEpisode(kind string, amount int64) bool {
-	return amount > 0 && (kind == LedgerGrant || kind == LedgerPurchase || kind == LedgerAdjustment)
+	return amount > 0 && slices.Contains(episodeKinds, kind)
 }
 
 // LedgerResult is what PostLedgerEntry did.
@@ -277,7 +282,7 @@ WHERE user_id = ? AND state = ? AND last_error = ?`, OutboxQueued, s.now(), user
 func (s *Store) noticeEpisode(ctx context.Context, userID int64) (int64, error) {
 	var ids []int64
 	err := s.DB.WithContext(ctx).Model(&LedgerEntry{}).
-		Where("user_id = ? AND amount > 0 AND kind IN ?", userID, []string{LedgerGrant, LedgerPurchase, LedgerAdjustment}).
+		Where("user_id = ? AND amount > 0 AND kind IN ?", userID, episodeKinds).
 		Order("id DESC").Limit(1).Pluck("id", &ids).Error
 	if err != nil {
 		return 0, fmt.Errorf("notice episode of user %d: %w", userID, err)
