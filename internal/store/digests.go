@@ -163,15 +163,6 @@ type IssueFeed struct {
 	Items               []Item
 }
 
-// ItemDate is the date a digest sorts and shows an item by: its published
-// date, else when feedmail first saw it.
-func ItemDate(it Item) time.Time {
-	if it.PublishedAt != nil && !it.PublishedAt.IsZero() {
-		return *it.PublishedAt
-	}
-	return it.SeenAt
-}
-
 // DigestIssueContent loads an issue and its items for rendering: those whose
 // subscription is still active (the person may have unsubscribed since the
 // issue was made). At most perFeed items per feed are returned (the newest;
@@ -227,4 +218,91 @@ WHERE di.digest_id = ? AND di.issue_id = ?`, c.Issue.DigestID, issueID).Scan(&ro
 		return cmp.Compare(a.FeedID, b.FeedID)
 	})
 	return &c, nil
+}
+
+// ClaimDueDigests leases up to limit digests whose next slot has come. A
+// digest's slot time stays as it is (the issue is keyed on it); the lease
+// alone keeps other workers away until it expires.
+func (s *Store) ClaimDueDigests(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]Digest, error) {
+	until := utc(now.Add(lease))
+	q := `UPDATE digests SET lease_owner = ?, lease_until = ?
+WHERE id IN (SELECT id FROM digests
+  WHERE next_slot_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+  ORDER BY next_slot_at LIMIT ?` + s.sqlDialect().skipLocked() + `)
+RETURNING *`
+	var out []Digest
+	if err := s.DB.WithContext(ctx).Raw(q, owner, until, utc(now), utc(now), limit).Scan(&out).Error; err != nil {
+		return nil, fmt.Errorf("claim digests: %w", err)
+	}
+	return out, nil
+}
+
+// ReleaseDigests gives leases back without assembling (a worker stopping
+// early); the digests stay due.
+func (s *Store) ReleaseDigests(ctx context.Context, owner string, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.DB.WithContext(ctx).Exec(`UPDATE digests SET lease_owner = '', lease_until = NULL WHERE id IN ? AND lease_owner = ?`,
+		ids, owner).Error
+}
+
+// ErrDigestNameTaken is returned by SaveAccountDigest when the person already
+// has another digest with that name.
+var ErrDigestNameTaken = errors.New("digest name already used")
+
+// AccountDigest returns digest id if it belongs to userID, else ErrNotFound.
+func (s *Store) AccountDigest(ctx context.Context, userID, id int64) (*Digest, error) {
+	var d Digest
+	if err := s.DB.WithContext(ctx).Where("id = ? AND user_id = ?", id, userID).Take(&d).Error; err != nil {
+		return nil, fmt.Errorf("digest %d of user %d: %w", id, userID, notFound(err))
+	}
+	return &d, nil
+}
+
+// SaveAccountDigest creates (id 0) or changes (id of one of userID's
+// digests) a digest: name, schedule and zone, with the next slot the
+// schedule's first after the store clock's now. A name another of the
+// person's digests has (case-insensitively) gives ErrDigestNameTaken; an id
+// that is not theirs gives ErrNotFound; a bad name ErrBadDigestName. Unlike
+// SetDigest, which finds its digest by name, this one renames by id.
+func (s *Store) SaveAccountDigest(ctx context.Context, userID, id int64, name string, sched DigestSchedule) (*Digest, error) {
+	name, err := CleanDigestName(name)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	next := sched.Next(now)
+	if next.IsZero() {
+		return nil, fmt.Errorf("save digest %q: schedule %s has no next slot", name, sched.Spec())
+	}
+	var out Digest
+	err = s.Tx(ctx, func(tx *Store) error {
+		var clash int64
+		if err := tx.DB.Model(&Digest{}).Where("user_id = ? AND LOWER(name) = LOWER(?) AND id <> ?", userID, name, id).
+			Count(&clash).Error; err != nil {
+			return err
+		}
+		if clash > 0 {
+			return fmt.Errorf("%w: %q", ErrDigestNameTaken, name)
+		}
+		if id == 0 {
+			out = Digest{UserID: userID, Name: name, Schedule: sched.Spec(), Timezone: sched.Location().String(),
+				NextSlotAt: utc(next), CreatedAt: now}
+			return tx.DB.Create(&out).Error
+		}
+		res := tx.DB.Model(&Digest{}).Where("id = ? AND user_id = ?", id, userID).Updates(map[string]any{
+			"name": name, "schedule": sched.Spec(), "timezone": sched.Location().String(), "next_slot_at": utc(next)})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		return tx.DB.Take(&out, id).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("save digest %q of user %d: %w", name, userID, err)
+	}
+	return &out, nil
 }

@@ -40,29 +40,13 @@ type AssembleResult struct {
 }
 
 // AssembleDigestIssues turns the slots of digests leased by owner into
-// issues, in one transaction for the whole batch (a handful of statements
-// however many digests it holds). For each plan:
-//
-//   - The digest must still be leased by owner; its row stays locked until
-//     commit, so no other worker can claim it meanwhile (one issue per
-//     (digest, slot) is also a unique key, the last line of defence).
-//   - Items waiting for it (issue_id NULL) whose subscription has ended are
-//     dropped: the person asked not to get them.
-//   - No item waiting: no issue, nothing sent, nothing charged.
-//   - An issue of this digest whose outbox email is held (out of credits, or
-//     a bouncing address): the new items join that issue and its credits
-//     (on the issue and the outbox row) are recomputed, instead of a second
-//     email piling up behind the first. When the credits come, the person
-//     gets one digest with everything since the last one sent.
-//   - Otherwise a new issue for (digest, slot) takes the waiting items and
-//     becomes one outbox email of kind "digest" with issue_id set,
-//     credits = charge(feeds with items) and dedupe key "digest:<issue>".
-//   - Last, next_slot_at becomes plan.Next, last_slot_at plan.Slot, and the
-//     lease is released.
-//
-// charge prices an issue from the number of feeds with items in it
-// (digest.Charge). A crash anywhere rolls everything back: the digests stay
-// due and their leases run out, so the slot is assembled again.
+// issues, in one transaction for the batch. Digests no longer leased are
+// skipped, waiting items of ended subscriptions dropped, and a digest with
+// nothing waiting gets no issue. New items join an issue whose email is
+// held (repriced), else a new issue for (digest, slot) becomes one outbox
+// email costing charge(feeds with items). Last the digest moves to
+// plan.Next and its lease is released. A crash rolls everything back and
+// the slot is assembled again when the lease runs out.
 func (s *Store) AssembleDigestIssues(ctx context.Context, owner string, plans []SlotPlan, charge func(feeds int) int) (AssembleResult, error) {
 	var res AssembleResult
 	if len(plans) == 0 {
@@ -79,192 +63,248 @@ func (s *Store) AssembleDigestIssues(ctx context.Context, owner string, plans []
 	return res, nil
 }
 
+// assembly is the state of one AssembleDigestIssues call as its steps
+// fill it in.
+type assembly struct {
+	owner  string
+	now    time.Time
+	charge func(int) int
+	res    AssembleResult
+
+	live    []SlotPlan // the plans of digests still leased by owner
+	users   []int64    // their people
+	slotted []int64    // the live digests with a slot due
+	pending []int64    // the slotted digests with items waiting
+	// target maps a digest with waiting items to the issue they go into.
+	target     map[int64]int64
+	heldOutbox map[int64]int64 // issue id → held outbox row id
+}
+
+// assemble does AssembleDigestIssues's work inside its transaction, step
+// by step in the order its comment gives.
 func (s *Store) assemble(owner string, plans []SlotPlan, charge func(int) int) (AssembleResult, error) {
-	var res AssembleResult
-	now := s.now()
+	a := &assembly{owner: owner, now: s.now(), charge: charge}
+	if err := s.fenceDigests(a, plans); err != nil || len(a.live) == 0 {
+		return a.res, err
+	}
+	if err := s.findWaitingItems(a); err != nil {
+		return a.res, err
+	}
+	a.target, a.heldOutbox = make(map[int64]int64, len(a.pending)), map[int64]int64{}
+	if len(a.pending) > 0 {
+		if err := s.joinHeldIssues(a); err != nil {
+			return a.res, err
+		}
+		if err := s.createIssues(a); err != nil {
+			return a.res, err
+		}
+	}
+	if len(a.target) > 0 {
+		if err := s.fillIssues(a); err != nil {
+			return a.res, err
+		}
+	}
+	return a.res, s.advanceDigests(a)
+}
+
+// fenceDigests is step 1: it keeps only the digests still leased by owner,
+// locks them, and fills in live, users and slotted.
+func (s *Store) fenceDigests(a *assembly, plans []SlotPlan) error {
 	ids := make([]int64, 0, len(plans))
 	for _, p := range plans {
 		ids = append(ids, p.DigestID)
 	}
-
-	// 1. Fence: keep only digests still leased by owner, and lock them.
 	var fenced []struct{ ID, UserID int64 }
 	if err := s.DB.Raw(`UPDATE digests SET lease_owner = lease_owner WHERE id IN ? AND lease_owner = ? RETURNING id, user_id`,
-		ids, owner).Scan(&fenced).Error; err != nil {
-		return res, fmt.Errorf("fence digests: %w", err)
+		ids, a.owner).Scan(&fenced).Error; err != nil {
+		return fmt.Errorf("fence digests: %w", err)
 	}
-	res.Skipped = len(plans) - len(fenced)
+	a.res.Skipped = len(plans) - len(fenced)
 	if len(fenced) == 0 {
-		return res, nil
+		return nil
 	}
 	ours := make(map[int64]bool, len(fenced))
-	ids, users := ids[:0], make([]int64, 0, len(fenced))
+	a.users = make([]int64, 0, len(fenced))
 	for _, f := range fenced {
 		ours[f.ID] = true
-		ids = append(ids, f.ID)
-		users = append(users, f.UserID)
+		a.users = append(a.users, f.UserID)
 	}
-	var live []SlotPlan
-	var slotted []int64
 	for _, p := range plans {
 		if ours[p.DigestID] {
-			live = append(live, p)
+			a.live = append(a.live, p)
 			if !p.Slot.IsZero() {
-				slotted = append(slotted, p.DigestID)
+				a.slotted = append(a.slotted, p.DigestID)
 			}
 		}
 	}
+	return nil
+}
 
-	// 2. Drop waiting items whose subscription has ended.
-	if len(slotted) > 0 {
+// findWaitingItems is steps 2 and 3: it drops waiting items whose
+// subscription has ended, and fills in pending, the digests with items
+// still waiting.
+func (s *Store) findWaitingItems(a *assembly) error {
+	if len(a.slotted) > 0 {
 		if err := s.DB.Exec(`DELETE FROM digest_items WHERE digest_id IN ? AND issue_id IS NULL
 AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = digest_items.subscription_id AND s.state = 'active')`,
-			slotted).Error; err != nil {
-			return res, fmt.Errorf("drop items of ended subscriptions: %w", err)
+			a.slotted).Error; err != nil {
+			return fmt.Errorf("drop items of ended subscriptions: %w", err)
 		}
-	}
-
-	// 3. Which digests have items waiting.
-	var pending []int64
-	if len(slotted) > 0 {
 		if err := s.DB.Raw(`SELECT DISTINCT digest_id FROM digest_items WHERE digest_id IN ? AND issue_id IS NULL`,
-			slotted).Scan(&pending).Error; err != nil {
-			return res, fmt.Errorf("find waiting items: %w", err)
+			a.slotted).Scan(&a.pending).Error; err != nil {
+			return fmt.Errorf("find waiting items: %w", err)
 		}
 	}
-	res.Empty = len(slotted) - len(pending)
+	a.res.Empty = len(a.slotted) - len(a.pending)
+	return nil
+}
 
-	// target maps a digest with waiting items to the issue they go into.
-	target := make(map[int64]int64, len(pending))
-	heldOutbox := map[int64]int64{} // issue id → held outbox row id
-	if len(pending) > 0 {
-		// 4. Issues held for credits take the new items.
-		var held []struct{ DigestID, OutboxID, IssueID int64 }
-		q := `SELECT t.digest_id, o.id AS outbox_id, o.issue_id FROM outbox o JOIN digest_issues t ON t.id = o.issue_id
-WHERE o.user_id IN ? AND o.kind = 'digest' AND o.state = 'held' AND t.digest_id IN ? ORDER BY o.issue_id`
-		if s.Postgres() {
-			q += " FOR UPDATE OF o"
+// joinHeldIssues is step 4: a pending digest whose latest issue's email is
+// held (for credits or a bouncing address) targets that issue, locking its
+// outbox row.
+func (s *Store) joinHeldIssues(a *assembly) error {
+	var held []struct{ DigestID, OutboxID, IssueID int64 }
+	q := `SELECT t.digest_id, o.id AS outbox_id, o.issue_id FROM outbox o JOIN digest_issues t ON t.id = o.issue_id
+WHERE o.user_id IN ? AND o.kind = 'digest' AND o.state = 'held' AND t.digest_id IN ? ORDER BY o.issue_id` + s.sqlDialect().forUpdateOf("o")
+	if err := s.DB.Raw(q, a.users, a.pending).Scan(&held).Error; err != nil {
+		return fmt.Errorf("find held issues: %w", err)
+	}
+	for _, h := range held { // ordered by issue: the newest held issue wins
+		if old, ok := a.target[h.DigestID]; ok {
+			delete(a.heldOutbox, old)
 		}
-		if err := s.DB.Raw(q, users, pending).Scan(&held).Error; err != nil {
-			return res, fmt.Errorf("find held issues: %w", err)
-		}
-		for _, h := range held { // ordered by issue: the newest held issue wins
-			if old, ok := target[h.DigestID]; ok {
-				delete(heldOutbox, old)
-			}
-			target[h.DigestID] = h.IssueID
-			heldOutbox[h.IssueID] = h.OutboxID
-		}
-		res.Joined = len(target)
+		a.target[h.DigestID] = h.IssueID
+		a.heldOutbox[h.IssueID] = h.OutboxID
+	}
+	a.res.Joined = len(a.target)
+	return nil
+}
 
-		// 5. New issues for the rest.
-		slotOf := make(map[int64]time.Time, len(live))
-		for _, p := range live {
-			slotOf[p.DigestID] = p.Slot
-		}
-		var sb strings.Builder
-		var args []any
-		for _, d := range pending {
-			if _, ok := target[d]; ok {
-				continue
-			}
-			if len(args) > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("(?, ?, '" + IssueQueued + "', 0, 0, 0, ?)")
-			args = append(args, d, utc(slotOf[d]), now)
+// createIssues is step 5: a new issue for (digest, slot) of each pending
+// digest without a held one.
+func (s *Store) createIssues(a *assembly) error {
+	slotOf := make(map[int64]time.Time, len(a.live))
+	for _, p := range a.live {
+		slotOf[p.DigestID] = p.Slot
+	}
+	var sb strings.Builder
+	var args []any
+	for _, d := range a.pending {
+		if _, ok := a.target[d]; ok {
+			continue
 		}
 		if len(args) > 0 {
-			var created []struct{ ID, DigestID int64 }
-			if err := s.DB.Raw(`INSERT INTO digest_issues (digest_id, slot_at, state, feed_count, item_count, credits, created_at)
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(?, ?, '" + IssueQueued + "', 0, 0, 0, ?)")
+		args = append(args, d, utc(slotOf[d]), a.now)
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	var created []struct{ ID, DigestID int64 }
+	if err := s.DB.Raw(`INSERT INTO digest_issues (digest_id, slot_at, state, feed_count, item_count, credits, created_at)
 VALUES `+sb.String()+` ON CONFLICT (digest_id, slot_at) DO NOTHING RETURNING id, digest_id`, args...).Scan(&created).Error; err != nil {
-				return res, fmt.Errorf("create issues: %w", err)
-			}
-			// A conflict means this slot was issued already (by a worker
-			// whose lease ran out under it): its items wait for the next.
-			for _, c := range created {
-				target[c.DigestID] = c.ID
-			}
+		return fmt.Errorf("create issues: %w", err)
+	}
+	// A conflict means this slot was issued already (by a worker whose
+	// lease ran out under it): its items wait for the next.
+	for _, c := range created {
+		a.target[c.DigestID] = c.ID
+	}
+	return nil
+}
+
+// fillIssues is steps 6 to 9: the waiting items go into their issue, each
+// issue is counted and priced, held emails carry their issue's new price,
+// each new issue becomes one outbox email, and issues left empty go.
+func (s *Store) fillIssues(a *assembly) error {
+	issues := make([]int64, 0, len(a.target))
+	digests := make([]int64, 0, len(a.target))
+	for d, is := range a.target {
+		digests = append(digests, d)
+		issues = append(issues, is)
+	}
+	if err := s.DB.Exec(`UPDATE digest_items SET issue_id = t.id FROM digest_issues t
+WHERE t.id IN ? AND digest_items.digest_id = t.digest_id AND digest_items.digest_id IN ? AND digest_items.issue_id IS NULL`,
+		issues, digests).Error; err != nil {
+		return fmt.Errorf("assign items to issues: %w", err)
+	}
+	fresh, empty, err := s.priceIssues(a, issues, digests)
+	if err != nil {
+		return err
+	}
+	if len(a.heldOutbox) > 0 {
+		held := make([]int64, 0, len(a.heldOutbox))
+		for _, o := range a.heldOutbox {
+			held = append(held, o)
+		}
+		if err := s.DB.Exec(`UPDATE outbox SET credits = t.credits FROM digest_issues t
+WHERE outbox.issue_id = t.id AND outbox.id IN ? AND outbox.state = 'held'`, held).Error; err != nil {
+			return fmt.Errorf("reprice held digests: %w", err)
 		}
 	}
-
-	if len(target) > 0 {
-		issues := make([]int64, 0, len(target))
-		digests := make([]int64, 0, len(target))
-		for d, is := range target {
-			digests = append(digests, d)
-			issues = append(issues, is)
-		}
-		// 6. The waiting items go into their issue.
-		if err := s.DB.Exec(`UPDATE digest_items SET issue_id = t.id FROM digest_issues t
-WHERE t.id IN ? AND digest_items.digest_id = t.digest_id AND digest_items.digest_id IN ? AND digest_items.issue_id IS NULL`,
-			issues, digests).Error; err != nil {
-			return res, fmt.Errorf("assign items to issues: %w", err)
-		}
-		// 7. Count feeds and items per issue and price it.
-		var counts []struct {
-			IssueID      int64
-			Items, Feeds int
-		}
-		if err := s.DB.Raw(`SELECT issue_id, COUNT(*) AS items, COUNT(DISTINCT feed_id) AS feeds FROM digest_items
-WHERE digest_id IN ? AND issue_id IN ? GROUP BY issue_id`, digests, issues).Scan(&counts).Error; err != nil {
-			return res, fmt.Errorf("count issue items: %w", err)
-		}
-		rows := make([][]any, 0, len(counts))
-		var fresh, empty []int64
-		nonEmpty := make(map[int64]bool, len(counts))
-		for _, c := range counts {
-			credits := charge(c.Feeds)
-			rows = append(rows, []any{c.IssueID, c.Feeds, c.Items, credits})
-			nonEmpty[c.IssueID] = true
-			if _, isHeld := heldOutbox[c.IssueID]; !isHeld {
-				fresh = append(fresh, c.IssueID)
-				res.Credits += int64(credits)
-			}
-		}
-		for _, is := range issues {
-			if _, isHeld := heldOutbox[is]; !nonEmpty[is] && !isHeld {
-				empty = append(empty, is) // its items vanished (a subscription was deleted meanwhile)
-			}
-		}
-		if len(rows) > 0 {
-			cte, args := s.valuesCTE("v", []string{"id", "feeds", "items", "credits"}, []string{"bigint", "integer", "integer", "integer"}, rows)
-			if err := s.DB.Exec(cte+` UPDATE digest_issues SET feed_count = v.feeds, item_count = v.items, credits = v.credits
-FROM v WHERE digest_issues.id = v.id`, args...).Error; err != nil {
-				return res, fmt.Errorf("price issues: %w", err)
-			}
-		}
-		// 8. Held emails carry their issue's new price.
-		if len(heldOutbox) > 0 {
-			held := make([]int64, 0, len(heldOutbox))
-			for _, o := range heldOutbox {
-				held = append(held, o)
-			}
-			if err := s.DB.Exec(`UPDATE outbox SET credits = t.credits FROM digest_issues t
-WHERE outbox.issue_id = t.id AND outbox.id IN ? AND outbox.state = 'held'`, held).Error; err != nil {
-				return res, fmt.Errorf("reprice held digests: %w", err)
-			}
-		}
-		// 9. One outbox email per new issue.
-		if len(fresh) > 0 {
-			if err := s.DB.Exec(`INSERT INTO outbox (kind, dedupe_key, user_id, issue_id, to_addr, credits, state, next_attempt_at, created_at)
+	if len(fresh) > 0 {
+		if err := s.DB.Exec(`INSERT INTO outbox (kind, dedupe_key, user_id, issue_id, to_addr, credits, state, next_attempt_at, created_at)
 SELECT 'digest', 'digest:' || CAST(t.id AS TEXT), d.user_id, t.id, u.email, t.credits, 'queued', ?, ?
 FROM digest_issues t JOIN digests d ON d.id = t.digest_id JOIN users u ON u.id = d.user_id
-WHERE t.id IN ? ON CONFLICT (dedupe_key) DO NOTHING`, now, now, fresh).Error; err != nil {
-				return res, fmt.Errorf("queue digest emails: %w", err)
-			}
-			res.Issued, res.IssueIDs = len(fresh), fresh
+WHERE t.id IN ? ON CONFLICT (dedupe_key) DO NOTHING`, a.now, a.now, fresh).Error; err != nil {
+			return fmt.Errorf("queue digest emails: %w", err)
 		}
-		if len(empty) > 0 {
-			if err := s.DB.Exec(`DELETE FROM digest_issues WHERE id IN ?`, empty).Error; err != nil {
-				return res, fmt.Errorf("drop empty issues: %w", err)
-			}
+		a.res.Issued, a.res.IssueIDs = len(fresh), fresh
+	}
+	if len(empty) > 0 {
+		if err := s.DB.Exec(`DELETE FROM digest_issues WHERE id IN ?`, empty).Error; err != nil {
+			return fmt.Errorf("drop empty issues: %w", err)
 		}
 	}
+	return nil
+}
 
-	// 10. Last: the next slot, and the lease given back.
-	rows := make([][]any, 0, len(live))
-	for _, p := range live {
+// priceIssues is step 7: it counts the feeds and items of each issue and
+// writes its price (charge of its feeds). It returns the new issues (not
+// held) with items, and the issues whose items vanished (a subscription
+// was deleted meanwhile).
+func (s *Store) priceIssues(a *assembly, issues, digests []int64) (fresh, empty []int64, err error) {
+	var counts []struct {
+		IssueID      int64
+		Items, Feeds int
+	}
+	if err := s.DB.Raw(`SELECT issue_id, COUNT(*) AS items, COUNT(DISTINCT feed_id) AS feeds FROM digest_items
+WHERE digest_id IN ? AND issue_id IN ? GROUP BY issue_id`, digests, issues).Scan(&counts).Error; err != nil {
+		return nil, nil, fmt.Errorf("count issue items: %w", err)
+	}
+	rows := make([][]any, 0, len(counts))
+	nonEmpty := make(map[int64]bool, len(counts))
+	for _, c := range counts {
+		credits := a.charge(c.Feeds)
+		rows = append(rows, []any{c.IssueID, c.Feeds, c.Items, credits})
+		nonEmpty[c.IssueID] = true
+		if _, isHeld := a.heldOutbox[c.IssueID]; !isHeld {
+			fresh = append(fresh, c.IssueID)
+			a.res.Credits += int64(credits)
+		}
+	}
+	for _, is := range issues {
+		if _, isHeld := a.heldOutbox[is]; !nonEmpty[is] && !isHeld {
+			empty = append(empty, is)
+		}
+	}
+	if len(rows) > 0 {
+		cte, args := s.valuesCTE("v", []string{"id", "feeds", "items", "credits"}, []string{"bigint", "integer", "integer", "integer"}, rows)
+		if err := s.DB.Exec(cte+` UPDATE digest_issues SET feed_count = v.feeds, item_count = v.items, credits = v.credits
+FROM v WHERE digest_issues.id = v.id`, args...).Error; err != nil {
+			return nil, nil, fmt.Errorf("price issues: %w", err)
+		}
+	}
+	return fresh, empty, nil
+}
+
+// advanceDigests is step 10, last: each live digest's next slot is
+// written and its lease given back.
+func (s *Store) advanceDigests(a *assembly) error {
+	rows := make([][]any, 0, len(a.live))
+	for _, p := range a.live {
 		var last any // keep last_slot_at when no slot was due
 		if !p.Slot.IsZero() {
 			last = utc(p.Slot)
@@ -272,50 +312,11 @@ WHERE t.id IN ? ON CONFLICT (dedupe_key) DO NOTHING`, now, now, fresh).Error; er
 		rows = append(rows, []any{p.DigestID, utc(p.Next), last})
 	}
 	cte, args := s.valuesCTE("v", []string{"id", "next_slot_at", "last_slot_at"}, []string{"bigint", "timestamptz", "timestamptz"}, rows)
-	args = append(args, owner)
+	args = append(args, a.owner)
 	if err := s.DB.Exec(cte+` UPDATE digests SET next_slot_at = v.next_slot_at,
 last_slot_at = COALESCE(v.last_slot_at, digests.last_slot_at), lease_owner = '', lease_until = NULL
 FROM v WHERE digests.id = v.id AND digests.lease_owner = ?`, args...).Error; err != nil {
-		return res, fmt.Errorf("advance digests: %w", err)
+		return fmt.Errorf("advance digests: %w", err)
 	}
-	return res, nil
-}
-
-// ReleaseDigests gives leases back without assembling (a worker stopping
-// early); the digests stay due.
-func (s *Store) ReleaseDigests(ctx context.Context, owner string, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	return s.DB.WithContext(ctx).Exec(`UPDATE digests SET lease_owner = '', lease_until = NULL WHERE id IN ? AND lease_owner = ?`,
-		ids, owner).Error
-}
-
-// valuesCTE builds "WITH name(cols) AS (VALUES (…), …)" for rows and returns
-// it with its arguments. On Postgres each placeholder is cast to its column's
-// type (pgTypes), because untyped parameters in VALUES resolve to text.
-func (s *Store) valuesCTE(name string, cols, pgTypes []string, rows [][]any) (string, []any) {
-	var sb strings.Builder
-	sb.WriteString("WITH " + name + "(" + strings.Join(cols, ", ") + ") AS (VALUES ")
-	args := make([]any, 0, len(rows)*len(cols))
-	for i, r := range rows {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteByte('(')
-		for j, v := range r {
-			if j > 0 {
-				sb.WriteString(", ")
-			}
-			if s.Postgres() {
-				sb.WriteString("CAST(? AS " + pgTypes[j] + ")")
-			} else {
-				sb.WriteByte('?')
-			}
-			args = append(args, v)
-		}
-		sb.WriteByte(')')
-	}
-	sb.WriteString(")")
-	return sb.String(), args
+	return nil
 }

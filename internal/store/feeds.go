@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -55,30 +58,6 @@ func (s *Store) FeedByID(ctx context.Context, id int64) (*Feed, error) {
 	return &f, nil
 }
 
-// Repeats returns, for lines (poll_log lines of feed f, newest first, as
-// RecentPolls and FeedForStatus return them), how many more polls each line
-// stands for: the identical polls folded into it (PollRecord.Fold), the gap
-// between its seq and the next line's (or the feed's log_seq). Lines written
-// before polls were folded (seq 0) get 0.
-func Repeats(f *Feed, lines []PollLog) []int64 {
-	out := make([]int64, len(lines))
-	next := f.LogSeq + 1
-	for i, l := range lines {
-		if l.Seq > 0 && next > l.Seq {
-			out[i] = next - l.Seq - 1
-		}
-		next = l.Seq
-	}
-	return out
-}
-
-// RecentPolls returns the last n polls of a feed, newest first.
-func (s *Store) RecentPolls(ctx context.Context, feedID int64, n int) ([]PollLog, error) {
-	var out []PollLog
-	err := s.DB.WithContext(ctx).Where("feed_id = ?", feedID).Order("polled_at DESC, id DESC").Limit(n).Find(&out).Error
-	return out, err
-}
-
 // CountDueFeeds counts active, subscribed feeds due at the store clock's now
 // and not being polled (no unexpired lease): a queue depth for metrics.
 func (s *Store) CountDueFeeds(ctx context.Context) (int64, error) {
@@ -88,4 +67,124 @@ func (s *Store) CountDueFeeds(ctx context.Context) (int64, error) {
 		Where("state = ? AND subscriber_count > 0 AND next_poll_at <= ? AND (lease_until IS NULL OR lease_until <= ?)", FeedActive, now, now).
 		Count(&n).Error
 	return n, err
+}
+
+// FillFeedHosts sets feeds.host on the rows that predate the column (host
+// still ” while the URL has a host), in batches, and returns how many it
+// set. The poller runs it once at start.
+func (s *Store) FillFeedHosts(ctx context.Context) (int, error) {
+	n := 0
+	var lastID int64
+	for {
+		var rows []Feed
+		err := s.DB.WithContext(ctx).Select("id", "url").Where("host = '' AND id > ?", lastID).
+			Order("id").Limit(psChunk).Find(&rows).Error
+		if err != nil {
+			return n, fmt.Errorf("fill feed hosts: %w", err)
+		}
+		if len(rows) == 0 {
+			return n, nil
+		}
+		// One statement per chunk: UPDATE … SET host = CASE id WHEN … END.
+		q := s.psNew().sql("UPDATE feeds SET host = CASE id")
+		var ids []int64
+		for _, f := range rows {
+			lastID = f.ID
+			if h := HostOf(f.URL); h != "" {
+				q.sql(" WHEN ").arg(f.ID, "bigint").sql(" THEN ").arg(h, "text")
+				ids = append(ids, f.ID)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		k, err := q.sql(" END WHERE host = '' AND id").in(ids).exec(ctx, s.psConn(ctx))
+		if err != nil {
+			return n, fmt.Errorf("fill feed hosts: %w", err)
+		}
+		n += int(k)
+	}
+}
+
+// feedColumns lists every column of feeds in the order scanFeeds reads them.
+const feedColumns = `id, url, host, title, site_url, state, subscriber_count, next_poll_at, poll_reason,
+  validator_url, etag, last_modified, body_hash, last_polled_at, last_status, last_error, last_elapsed_ms,
+  last_success_at, primed_at, last_new_item_at, newest_item_date, consecutive_errors, errors_since,
+  last_ping_at, websub_hub, websub_topic, websub_state, websub_secret, websub_expires_at, websub_renew_at,
+  lease_owner, lease_until, log_seq, logged_at, created_at, updated_at`
+
+// scanFeeds reads rows of feedColumns and closes rows.
+func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
+	defer rows.Close()
+	out := make([]Feed, 0, capacity)
+	for rows.Next() {
+		var f Feed
+		var subs, status, elapsed, errs int64
+		if err := rows.Scan(&f.ID, &f.URL, &f.Host, &f.Title, &f.SiteURL, &f.State, &subs, &f.NextPollAt, &f.PollReason,
+			&f.ValidatorURL, &f.ETag, &f.LastModified, &f.BodyHash, &f.LastPolledAt, &status, &f.LastError, &elapsed,
+			&f.LastSuccessAt, &f.PrimedAt, &f.LastNewItemAt, &f.NewestItemDate, &errs, &f.ErrorsSince,
+			&f.LastPingAt, &f.WebSubHub, &f.WebSubTopic, &f.WebSubState, &f.WebSubSecret, &f.WebSubExpiresAt, &f.WebSubRenewAt,
+			&f.LeaseOwner, &f.LeaseUntil, &f.LogSeq, &f.LoggedAt, &f.CreatedAt, &f.UpdatedAt); err != nil {
+			return nil, err
+		}
+		f.SubscriberCount, f.LastStatus, f.LastElapsedMS, f.ConsecutiveErrors = int(subs), int(status), int(elapsed), int(errs)
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// SpreadOverdueFeeds moves feeds that are overdue by more than grace to a
+// point spread over the next window (by feed id, so every process computes
+// the same spot), so that after downtime the backlog is polled evenly rather
+// than fired at publishers all at once. Feeds that are only slightly late are
+// left alone. It returns how many feeds moved.
+func (s *Store) SpreadOverdueFeeds(ctx context.Context, now time.Time, grace, window time.Duration) (int64, error) {
+	if window < time.Second {
+		return 0, nil
+	}
+	cutoff := utc(now.Add(-grace))
+	secs := int64(window / time.Second)
+	q := `UPDATE feeds SET next_poll_at = ` + s.sqlDialect().addSeconds("(id * 7919) % ?") + `
+WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at < ? AND lease_owner = ''`
+	tx := s.DB.WithContext(ctx).Exec(q, utc(now), secs, cutoff)
+	if tx.Error != nil {
+		return 0, fmt.Errorf("spread overdue feeds: %w", tx.Error)
+	}
+	return tx.RowsAffected, nil
+}
+
+// SetFeedMetaIfEmpty records a feed's title and site address as learned at
+// signup, without overwriting what the poller has already stored.
+func (s *Store) SetFeedMetaIfEmpty(ctx context.Context, feedID int64, title, siteURL string) error {
+	db := s.DB.WithContext(ctx).Model(&Feed{})
+	if title != "" {
+		if err := db.Where("id = ? AND title = ''", feedID).Update("title", title).Error; err != nil {
+			return fmt.Errorf("feed %d title: %w", feedID, err)
+		}
+	}
+	if siteURL != "" {
+		if err := s.DB.WithContext(ctx).Model(&Feed{}).Where("id = ? AND site_url = ''", feedID).
+			Update("site_url", siteURL).Error; err != nil {
+			return fmt.Errorf("feed %d site: %w", feedID, err)
+		}
+	}
+	return nil
+}
+
+// FeedForStatus returns the feed with this URL for the public status page,
+// with its newest polls (newest first).
+func (s *Store) FeedForStatus(ctx context.Context, url string, polls int) (*Feed, []PollLog, error) {
+	var f Feed
+	if err := s.DB.WithContext(ctx).Where("url = ?", url).Take(&f).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, nil, fmt.Errorf("feed %s: %w", url, ErrNotFound)
+		}
+		return nil, nil, fmt.Errorf("feed %s: %w", url, err)
+	}
+	var logs []PollLog
+	if err := s.DB.WithContext(ctx).Where("feed_id = ?", f.ID).Order("polled_at DESC, id DESC").
+		Limit(polls).Find(&logs).Error; err != nil {
+		return nil, nil, fmt.Errorf("polls of feed %d: %w", f.ID, err)
+	}
+	return &f, logs, nil
 }

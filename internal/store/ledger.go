@@ -4,84 +4,68 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
+	"slices"
 	"strings"
+
+	"github.com/feedmail/feedmail/billing"
 )
 
-// The credit ledger.
-//
-// Every change to a person's credits is one append-only row in
-// ledger_entries with a unique idempotency key; users.balance is a cache of
-// their sum, written in the same transaction as the entry while the user's
-// row is locked (Postgres: SELECT … FOR UPDATE; SQLite: every transaction is
-// BEGIN IMMEDIATE, so there is one writer at a time). A replayed key changes
-// nothing and returns the entry it made the first time. The balance never
-// goes below zero: an entry that would take it there is refused and nothing
-// is written (the database's CHECK constraints are a second line).
-//
-// Entries that add credits release the person's email held for lack of
-// credits (held → queued) in the same transaction, so a grant or purchase
-// committed is mail on its way. Grants, purchases and positive adjustments
-// (credits the person or the operator brought in, as opposed to refunds of
-// failed mail) also start a new "episode" for the free out-of-credits notice
-// (users.credit_notice_at is cleared), so that running out again earns one
-// more notice.
-//
-// The store does not import package billing (billing may build on the store);
-// the kind strings and sign rules below are those of billing.EntryKind and
-// billing.CheckEntry, which a test keeps in step.
+// The credit ledger: each change to a person's credits is one append-only
+// ledger_entries row with a unique idempotency key (a replayed key changes
+// nothing), and users.balance caches their sum, written in the same
+// transaction with the user's row locked; it never goes below zero.
+// Entries adding credits release email held for credits; grants,
+// purchases and positive adjustments also start a new out-of-credits
+// notice episode. The rules (kinds and signs, balance arithmetic, trial
+// key) are billing's; the store applies them in its transactions.
 
 // Ledger entry kinds (billing.EntryKind values).
 const (
-	LedgerGrant      = "grant"      // > 0: trial credits, operator gifts
-	LedgerPurchase   = "purchase"   // > 0: a paid pack
-	LedgerCharge     = "charge"     // < 0: an email sent
-	LedgerRefund     = "refund"     // > 0: a charge given back
-	LedgerAdjustment = "adjustment" // ≠ 0: operator correction
+	LedgerGrant      = string(billing.KindGrant)      // > 0: trial credits, operator gifts
+	LedgerPurchase   = string(billing.KindPurchase)   // > 0: a paid pack
+	LedgerCharge     = string(billing.KindCharge)     // < 0: an email sent
+	LedgerRefund     = string(billing.KindRefund)     // > 0: a charge given back
+	LedgerAdjustment = string(billing.KindAdjustment) // ≠ 0: operator correction
 )
 
 // Ledger errors. Test with errors.Is.
 var (
 	// ErrInsufficientCredits: the entry would take the balance below zero.
-	// Nothing was written.
-	ErrInsufficientCredits = errors.New("insufficient credits")
+	// Nothing was written. It is billing.ErrInsufficient.
+	ErrInsufficientCredits = billing.ErrInsufficient
 	// ErrBadLedgerEntry: unknown kind, zero amount, a sign the kind forbids,
-	// an empty idempotency key, or a balance overflow.
-	ErrBadLedgerEntry = errors.New("invalid ledger entry")
+	// an empty idempotency key, or a balance overflow. It is
+	// billing.ErrBadEntry.
+	ErrBadLedgerEntry = billing.ErrBadEntry
 	// ErrKeyConflict: the idempotency key is already used by an entry for
 	// another user, kind or amount (a bug in the caller's key scheme).
 	ErrKeyConflict = errors.New("idempotency key already used by a different entry")
 )
 
-// TrialKey is the idempotency key of a user's trial grant, "trial:<user>"
-// (billing.KeyTrial), so an account gets its trial credits once.
-func TrialKey(userID int64) string { return "trial:" + strconv.FormatInt(userID, 10) }
+// TrialKey is the idempotency key of a user's trial grant (billing.KeyTrial),
+// so an account gets its trial credits once.
+func TrialKey(userID int64) string { return billing.KeyTrial(userID) }
 
-// checkLedgerEntry mirrors billing.CheckEntry.
+// checkLedgerEntry applies billing.CheckEntry, and refuses an empty
+// idempotency key.
 func checkLedgerEntry(kind string, amount int64, key string) error {
-	switch kind {
-	case LedgerGrant, LedgerPurchase, LedgerCharge, LedgerRefund, LedgerAdjustment:
-	default:
-		return fmt.Errorf("%w: unknown kind %q", ErrBadLedgerEntry, kind)
+	if err := billing.CheckEntry(billing.EntryKind(kind), amount); err != nil {
+		return err
 	}
-	switch {
-	case amount == 0:
-		return fmt.Errorf("%w: %s of 0 credits", ErrBadLedgerEntry, kind)
-	case kind == LedgerCharge && amount > 0:
-		return fmt.Errorf("%w: a charge must be negative, got %d", ErrBadLedgerEntry, amount)
-	case kind != LedgerCharge && kind != LedgerAdjustment && amount < 0:
-		return fmt.Errorf("%w: a %s must be positive, got %d", ErrBadLedgerEntry, kind, amount)
-	case strings.TrimSpace(key) == "":
+	if strings.TrimSpace(key) == "" {
 		return fmt.Errorf("%w: empty idempotency key", ErrBadLedgerEntry)
 	}
 	return nil
 }
 
-// startsNoticeEpisode reports entries that bring credits in from outside
-// (not refunds): after one, running out earns a new notice.
+// episodeKinds are the kinds whose positive entries bring credits in from
+// outside (not refunds): after one, running out earns a new notice.
+var episodeKinds = []string{LedgerGrant, LedgerPurchase, LedgerAdjustment}
+
+// startsNoticeEpisode reports whether an entry starts a new out-of-credits
+// notice episode (see episodeKinds).
 func startsNoticeEpisode(kind string, amount int64) bool {
-	return amount > 0 && (kind == LedgerGrant || kind == LedgerPurchase || kind == LedgerAdjustment)
+	return amount > 0 && slices.Contains(episodeKinds, kind)
 }
 
 // LedgerResult is what PostLedgerEntry did.
@@ -195,10 +179,7 @@ type lockedUser struct {
 // lockUser locks userID's row until the transaction ends and returns its
 // balance. It must run inside Tx.
 func (s *Store) ledgerLockUser(ctx context.Context, userID int64) (int64, error) {
-	q := "SELECT id, balance FROM users WHERE id = ?"
-	if s.Postgres() {
-		q += " FOR UPDATE"
-	}
+	q := "SELECT id, balance FROM users WHERE id = ?" + s.sqlDialect().forUpdate()
 	var rows []lockedUser
 	if err := s.DB.WithContext(ctx).Raw(q, userID).Scan(&rows).Error; err != nil {
 		return 0, fmt.Errorf("lock user %d: %w", userID, err)
@@ -216,10 +197,7 @@ func (s *Store) ledgerLockUsers(ctx context.Context, ids []int64) (map[int64]int
 	if len(ids) == 0 {
 		return out, nil
 	}
-	q := "SELECT id, balance FROM users WHERE id IN ? ORDER BY id"
-	if s.Postgres() {
-		q += " FOR UPDATE"
-	}
+	q := "SELECT id, balance FROM users WHERE id IN ? ORDER BY id" + s.sqlDialect().forUpdate()
 	var rows []lockedUser
 	if err := s.DB.WithContext(ctx).Raw(q, ids).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("lock users: %w", err)
@@ -277,17 +255,14 @@ func (s *Store) postLedgerEntryTx(ctx context.Context, userID int64, kind string
 	return r, nil
 }
 
-// applyAmount is billing.Apply: balance + amount, refusing to go below zero
-// (ErrInsufficientCredits) or past the int64 range (ErrBadLedgerEntry).
+// applyAmount is billing.Apply, with an overflow reported as a bad entry
+// (ErrBadLedgerEntry): the balance stays within zero and the int64 range.
 func applyAmount(balance, amount int64) (int64, error) {
-	if amount > 0 && balance > math.MaxInt64-amount {
-		return balance, fmt.Errorf("%w: balance overflow (%d + %d)", ErrBadLedgerEntry, balance, amount)
+	next, err := billing.Apply(balance, amount)
+	if errors.Is(err, billing.ErrOverflow) {
+		return balance, fmt.Errorf("%w: %w", ErrBadLedgerEntry, err)
 	}
-	next := balance + amount
-	if amount < 0 && (next < 0 || next > balance) {
-		return balance, fmt.Errorf("%w: balance %d, need %d", ErrInsufficientCredits, balance, -amount)
-	}
-	return next, nil
+	return next, err
 }
 
 // releaseHeld moves userID's emails held for reason back to the queue, due
@@ -307,7 +282,7 @@ WHERE user_id = ? AND state = ? AND last_error = ?`, OutboxQueued, s.now(), user
 func (s *Store) noticeEpisode(ctx context.Context, userID int64) (int64, error) {
 	var ids []int64
 	err := s.DB.WithContext(ctx).Model(&LedgerEntry{}).
-		Where("user_id = ? AND amount > 0 AND kind IN ?", userID, []string{LedgerGrant, LedgerPurchase, LedgerAdjustment}).
+		Where("user_id = ? AND amount > 0 AND kind IN ?", userID, episodeKinds).
 		Order("id DESC").Limit(1).Pluck("id", &ids).Error
 	if err != nil {
 		return 0, fmt.Errorf("notice episode of user %d: %w", userID, err)

@@ -211,8 +211,8 @@ func TestLedgerRefusesBadEntriesAndWritesNothing(t *testing.T) {
 	}
 }
 
-// The store keeps its own copy of billing's kinds, sign rules and trial key
-// (it does not import billing); they must agree.
+// The store's kinds, sign rules and trial key are billing's: the store
+// refuses exactly the entries billing.CheckEntry refuses.
 func TestLedgerAgreesWithBilling(t *testing.T) {
 	s := storetest.Open(t, storetest.Options{})
 	ctx := context.Background()

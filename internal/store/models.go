@@ -1,6 +1,8 @@
 package store
 
-import "time"
+import (
+	"time"
+)
 
 // Setting is one operator or process-wide value (e.g. the generated HMAC secret).
 type Setting struct {

@@ -95,10 +95,7 @@ func (s *Store) SettlePurchase(ctx context.Context, in PaymentEventInput) (Payme
 	err := s.Tx(ctx, func(tx *Store) error {
 		r = PaymentEventResult{}
 		db := tx.DB.WithContext(ctx)
-		q := db.Where("stripe_session_id = ?", in.SessionID)
-		if tx.Postgres() {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-		}
+		q := tx.sqlDialect().lockRow(db.Where("stripe_session_id = ?", in.SessionID))
 		if err := q.Take(&r.Purchase).Error; err != nil {
 			return fmt.Errorf("purchase for session %s: %w", in.SessionID, notFound(err))
 		}

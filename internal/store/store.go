@@ -1,11 +1,3 @@
-// Package store owns the database: gorm models, every query the other packages
-// need (behind functions whose names say what they do), claims with leases, and
-// transactions. It knows nothing about HTTP or email.
-//
-// Two databases are supported: Postgres (any number of feedmail processes) and
-// SQLite (the embedded default, one process). All times are written in UTC;
-// on SQLite they are stored as text in one fixed format, which sorts correctly
-// only because of that.
 package store
 
 import (
@@ -162,16 +154,6 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	})
 }
 
-// skipLocked is the row-locking suffix of a claim's inner SELECT: Postgres lets
-// concurrent claimers pass over each other's rows; SQLite has one writer at a
-// time, so the claiming UPDATE is atomic on its own.
-func (s *Store) skipLocked() string {
-	if s.Postgres() {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
-}
-
 // utc normalises a time for storage and comparison.
 func utc(t time.Time) time.Time { return t.UTC() }
 
@@ -208,3 +190,10 @@ func (e oneLine) Error() string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(e.err.Error(), "\n", " ")), " ")
 }
 func (e oneLine) Unwrap() error { return e.err }
+
+func utcPtrOrNil(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return utcPtr(*t)
+}

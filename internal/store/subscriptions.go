@@ -132,3 +132,80 @@ func (s *Store) recountSubscribers(feedID int64) error {
 	return s.DB.Exec(`UPDATE feeds SET subscriber_count =
   (SELECT COUNT(*) FROM subscriptions WHERE feed_id = ? AND state = 'active') WHERE id = ?`, feedID, feedID).Error
 }
+
+// SetSubscriptionDelivery switches one of userID's subscriptions to instant
+// delivery (digestID nil) or into one of their digests. Subscriptions and
+// digests of other people give ErrNotFound.
+func (s *Store) SetSubscriptionDelivery(ctx context.Context, userID, subID int64, digestID *int64) error {
+	return s.Tx(ctx, func(tx *Store) error {
+		if digestID != nil {
+			var n int64
+			if err := tx.DB.Model(&Digest{}).Where("id = ? AND user_id = ?", *digestID, userID).Count(&n).Error; err != nil {
+				return err
+			}
+			if n == 0 {
+				return fmt.Errorf("digest %d of user %d: %w", *digestID, userID, ErrNotFound)
+			}
+		}
+		res := tx.DB.Model(&Subscription{}).Where("id = ? AND user_id = ?", subID, userID).Update("digest_id", digestID)
+		if res.Error != nil {
+			return fmt.Errorf("subscription %d delivery: %w", subID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("subscription %d of user %d: %w", subID, userID, ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// AccountSubscription returns subscription subID if it belongs to userID.
+func (s *Store) AccountSubscription(ctx context.Context, userID, subID int64) (*Subscription, error) {
+	var sub Subscription
+	if err := s.DB.WithContext(ctx).Where("id = ? AND user_id = ?", subID, userID).Take(&sub).Error; err != nil {
+		return nil, fmt.Errorf("subscription %d of user %d: %w", subID, userID, notFound(err))
+	}
+	return &sub, nil
+}
+
+// SubscriptionsOfDigest lists the subscriptions (not ended) delivered into a
+// digest, with their feeds.
+func (s *Store) SubscriptionsOfDigest(ctx context.Context, digestID int64) ([]SubscriptionView, error) {
+	var out []SubscriptionView
+	err := s.DB.WithContext(ctx).Table("subscriptions AS s").
+		Select("s.*, f.url AS feed_url, f.title AS feed_title, f.state AS feed_state, COALESCE(d.name, '') AS digest_name").
+		Joins("JOIN feeds f ON f.id = s.feed_id").
+		Joins("LEFT JOIN digests d ON d.id = s.digest_id").
+		Where("s.digest_id = ? AND s.state <> ?", digestID, SubEnded).
+		Order("s.id").Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions of digest %d: %w", digestID, err)
+	}
+	return out, nil
+}
+
+// EndDigestSubscriptions ends every subscription delivered into a digest
+// (idempotent) and returns how many it ended now.
+func (s *Store) EndDigestSubscriptions(ctx context.Context, digestID int64, reason string) (int, error) {
+	n := 0
+	err := s.Tx(ctx, func(tx *Store) error {
+		var subs []Subscription
+		if err := tx.DB.Where("digest_id = ? AND state <> ?", digestID, SubEnded).Find(&subs).Error; err != nil {
+			return err
+		}
+		for _, sub := range subs {
+			if err := tx.DB.Model(&Subscription{}).Where("id = ? AND state <> ?", sub.ID, SubEnded).
+				Updates(map[string]any{"state": SubEnded, "ended_at": tx.now(), "ended_reason": reason}).Error; err != nil {
+				return err
+			}
+			if err := tx.recountSubscribers(sub.FeedID); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("end subscriptions of digest %d: %w", digestID, err)
+	}
+	return n, nil
+}

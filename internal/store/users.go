@@ -61,3 +61,19 @@ func (s *Store) MarkUserConfirmed(ctx context.Context, id int64) (bool, error) {
 func (s *Store) SetUserTimezone(ctx context.Context, id int64, zone string) error {
 	return s.DB.WithContext(ctx).Model(&User{}).Where("id = ?", id).Update("timezone", zone).Error
 }
+
+// UsersByIDs loads users by id.
+func (s *Store) UsersByIDs(ctx context.Context, ids []int64) (map[int64]*User, error) {
+	out := make(map[int64]*User, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var us []User
+	if err := s.DB.WithContext(ctx).Where("id IN ?", outboxUniq(ids)).Find(&us).Error; err != nil {
+		return nil, fmt.Errorf("load users: %w", err)
+	}
+	for i := range us {
+		out[us[i].ID] = &us[i]
+	}
+	return out, nil
+}

@@ -10,35 +10,19 @@ import (
 	"gorm.io/gorm"
 )
 
-// WebSub subscription states (feeds.websub_state). The subscriber in package
-// poller moves a feed between them; the callback in package web records what
-// hubs say. Every transition is a compare-and-set (SetWebSub), so a hub's
-// verification racing a renewal, or two processes, never overwrite each
-// other's newer state.
-//
-//	""              no subscription; polled as usual
-//	wanted          a poll found a hub: subscribe (the renewal loop sends it)
-//	pending         subscription request sent; waiting for verification of intent
-//	active          verified by the hub: real time via the hub, backup poll weekly
-//	denied          the hub said hub.mode=denied: polled as usual, retried in a week
-//	failed          the hub refused, never verified, or the lease lapsed: polled as
-//	                usual, retried in a day
-//	leaving         nobody follows the feed any more, or it stopped advertising the
-//	                hub: unsubscribe (the renewal loop sends it)
-//	unsubscribing   unsubscription request sent; waiting for its verification
-//
-// Every state but "" has websub_renew_at set: the time the renewal loop next
-// looks at the feed (renew an active lease, retry a denied or failed one,
-// give up on a pending or unsubscribing one that the hub never verified).
+// WebSub subscription states (feeds.websub_state). The subscriber in
+// package poller and the callback in package web move a feed between them,
+// always by compare-and-set (SetWebSub). Every state but "" has
+// websub_renew_at set: when the renewal loop next looks at the feed.
 const (
-	WebSubStateNone          = ""
-	WebSubStateWanted        = "wanted"
-	WebSubStatePending       = "pending"
-	WebSubStateActive        = "active"
-	WebSubStateDenied        = "denied"
-	WebSubStateFailed        = "failed"
-	WebSubStateLeaving       = "leaving"
-	WebSubStateUnsubscribing = "unsubscribing"
+	WebSubStateNone          = ""              // no subscription; polled as usual
+	WebSubStateWanted        = "wanted"        // a poll found a hub: subscribe
+	WebSubStatePending       = "pending"       // request sent; awaiting verification
+	WebSubStateActive        = "active"        // verified: real time, backup poll weekly
+	WebSubStateDenied        = "denied"        // hub.mode=denied: polled, retried in a week
+	WebSubStateFailed        = "failed"        // refused, unverified or lapsed: polled, retried in a day
+	WebSubStateLeaving       = "leaving"       // unfollowed or hub gone: unsubscribe
+	WebSubStateUnsubscribing = "unsubscribing" // unsubscription sent; awaiting verification
 )
 
 // Timings of the WebSub state machine, shared by the subscriber (package
@@ -125,7 +109,7 @@ func (s *Store) ClaimWebSubWork(ctx context.Context, now time.Time, lease time.D
 	q := `UPDATE feeds SET websub_renew_at = ?
 WHERE id IN (SELECT id FROM feeds
   WHERE websub_state <> '' AND websub_renew_at <= ?
-  ORDER BY websub_renew_at LIMIT ?` + s.skipLocked() + `)
+  ORDER BY websub_renew_at LIMIT ?` + s.sqlDialect().skipLocked() + `)
 RETURNING *`
 	var out []Feed
 	if err := s.DB.WithContext(ctx).Raw(q, until, utc(now), limit).Scan(&out).Error; err != nil {
@@ -264,7 +248,7 @@ func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap tim
 		Free bool
 	}
 	var r *gorm.DB
-	if s.Postgres() {
+	if s.sqlDialect().hostLeases() {
 		// A poller holds a feed through its host's lease (ClaimDueFeeds):
 		// a due feed whose host is held may be being fetched right now, and
 		// the poll's result would overwrite a next_poll_at set now. It
@@ -315,11 +299,4 @@ WHERE id = ? AND state = ? AND last_success_at IS NOT NULL AND last_success_at >
 		return false, fmt.Errorf("lift blacklist of feed %d: %w", id, r.Error)
 	}
 	return r.RowsAffected == 1, nil
-}
-
-func utcPtrOrNil(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	return utcPtr(*t)
 }

@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Routing of a new item: instant subscription -> outbox email row, digest
+// subscription -> pending digest item.
+//
+// Each item a poll inserts and does not ignore goes to every subscription
+// active when it is first seen: an instant one gets an outbox row (kind
+// "item", 1 credit, dedupe key "item:<subscription>:<item>", held with
+// HoldBouncing when the address bounces; the mailer charges when it
+// sends); a digest one gets a digest_items row for its next issue. One
+// INSERT … SELECT per kind for the whole batch, ON CONFLICT DO NOTHING.
+
+// The statements of the routing, around their parameters: the bouncing
+// hold reason, the times and the item ids.
+const (
+	routeInstantHead = `INSERT INTO outbox (kind, dedupe_key, user_id, subscription_id, item_id, to_addr, credits, state, last_error, next_attempt_at, created_at)
+SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, 1,
+  CASE WHEN u.bouncing_since IS NULL THEN 'queued' ELSE 'held' END,
+  CASE WHEN u.bouncing_since IS NULL THEN '' ELSE `
+	routeInstantFrom = `
+FROM items i
+JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NULL
+JOIN users u ON u.id = s.user_id
+WHERE i.id`
+	routeDigestHead = `INSERT INTO digest_items (digest_id, subscription_id, item_id, feed_id, queued_at)
+SELECT s.digest_id, s.id, i.id, i.feed_id, `
+	routeDigestFrom = `
+FROM items i
+JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NOT NULL
+WHERE i.id`
+)
+
+// routeNewItems is step 3 of a poll's write: it routes the inserted,
+// deliverable items (deliver) to instant email and digests (see above) and
+// counts the rows written in each record's outcome (Emails, DigestItems).
+func (s *Store) routeNewItems(ctx context.Context, c gorm.ConnPool, recs []PollRecord, outs []PollOutcome,
+	idx map[int64]int, deliver []int64, now time.Time) error {
+	itemFeed := make(map[int64]int64, len(deliver))
+	for i := range outs {
+		for _, it := range outs[i].Items {
+			itemFeed[it.ID] = recs[i].FeedID
+		}
+	}
+	for start, chunk := 0, s.psChunkOf(len(deliver)); start < len(deliver); start += chunk {
+		part := deliver[start:min(start+chunk, len(deliver))]
+		q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
+			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom).in(part).sql(`
+ON CONFLICT (dedupe_key) DO NOTHING
+RETURNING item_id`)
+		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.Emails++ }, outs); err != nil {
+			return fmt.Errorf("fan out to instant subscribers: %w", err)
+		}
+		q = s.psNew().sql(routeDigestHead).arg(now, "timestamptz").sql(routeDigestFrom).in(part).sql(`
+ON CONFLICT (subscription_id, item_id) DO NOTHING
+RETURNING item_id`)
+		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.DigestItems++ }, outs); err != nil {
+			return fmt.Errorf("fan out to digests: %w", err)
+		}
+	}
+	return nil
+}
+
+// psCountByFeed runs a fan-out INSERT … RETURNING item_id and counts the
+// rows per record.
+func (s *Store) psCountByFeed(ctx context.Context, c gorm.ConnPool, q *psQuery, itemFeed map[int64]int64,
+	idx map[int64]int, add func(*PollOutcome), outs []PollOutcome) error {
+	rows, err := q.query(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var itemID int64
+		if err := rows.Scan(&itemID); err != nil {
+			return err
+		}
+		if i, ok := idx[itemFeed[itemID]]; ok {
+			add(&outs[i])
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,221 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// FeedState is a feed's state after a poll, written last. Empty Title,
+// SiteURL and URL keep the stored value; every other field is written as is
+// (the poller starts from the claimed row and changes what the poll changed).
+type FeedState struct {
+	URL               string // new URL after a permanent redirect; "" keeps it
+	Title, SiteURL    string // "" keeps them
+	State             string
+	NextPollAt        time.Time
+	PollReason        string
+	ValidatorURL      string
+	ETag              string
+	LastModified      string
+	BodyHash          string
+	LastPolledAt      *time.Time
+	LastStatus        int
+	LastError         string
+	LastElapsedMS     int
+	LastSuccessAt     *time.Time
+	PrimedAt          *time.Time
+	LastNewItemAt     *time.Time
+	NewestItemDate    *time.Time
+	ConsecutiveErrors int
+	ErrorsSince       *time.Time
+}
+
+// psStateCols are the feed columns a poll writes, in the order of the
+// VALUES rows of psWriteStates, with their Postgres types.
+var psStateCols = []psCol{
+	{"id", "bigint"}, {"url", "text"}, {"host", "text"}, {"title", "text"}, {"site_url", "text"}, {"state", "text"},
+	{"next_poll_at", "timestamptz"}, {"poll_reason", "text"}, {"validator_url", "text"}, {"etag", "text"},
+	{"last_modified", "text"}, {"body_hash", "text"}, {"last_polled_at", "timestamptz"}, {"last_status", "integer"},
+	{"last_error", "text"}, {"last_elapsed_ms", "integer"}, {"last_success_at", "timestamptz"},
+	{"primed_at", "timestamptz"}, {"last_new_item_at", "timestamptz"}, {"newest_item_date", "timestamptz"},
+	{"consecutive_errors", "integer"}, {"errors_since", "timestamptz"}, {"fold", "boolean"},
+}
+
+func psStateVals(r *PollRecord) []any {
+	st := &r.State
+	return []any{r.FeedID, st.URL, st.host(), st.Title, st.SiteURL, st.State,
+		utc(st.NextPollAt), st.PollReason, st.ValidatorURL, st.ETag,
+		st.LastModified, st.BodyHash, utcPtrOrNil(st.LastPolledAt), st.LastStatus,
+		st.LastError, st.LastElapsedMS, utcPtrOrNil(st.LastSuccessAt),
+		utcPtrOrNil(st.PrimedAt), utcPtrOrNil(st.LastNewItemAt), utcPtrOrNil(st.NewestItemDate),
+		st.ConsecutiveErrors, utcPtrOrNil(st.ErrorsSince), r.folded()}
+}
+
+// host is the host key of a state's new URL ("" when the URL stays).
+func (st *FeedState) host() string {
+	if st.URL == "" {
+		return ""
+	}
+	return HostOf(st.URL)
+}
+
+// psStateSet is the SET list that writes a poll's state from the row v
+// (columns psStateCols), counts the poll in log_seq (and, unless it is
+// folded, its line in logged_at) and clears the lease.
+const psStateSet = `
+  url = COALESCE(NULLIF(v.url, ''), feeds.url),
+  host = CASE WHEN v.url <> '' THEN v.host ELSE feeds.host END,
+  title = COALESCE(NULLIF(v.title, ''), feeds.title),
+  site_url = COALESCE(NULLIF(v.site_url, ''), feeds.site_url),
+  state = v.state, next_poll_at = v.next_poll_at, poll_reason = v.poll_reason,
+  validator_url = v.validator_url, etag = v.etag, last_modified = v.last_modified, body_hash = v.body_hash,
+  last_polled_at = v.last_polled_at, last_status = v.last_status, last_error = v.last_error,
+  last_elapsed_ms = v.last_elapsed_ms, last_success_at = v.last_success_at, primed_at = v.primed_at,
+  last_new_item_at = v.last_new_item_at, newest_item_date = v.newest_item_date,
+  consecutive_errors = v.consecutive_errors, errors_since = v.errors_since,
+  log_seq = feeds.log_seq + 1, logged_at = CASE WHEN v.fold THEN feeds.logged_at ELSE v.last_polled_at END,
+  lease_owner = '', lease_until = NULL`
+
+// psWriteStates writes the state of recs[part...] with one UPDATE … FROM a
+// VALUES list, guarded by heldBy, clearing the leases.
+func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (int64, error) {
+	q := s.psNew()
+	if s.sqlDialect().arrayParams() {
+		sa := newPSStateArrays(len(part))
+		for _, i := range part {
+			sa.add(&recs[i])
+		}
+		q.psUnnestV(psStateCols, sa.arrays())
+	} else {
+		q.sql("WITH v(").names(psStateCols).sql(") AS (VALUES ")
+		for j, i := range part {
+			if j > 0 {
+				q.sql(", ")
+			}
+			q.sql("(")
+			for k, v := range psStateVals(&recs[i]) {
+				if k > 0 {
+					q.sql(", ")
+				}
+				q.arg(v, "")
+			}
+			q.sql(")")
+		}
+		q.sql(")")
+	}
+	q.sql("\nUPDATE feeds SET "+psStateSet+", updated_at = ").arg(now, "timestamptz").
+		sql("\nFROM v WHERE feeds.id = v.id AND ").heldBy(owner, now)
+	n, err := q.exec(ctx, c)
+	if err != nil {
+		return 0, fmt.Errorf("write feed state: %w", err)
+	}
+	return n, nil
+}
+
+// psStateArrays holds the state columns of many records as typed slices,
+// which pgx sends as Postgres arrays without boxing every value. (pgx sends
+// time.Time as an instant, so no UTC conversion is needed here.)
+type psStateArrays struct {
+	ids                                                  []int64
+	urls, hosts, titles, siteURLs, states                []string
+	next                                                 []time.Time
+	reasons, validatorURLs, etags, lastModifieds, hashes []string
+	polled                                               []*time.Time
+	statuses                                             []int32
+	errTexts                                             []string
+	elapsed                                              []int32
+	success, primed, lastNew, newest                     []*time.Time
+	errCounts                                            []int32
+	errSince                                             []*time.Time
+	folds                                                []bool
+}
+
+// newPSStateArrays makes the slices for n records at once.
+func newPSStateArrays(n int) *psStateArrays {
+	strs := func() []string { return make([]string, 0, n) }
+	times := func() []*time.Time { return make([]*time.Time, 0, n) }
+	ints := func() []int32 { return make([]int32, 0, n) }
+	return &psStateArrays{
+		ids: make([]int64, 0, n), urls: strs(), hosts: strs(), titles: strs(), siteURLs: strs(), states: strs(),
+		next: make([]time.Time, 0, n), reasons: strs(), validatorURLs: strs(), etags: strs(), lastModifieds: strs(),
+		hashes: strs(), polled: times(), statuses: ints(), errTexts: strs(), elapsed: ints(), success: times(),
+		primed: times(), lastNew: times(), newest: times(), errCounts: ints(), errSince: times(),
+		folds: make([]bool, 0, n),
+	}
+}
+
+func (a *psStateArrays) add(r *PollRecord) {
+	st := &r.State
+	a.ids = append(a.ids, r.FeedID)
+	a.urls, a.hosts = append(a.urls, st.URL), append(a.hosts, st.host())
+	a.titles, a.siteURLs, a.states = append(a.titles, st.Title), append(a.siteURLs, st.SiteURL), append(a.states, st.State)
+	a.next = append(a.next, st.NextPollAt)
+	a.reasons, a.validatorURLs, a.etags = append(a.reasons, st.PollReason), append(a.validatorURLs, st.ValidatorURL), append(a.etags, st.ETag)
+	a.lastModifieds, a.hashes = append(a.lastModifieds, st.LastModified), append(a.hashes, st.BodyHash)
+	a.polled, a.statuses, a.errTexts = append(a.polled, st.LastPolledAt), append(a.statuses, int32(st.LastStatus)), append(a.errTexts, st.LastError)
+	a.elapsed, a.success, a.primed = append(a.elapsed, int32(st.LastElapsedMS)), append(a.success, st.LastSuccessAt), append(a.primed, st.PrimedAt)
+	a.lastNew, a.newest = append(a.lastNew, st.LastNewItemAt), append(a.newest, st.NewestItemDate)
+	a.errCounts, a.errSince = append(a.errCounts, int32(st.ConsecutiveErrors)), append(a.errSince, st.ErrorsSince)
+	a.folds = append(a.folds, r.folded())
+}
+
+// arrays returns the slices in the order of psStateCols.
+func (a *psStateArrays) arrays() []any {
+	return []any{a.ids, a.urls, a.hosts, a.titles, a.siteURLs, a.states, a.next, a.reasons, a.validatorURLs, a.etags,
+		a.lastModifieds, a.hashes, a.polled, a.statuses, a.errTexts, a.elapsed, a.success, a.primed, a.lastNew,
+		a.newest, a.errCounts, a.errSince, a.folds}
+}
+
+// psPushState writes what pushed content may change.
+func (s *Store) psPushState(ctx context.Context, c gorm.ConnPool, r PollRecord, now time.Time) error {
+	st := &r.State
+	nd := utcPtrOrNil(st.NewestItemDate)
+	q := s.psNew().sql(`UPDATE feeds SET
+  title = COALESCE(NULLIF(`).arg(st.Title, "text").sql(`, ''), title),
+  site_url = COALESCE(NULLIF(`).arg(st.SiteURL, "text").sql(`, ''), site_url),
+  primed_at = COALESCE(primed_at, `).arg(utcPtrOrNil(st.PrimedAt), "timestamptz").sql(`),
+  last_new_item_at = COALESCE(`).arg(utcPtrOrNil(st.LastNewItemAt), "timestamptz").sql(`, last_new_item_at),
+  newest_item_date = CASE WHEN newest_item_date IS NULL OR newest_item_date < `).arg(nd, "timestamptz").
+		sql(` THEN COALESCE(`).arg(nd, "timestamptz").sql(`, newest_item_date) ELSE newest_item_date END,
+  log_seq = log_seq + 1, logged_at = NULL,
+  updated_at = `).arg(now, "timestamptz").sql(` WHERE id = `).arg(r.FeedID, "bigint")
+	if _, err := q.exec(ctx, c); err != nil {
+		return fmt.Errorf("write pushed feed state: %w", err)
+	}
+	return nil
+}
+
+// writePolledStates is step 6, last, of a poll's write: the new state of
+// each record written, pushed content one by one (psPushState), polls in
+// multi-row UPDATEs guarded by heldBy that also clear the leases.
+func (s *Store) writePolledStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, outs []PollOutcome, now time.Time) error {
+	var polled []int
+	for i, r := range recs {
+		if outs[i].Lost {
+			continue
+		}
+		if r.Push {
+			if err := s.psPushState(ctx, c, r, now); err != nil {
+				return err
+			}
+			continue
+		}
+		polled = append(polled, i)
+	}
+	for start, chunk := 0, s.psChunkOf(len(polled)); start < len(polled); start += chunk {
+		part := polled[start:min(start+chunk, len(polled))]
+		n, err := s.psWriteStates(ctx, c, owner, recs, part, now)
+		if err != nil {
+			return err
+		}
+		if n != int64(len(part)) {
+			// Cannot happen while the rows are locked (Postgres) or the
+			// database is (SQLite); refuse to commit a partial write.
+			return fmt.Errorf("write feed state: %d of %d rows updated: %w", n, len(part), ErrLeaseLost)
+		}
+	}
+	return nil
+}
