@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/opml"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/web"
@@ -140,16 +141,8 @@ func (a *app) afterImport(ctx context.Context, s *store.Store, u *store.User, ad
 	}
 	now := a.clock.Now()
 	lk := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
-	feeds := "1 feed was"
-	if added != 1 {
-		feeds = fmt.Sprintf("%d feeds were", added)
-	}
-	_, err := s.QueueNotice(ctx, u.ID, fmt.Sprintf("import:%d:%d", u.ID, now.Unix()), store.Notice{
-		Subject: "Confirm the feeds imported into your feedmail",
-		Text: feeds + " imported for " + u.Email + " from a subscription list. Nothing is sent until you confirm " +
-			"them on your account page.\n\nIf you did not expect this, ignore this email: nothing will be sent.",
-		Links: []store.NoticeLink{{Label: "Review and confirm", URL: lk.Account(u.ID, now)}},
-	})
+	key, n := notices.ImportConfirm(lk, now, u.ID, u.Email, added)
+	_, err := s.QueueNotice(ctx, u.ID, key, n)
 	return err
 }
 

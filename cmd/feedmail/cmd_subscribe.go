@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -94,13 +95,8 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 		if title == "" {
 			title = f.URL
 		}
-		queued, err := s.QueueNotice(ctx, u.ID, fmt.Sprintf("confirm:%d:%d", sub.ID, now.Unix()/60), store.Notice{
-			Subject: "Confirm: " + title + " by email",
-			Text: "Someone (hopefully you, or the operator of this feedmail for you) asked feedmail to send new posts from " +
-				title + " to " + u.Email + ".\n\nPress the button to confirm. If you did not expect this, ignore this " +
-				"email: nothing will be sent.",
-			Links: []store.NoticeLink{{Label: "Confirm subscription", URL: lk.Confirm(sub.ID, now)}},
-		})
+		key, n := notices.ConfirmByOperator(lk, now, sub.ID, title, u.Email)
+		queued, err := s.QueueNotice(ctx, u.ID, key, n)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
 )
@@ -428,12 +429,8 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.serverError(w, r, err)
 		return
 	default:
-		if _, err := s.Store.QueueNotice(r.Context(), u.ID, fmt.Sprintf("signin:%d:%d", u.ID, now.Unix()/60), store.Notice{
-			Subject: "Your feedmail sign-in link",
-			Text: "Someone (hopefully you) asked for a link to the feedmail account of " + u.Email +
-				".\n\nThe button opens your account; it works for 24 hours. If this was not you, ignore this email.",
-			Links: []store.NoticeLink{{Label: "Open my account", URL: s.links.SignIn(u.ID, now)}},
-		}); err != nil {
+		key, n := notices.SignIn(s.links, now, u.ID, u.Email)
+		if _, err := s.Store.QueueNotice(r.Context(), u.ID, key, n); err != nil {
 			s.serverError(w, r, err)
 			return
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/newitems"
+	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -226,12 +227,8 @@ func (s *Server) subscribePending(ctx context.Context, email string, f foundFeed
 	}
 	for _, sub := range subs {
 		if sub.FeedID == feed.ID && sub.State == store.SubActive {
-			_, err := s.Store.QueueNotice(ctx, u.ID, fmt.Sprintf("already:%d:%d", sub.ID, now.Unix()/60), store.Notice{
-				Subject: "You already get " + title + " by email",
-				Text: "Someone (hopefully you) asked feedmail to send new posts from " + title + " to " + u.Email +
-					". You already get them, so nothing changed.\n\nTo change how you get them, open your account.",
-				Links: []store.NoticeLink{{Label: "Open my account", URL: s.links.SignIn(u.ID, now)}},
-			})
+			key, n := notices.AlreadySubscribed(s.links, now, sub.ID, u.ID, title, u.Email)
+			_, err := s.Store.QueueNotice(ctx, u.ID, key, n)
 			return title, err
 		}
 	}
@@ -250,13 +247,8 @@ func (s *Server) subscribePending(ctx context.Context, email string, f foundFeed
 	if err != nil {
 		return "", err
 	}
-	_, err = s.Store.QueueNotice(ctx, u.ID, fmt.Sprintf("confirm:%d:%d", sub.ID, now.Unix()/60), store.Notice{
-		Subject: "Confirm: " + title + " by email",
-		Text: "Someone (hopefully you) asked feedmail to send new posts from " + title + " (" + feed.URL + ") to " +
-			u.Email + ", " + delivery + ".\n\nPress the button to confirm. If this was not you, ignore this email: " +
-			"nothing will be sent.",
-		Links: []store.NoticeLink{{Label: "Confirm subscription", URL: s.links.Confirm(sub.ID, now)}},
-	})
+	key, n := notices.Confirm(s.links, now, sub.ID, title, feed.URL, u.Email, delivery)
+	_, err = s.Store.QueueNotice(ctx, u.ID, key, n)
 	return title, err
 }
 
