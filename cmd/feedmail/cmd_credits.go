@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -38,18 +37,6 @@ type creditsEntryJSON struct {
 func toCreditsEntryJSON(email string, e store.LedgerEntry) creditsEntryJSON {
 	return creditsEntryJSON{ID: e.ID, Email: email, Kind: e.Kind, Amount: e.Amount, BalanceAfter: e.BalanceAfter,
 		IdempotencyKey: e.IdempotencyKey, Reason: e.Reason, CreatedAt: e.CreatedAt.UTC()}
-}
-
-// creditsEmailFlag checks a required --email value.
-func creditsEmailFlag(v string) (string, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return "", fmt.Errorf("%w: --email is required", errUsage)
-	}
-	if at := strings.LastIndexByte(v, '@'); at < 1 || at == len(v)-1 || strings.ContainsAny(v, " \t\r\n<>") {
-		return "", fmt.Errorf("%w: --email %q is not an email address", errUsage, v)
-	}
-	return v, nil
 }
 
 // cmdCreditsBalance prints {"email":…,"balance":N}. It does not create an
@@ -89,7 +76,7 @@ func cmdCreditsGrant(ctx context.Context, a *app, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	addr, err := creditsEmailFlag(*email)
+	addr, err := emailFlag(*email)
 	if err != nil {
 		return err
 	}
@@ -99,11 +86,7 @@ func cmdCreditsGrant(ctx context.Context, a *app, args []string) error {
 	if strings.TrimSpace(*reason) == "" {
 		return fmt.Errorf("%w: --reason is required", errUsage)
 	}
-	s, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	u, _, err := s.EnsureUser(ctx, addr)
+	u, err := a.ensureUser(ctx, addr)
 	if err != nil {
 		return err
 	}
@@ -111,7 +94,7 @@ func cmdCreditsGrant(ctx context.Context, a *app, args []string) error {
 	if k == "" {
 		k = billing.KeyAdminGrant(u.ID, a.clock.Now())
 	}
-	r, err := s.PostLedgerEntry(ctx, u.ID, store.LedgerGrant, *credits, k, strings.TrimSpace(*reason))
+	r, err := a.store.PostLedgerEntry(ctx, u.ID, store.LedgerGrant, *credits, k, strings.TrimSpace(*reason))
 	if err != nil {
 		return err
 	}
@@ -135,21 +118,14 @@ func cmdCreditsLedger(ctx context.Context, a *app, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	addr, err := creditsEmailFlag(*email)
+	addr, err := emailFlag(*email)
 	if err != nil {
 		return err
 	}
 	if *limit < 0 {
 		return fmt.Errorf("%w: --limit must be ≥ 0", errUsage)
 	}
-	s, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	u, err := s.UserByEmail(ctx, addr)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no account for %s", addr)
-	}
+	s, u, err := a.lookUpUser(ctx, addr)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	addr, err := creditsEmailFlag(*email)
+	addr, err := emailFlag(*email)
 	if err != nil {
 		return err
 	}
@@ -81,14 +81,11 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	if _, err := digest.ParseSchedule(*spec, *zone); err != nil {
 		return digestInputError(err)
 	}
-	s, err := a.openStore(ctx)
+	u, err := a.ensureUser(ctx, addr)
 	if err != nil {
 		return err
 	}
-	u, _, err := s.EnsureUser(ctx, addr)
-	if err != nil {
-		return err
-	}
+	s := a.store
 	tz := strings.TrimSpace(*zone)
 	if tz == "" {
 		tz = u.Timezone

@@ -13,6 +13,7 @@ import (
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/token"
 )
 
@@ -288,14 +289,7 @@ func (s *Server) accountConfirm(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx := r.Context()
-	if sub.State == store.SubPending {
-		if _, err := s.Store.ConfirmSubscription(ctx, sub.ID); err != nil {
-			s.serverError(w, r, err)
-			return
-		}
-	}
-	if _, err := s.personConfirmed(ctx, u.ID); err != nil {
+	if _, err := s.subs.Confirm(r.Context(), sub); err != nil {
 		s.serverError(w, r, err)
 		return
 	}
@@ -406,7 +400,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := signInData{Email: clip(strings.TrimSpace(r.PostForm.Get("email")), 320)}
-	email, msg := checkEmail(d.Email)
+	email, msg := subscribe.CheckEmail(d.Email)
 	now := s.Clock.Now()
 	if ok, wait := s.rl.signInIP.allow(clientIP(r), now); !ok {
 		s.tooMany(w, r, wait)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/templates"
 )
@@ -222,7 +223,7 @@ func funcs() template.FuncMap {
 		"dur":         durWords,
 		"ms":          func(n int) string { return durWords(time.Duration(n) * time.Millisecond) },
 		"eq2":         func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) },
-		"statusTx":    statusText,
+		"statusTx":    subscribe.StatusText,
 		"add":         func(a, b int) int { return a + b },
 		"ledgerWords": ledgerWords,
 		// fieldErr is the argument of the "field-error" partial: nil
@@ -317,17 +318,6 @@ func byteWords(n int64) string {
 	default:
 		return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 1, 64) + " MB"
 	}
-}
-
-// statusText is "200 OK", or "—" for no status (a failure before headers).
-func statusText(code int) string {
-	if code == 0 {
-		return "—"
-	}
-	if t := http.StatusText(code); t != "" {
-		return strconv.Itoa(code) + " " + t
-	}
-	return strconv.Itoa(code)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -48,6 +48,7 @@ import (
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/token"
 )
 
@@ -77,6 +78,7 @@ type Server struct {
 	files map[string]staticFile
 	links links.Links
 	fetch *fetcher.Client
+	subs  *subscribe.Service
 	rl    rateLimits
 	// status caches rendered public status pages (see statusCacheTTL).
 	status *pageCache
@@ -110,6 +112,8 @@ func New(d Deps) *Server {
 	if d.Tokens != nil {
 		s.links = links.New(d.Config.BaseURL, d.Tokens, d.Config.From)
 	}
+	s.subs = &subscribe.Service{Store: d.Store, Links: s.links, Clock: d.Clock, Fetch: d.Fetcher,
+		TrialCredits: d.Config.TrialCredits, Log: d.Log}
 	if err := s.loadAssets(); err != nil {
 		panic("web: " + err.Error())
 	}

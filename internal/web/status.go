@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
 // statusPolls is how many recent polls the status page lists.
@@ -73,7 +74,7 @@ func (s *Server) renderStatus(ctx context.Context, raw string) (cachedPage, erro
 	f, polls, err := s.Store.FeedForStatus(ctx, raw, statusPolls)
 	if errors.Is(err, store.ErrNotFound) {
 		// Try what a person may have typed without the scheme.
-		if u, msg := normalizeFeedURL(raw); msg == "" && u != raw {
+		if u, msg := subscribe.NormalizeFeedURL(raw); msg == "" && u != raw {
 			f, polls, err = s.Store.FeedForStatus(ctx, u, statusPolls)
 		}
 	}
