@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
@@ -113,7 +114,7 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*accountData, error) {
 	now := s.Clock.Now()
 	d := &accountData{Token: tok, Email: u.Email, Zone: u.Timezone, Balance: u.Balance, Presets: digest.Presets(),
-		CreditsURL: "/credits?token=" + url.QueryEscape(tok), Now: now}
+		CreditsURL: links.PathCredits + "?token=" + url.QueryEscape(tok), Now: now}
 	var err error
 	if d.Ledger, err = s.Store.LedgerOf(ctx, u.ID, ledgerShown); err != nil {
 		return nil, err
@@ -129,7 +130,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 	perDigest := map[int64]int{}
 	for _, sub := range subs {
 		as := accountSub{SubscriptionView: sub, Title: orURL(sub.FeedTitle, sub.FeedURL),
-			StatusURL: "/feeds/status?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
+			StatusURL: links.PathFeedStatus + "?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
 			FeedWords: feedStateWords(sub.FeedState)}
 		if sub.DigestID != nil {
 			as.Delivery = "digest-" + strconv.FormatInt(*sub.DigestID, 10)
@@ -204,7 +205,7 @@ func ledgerWords(e store.LedgerEntry) string {
 
 // backToAccount redirects (303) to the account page after an action.
 func backToAccount(w http.ResponseWriter, r *http.Request, tok, done, anchor string) {
-	http.Redirect(w, r, "/account/"+tok+"?done="+done+"#"+anchor, http.StatusSeeOther)
+	http.Redirect(w, r, links.Fill(links.PathAccount, tok)+"?done="+done+"#"+anchor, http.StatusSeeOther)
 }
 
 // accountSubID reads the {id} path value and checks that the subscription
@@ -243,7 +244,7 @@ func (s *Server) accountDelivery(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseInt(strings.TrimPrefix(v, "digest-"), 10, 64)
 		if err != nil || !strings.HasPrefix(v, "digest-") {
 			s.renderMessage(w, r, http.StatusBadRequest, "Pick a delivery", "Choose instant delivery or one of your digests.",
-				pageLink{"Back to your account", "/account/" + tok})
+				pageLink{"Back to your account", links.Fill(links.PathAccount, tok)})
 			return
 		}
 		digestID = &id

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/billing"
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
 )
@@ -57,9 +58,8 @@ const maxWebhookBody = 1 << 20
 // MountCredits adds the credits page, checkout and the Stripe webhook.
 func (s *Server) MountCredits(c CreditsConfig) {
 	h := &creditsHandler{srv: s, cfg: c}
-	s.Handle("GET /credits", http.HandlerFunc(h.page))
-	s.Handle("POST /credits/checkout", http.HandlerFunc(h.checkout))
-	s.Handle("POST /webhooks/stripe", http.HandlerFunc(h.webhook))
+	s.register(links.GroupCredits, map[string]http.HandlerFunc{
+		"creditsPage": h.page, "checkout": h.checkout, "stripeWebhook": h.webhook})
 }
 
 type creditsHandler struct {
@@ -237,8 +237,8 @@ func (h *creditsHandler) checkout(w http.ResponseWriter, r *http.Request) {
 	base := s.Config.BaseURL
 	cs, err := h.cfg.Stripe.CreateCheckout(r.Context(), billing.CheckoutRequest{
 		Pack: *pack, UserID: u.ID, Email: u.Email,
-		SuccessURL: base + "/credits?paid=1&session_id={CHECKOUT_SESSION_ID}",
-		CancelURL:  base + "/credits?canceled=1",
+		SuccessURL: base + links.PathCredits + "?paid=1&session_id={CHECKOUT_SESSION_ID}",
+		CancelURL:  base + links.PathCredits + "?canceled=1",
 	})
 	if err != nil {
 		s.Log.Error("credits checkout: creating the Stripe session failed", "user", u.ID, "pack", pack.Credits, "err", err)

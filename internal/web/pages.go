@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/templates"
@@ -64,7 +65,7 @@ func (s *Server) loadAssets() error {
 		if !ok {
 			return fmt.Errorf("static file %s missing", name)
 		}
-		*ref = "/static/" + name + "?v=" + strings.Trim(f.etag, `"`)
+		*ref = links.Fill(links.PathStatic, name) + "?v=" + strings.Trim(f.etag, `"`)
 	}
 
 	base, err := template.New("layout").Option("missingkey=zero").Funcs(funcs()).ParseFS(templates.FS, "pages/_*.html")

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -88,9 +89,7 @@ func (s *Server) MountPings(o PingOptions) {
 		o.PerIP = DefaultPingLimit
 	}
 	p := &pinger{s: s, o: o, perIP: newBuckets(o.PerIP)}
-	s.Handle("GET /ping", http.HandlerFunc(p.httpPing))
-	s.Handle("POST /ping", http.HandlerFunc(p.httpPing))
-	s.Handle("POST /RPC2", http.HandlerFunc(p.xmlrpc))
+	s.register(links.GroupPings, map[string]http.HandlerFunc{"ping": p.httpPing, "xmlrpcPing": p.xmlrpc})
 }
 
 type pinger struct {

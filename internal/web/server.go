@@ -117,20 +117,14 @@ func New(d Deps) *Server {
 	if err := s.loadAssets(); err != nil {
 		panic("web: " + err.Error())
 	}
-	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.register(links.GroupHealth, map[string]http.HandlerFunc{"healthz": s.healthz})
 	if d.Metrics != nil {
-		s.mux.Handle("GET /metrics", d.Metrics.Handler())
+		s.register(links.GroupMetrics, map[string]http.HandlerFunc{"metrics": d.Metrics.Handler().ServeHTTP})
 	}
 	s.routes()
 	s.root = s.middleware(s.mux)
 	return s
 }
-
-// Handle adds a route (for handlers that live with the part they serve).
-// Routes added here get the same middleware as the pages (security headers,
-// cross-origin protection for unsafe methods unless exempted in
-// crossOriginExempt, metrics).
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Handler is the root handler.
 func (s *Server) Handler() http.Handler { return s.root }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -102,7 +103,7 @@ func (s *Server) renderStatus(ctx context.Context, raw string) (cachedPage, erro
 	}
 	d.WebSub = webSubWords(f, d.Now)
 	d.Advice = publisherAdvice(f)
-	d.PingURL = s.Config.BaseURL + "/ping?url=" + url.QueryEscape(f.URL)
+	d.PingURL = s.Config.BaseURL + links.PathPing + "?url=" + url.QueryEscape(f.URL)
 	b, err := s.renderBytes("status", "Feed status: "+orURL(f.Title, f.URL), d)
 	return cachedPage{status: http.StatusOK, body: b}, err
 }

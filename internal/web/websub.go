@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/internal/websub"
@@ -65,8 +66,7 @@ func (s *Server) MountWebSub(o WebSubOptions) {
 		o.MaxBody = MaxWebSubBody
 	}
 	h := &webSubHandler{s: s, o: o}
-	s.Handle("GET /websub/{token}", http.HandlerFunc(h.verify))
-	s.Handle("POST /websub/{token}", http.HandlerFunc(h.distribute))
+	s.register(links.GroupWebSub, map[string]http.HandlerFunc{"websubVerify": h.verify, "websubDistribute": h.distribute})
 }
 
 type webSubHandler struct {
