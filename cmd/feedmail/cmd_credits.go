@@ -44,10 +44,7 @@ func toCreditsEntryJSON(email string, e store.LedgerEntry) creditsEntryJSON {
 func cmdCreditsBalance(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "credits balance")
 	email := fs.String("email", "", "the person's email address")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	_, u, err := a.existingUser(ctx, *email)
@@ -70,11 +67,8 @@ func cmdCreditsGrant(ctx context.Context, a *app, args []string) error {
 	credits := fs.Int64("credits", 0, "how many credits to add (≥ 1)")
 	reason := fs.String("reason", "", "why, kept in the ledger")
 	key := fs.String("key", "", "idempotency key (optional): a second grant with the same key does nothing")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	addr, err := emailFlag(*email)
 	if err != nil {
@@ -112,11 +106,8 @@ func cmdCreditsLedger(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "credits ledger")
 	email := fs.String("email", "", "the person's email address")
 	limit := fs.Int("limit", 50, "most entries to show (0: all)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	addr, err := emailFlag(*email)
 	if err != nil {

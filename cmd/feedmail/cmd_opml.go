@@ -126,15 +126,7 @@ func readOPML(name string) ([]opml.Outline, error) {
 
 // cmdExportOPML prints a person's subscriptions as OPML on stdout.
 func cmdExportOPML(ctx context.Context, a *app, args []string) error {
-	fs := flags(a, "export-opml")
-	email := fs.String("email", "", "the person's email address")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	s, u, err := a.existingUser(ctx, *email)
+	s, u, err := a.personOnly(ctx, "export-opml", args)
 	if err != nil {
 		return err
 	}

@@ -40,11 +40,8 @@ func mounts() []func(a *app, srv *web.Server) error {
 
 func cmdServe(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "serve")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	s, err := a.openStore(ctx)
 	if err != nil {

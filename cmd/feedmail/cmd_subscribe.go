@@ -26,10 +26,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	feedURL := fs.String("feed", "", "the feed's URL")
 	digestName := fs.String("digest", "", "deliver into this digest of the person's (instant when empty)")
 	confirmed := fs.Bool("confirmed", false, "active at once, without a confirmation email")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	addr, err := emailFlag(*email)

@@ -131,6 +131,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 // noArgs is a usage error when positional arguments follow the flags.
+// parseNoArgs parses args into fs and refuses positional arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	return noArgs(fs)
+}
+
 func noArgs(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))

@@ -90,3 +90,32 @@ func (a *app) subscribeService(ctx context.Context) (*subscribe.Service, error) 
 		Fetch:        fetcher.New(fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks}),
 		TrialCredits: a.cfg.TrialCredits, Log: a.log}, nil
 }
+
+// personOnly parses a subcommand whose only flag is the --email of an
+// existing account, and looks the account up.
+func (a *app) personOnly(ctx context.Context, name string, args []string) (*store.Store, *store.User, error) {
+	fs := flags(a, name)
+	email := fs.String("email", "", "the person's email address")
+	if err := parseNoArgs(fs, args); err != nil {
+		return nil, nil, err
+	}
+	return a.existingUser(ctx, *email)
+}
+
+// oneFeedArg parses a subcommand that takes exactly one feed URL and no
+// flags, opens the store and returns it with the checked URL.
+func (a *app) oneFeedArg(ctx context.Context, name string, args []string) (*store.Store, string, error) {
+	fs := flags(a, name)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, "", err
+	}
+	if fs.NArg() != 1 {
+		return nil, "", fmt.Errorf("%w: give exactly one feed URL", errUsage)
+	}
+	raw, err := feedURLArg(fs.Arg(0))
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := a.openStore(ctx)
+	return s, raw, err
+}

@@ -208,6 +208,19 @@ func backToAccount(w http.ResponseWriter, r *http.Request, tok, done, anchor str
 	http.Redirect(w, r, links.Fill(links.PathAccount, tok)+"?done="+done+"#"+anchor, http.StatusSeeOther)
 }
 
+// accountSubPost starts every POST about one subscription on the account
+// page: it verifies the account token, reads the form and loads the {id}
+// subscription, which must belong to the person. It answers the request
+// itself and returns ok=false on failure.
+func (s *Server) accountSubPost(w http.ResponseWriter, r *http.Request) (*store.User, string, *store.Subscription, bool) {
+	u, tok, ok := s.accountUser(w, r)
+	if !ok || !s.parseForm(w, r) {
+		return nil, "", nil, false
+	}
+	sub, ok := s.accountSubID(w, r, u)
+	return u, tok, sub, ok
+}
+
 // accountSubID reads the {id} path value and checks that the subscription
 // belongs to u.
 func (s *Server) accountSubID(w http.ResponseWriter, r *http.Request, u *store.User) (*store.Subscription, bool) {
@@ -231,11 +244,7 @@ func (s *Server) accountSubID(w http.ResponseWriter, r *http.Request, u *store.U
 // accountDelivery is POST /account/{token}/subscriptions/{id}/delivery:
 // delivery=instant or delivery=digest-ID.
 func (s *Server) accountDelivery(w http.ResponseWriter, r *http.Request) {
-	u, tok, ok := s.accountUser(w, r)
-	if !ok || !s.parseForm(w, r) {
-		return
-	}
-	sub, ok := s.accountSubID(w, r, u)
+	u, tok, sub, ok := s.accountSubPost(w, r)
 	if !ok {
 		return
 	}
@@ -263,11 +272,7 @@ func (s *Server) accountDelivery(w http.ResponseWriter, r *http.Request) {
 
 // accountUnsubscribe is POST /account/{token}/subscriptions/{id}/unsubscribe.
 func (s *Server) accountUnsubscribe(w http.ResponseWriter, r *http.Request) {
-	u, tok, ok := s.accountUser(w, r)
-	if !ok || !s.parseForm(w, r) {
-		return
-	}
-	sub, ok := s.accountSubID(w, r, u)
+	_, tok, sub, ok := s.accountSubPost(w, r)
 	if !ok {
 		return
 	}
@@ -282,11 +287,7 @@ func (s *Server) accountUnsubscribe(w http.ResponseWriter, r *http.Request) {
 // pending subscription confirmed from the account page (the account link
 // already proves the address).
 func (s *Server) accountConfirm(w http.ResponseWriter, r *http.Request) {
-	u, tok, ok := s.accountUser(w, r)
-	if !ok || !s.parseForm(w, r) {
-		return
-	}
-	sub, ok := s.accountSubID(w, r, u)
+	_, tok, sub, ok := s.accountSubPost(w, r)
 	if !ok {
 		return
 	}
