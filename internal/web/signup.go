@@ -95,54 +95,22 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 	if !s.parseForm(w, r) {
 		return
 	}
-	d := s.newSignup(r)
-	d.Email = clip(strings.TrimSpace(r.PostForm.Get("email")), 320)
-	d.URL = clip(strings.TrimSpace(r.PostForm.Get("url")), 2048)
-	if v := r.PostForm.Get("delivery"); v != "" {
-		d.Delivery = clip(v, 40)
-	}
-	if v := strings.TrimSpace(r.PostForm.Get("zone")); v != "" {
-		d.Zone = clip(v, 64)
-	}
+	d := s.signupForm(r)
 	if r.PostForm.Get("website") != "" {
 		// The honeypot: people never see it, form-filling robots do.
 		s.Log.Debug("signup honeypot filled", "ip", clientIP(r))
 		s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: d.Email})
 		return
 	}
-
-	email, emailErr := subscribe.CheckEmail(d.Email)
-	if emailErr != "" {
-		d.Errors["email"] = emailErr
-	}
-	feedURL, urlErr := subscribe.NormalizeFeedURL(d.URL)
-	if urlErr != "" {
-		d.Errors["url"] = urlErr
-	}
-	var preset *digest.Preset
-	if d.Delivery != deliveryInstant {
-		for _, p := range d.Presets {
-			if p.Key == d.Delivery {
-				preset = &p
-				break
-			}
-		}
-		if preset == nil {
-			d.Errors["delivery"] = "pick how often you want email"
-		}
-	}
-	if !validZone(d.Zone) {
-		d.Errors["zone"] = "pick a time zone from the list"
-		d.Zone = "UTC"
-	}
+	in := checkSignup(d)
 
 	now := s.Clock.Now()
 	if ok, wait := s.rl.signupIP.allow(clientIP(r), now); !ok {
 		s.tooMany(w, r, wait)
 		return
 	}
-	if emailErr == "" {
-		if ok, wait := s.rl.signupAddr.allow(addressKey(email), now); !ok {
+	if in.emailOK {
+		if ok, wait := s.rl.signupAddr.allow(addressKey(in.email), now); !ok {
 			s.tooMany(w, r, wait)
 			return
 		}
@@ -150,9 +118,9 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 	// Check the feed even when the address is wrong, so both errors show
 	// at once.
 	var found subscribe.Found
-	if urlErr == "" {
+	if in.urlOK {
 		var err error
-		found, err = s.subs.FindFeed(r.Context(), feedURL)
+		found, err = s.subs.FindFeed(r.Context(), in.feedURL)
 		if err != nil {
 			var fe subscribe.FieldError
 			if !errors.As(err, &fe) {
@@ -162,6 +130,12 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 			d.Errors["url"] = fe.Msg
 		}
 	}
+	s.finishSignup(w, r, d, in, found)
+}
+
+// finishSignup shows the form again (errors, or several feeds to pick
+// from) or subscribes and shows "check your inbox".
+func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupData, in signupInput, found subscribe.Found) {
 	if len(d.Errors) > 0 {
 		s.showSignup(w, r, http.StatusUnprocessableEntity, d)
 		return
@@ -172,14 +146,65 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 		s.showSignup(w, r, http.StatusOK, d)
 		return
 	}
-
-	res, err := s.subs.Subscribe(r.Context(), subscribe.Request{Email: email, Feed: found, Preset: preset,
+	res, err := s.subs.Subscribe(r.Context(), subscribe.Request{Email: in.email, Feed: found, Preset: in.preset,
 		Zone: d.Zone, KeepActive: true})
 	if err != nil {
 		s.serverError(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: email, FeedTitle: res.Title})
+	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title})
+}
+
+// signupForm reads the posted signup form, clipped, over the defaults.
+func (s *Server) signupForm(r *http.Request) *signupData {
+	d := s.newSignup(r)
+	d.Email = clip(strings.TrimSpace(r.PostForm.Get("email")), 320)
+	d.URL = clip(strings.TrimSpace(r.PostForm.Get("url")), 2048)
+	if v := r.PostForm.Get("delivery"); v != "" {
+		d.Delivery = clip(v, 40)
+	}
+	if v := strings.TrimSpace(r.PostForm.Get("zone")); v != "" {
+		d.Zone = clip(v, 64)
+	}
+	return d
+}
+
+// signupInput is the signup form once checked.
+type signupInput struct {
+	email, feedURL string
+	emailOK, urlOK bool
+	preset         *digest.Preset // nil: instant
+}
+
+// checkSignup checks every field of d, noting each problem in d.Errors (an
+// unknown zone falls back to UTC).
+func checkSignup(d *signupData) signupInput {
+	var in signupInput
+	email, emailErr := subscribe.CheckEmail(d.Email)
+	if emailErr != "" {
+		d.Errors["email"] = emailErr
+	}
+	feedURL, urlErr := subscribe.NormalizeFeedURL(d.URL)
+	if urlErr != "" {
+		d.Errors["url"] = urlErr
+	}
+	in.email, in.emailOK, in.feedURL, in.urlOK = email, emailErr == "", feedURL, urlErr == ""
+	if d.Delivery != deliveryInstant {
+		for _, p := range d.Presets {
+			if p.Key == d.Delivery {
+				in.preset = &p
+				break
+			}
+		}
+		if in.preset == nil {
+			d.Errors["delivery"] = "pick how often you want email"
+		}
+	}
+	if !validZone(d.Zone) {
+		d.Errors["zone"] = "pick a time zone from the list"
+		d.Zone = "UTC"
+	}
+	return in
 }
 
 // inboxData is the "check your inbox" page.

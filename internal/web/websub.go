@@ -104,6 +104,9 @@ func (h *webSubHandler) feed(w http.ResponseWriter, r *http.Request) (*store.Fee
 	return f, true
 }
 
+// verify is GET /websub/{token}: the hub checks that we asked for the
+// (un)subscription it is about to make. It answers the challenge when the
+// request matches what the feed is waiting for, and records the outcome.
 func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	f, ok := h.feed(w, r)
@@ -111,42 +114,15 @@ func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cur := f.WebSub()
-	var expect string
-	switch cur.State {
-	case store.WebSubStatePending, store.WebSubStateActive:
-		expect = websub.ModeSubscribe
-	case store.WebSubStateUnsubscribing:
-		expect = websub.ModeUnsubscribe
-	default:
-		h.count("verify_refused")
-		h.s.Log.Info("websub: verification for a feed with no request under way", "feed", f.ID,
-			"state", cur.State, "mode", r.URL.Query().Get("hub.mode"))
-		textAnswer(w, http.StatusNotFound, "no subscription requested\n")
+	expect, ok := h.expectedMode(w, r, f, cur)
+	if !ok {
 		return
 	}
-	q := r.URL.Query()
-	challenge, lease, err := websub.CheckIntent(q, cur.Topic, expect)
+	challenge, lease, err := websub.CheckIntent(r.URL.Query(), cur.Topic, expect)
 	now := h.s.Clock.Now()
 	switch {
 	case errors.Is(err, websub.ErrDenied):
-		if expect != websub.ModeSubscribe {
-			textAnswer(w, http.StatusNotFound, "no subscription requested\n")
-			return
-		}
-		to := cur
-		to.State, to.ExpiresAt, to.RenewAt = store.WebSubStateDenied, nil, wsTimePtr(now.Add(store.WebSubDeniedRetry))
-		var resume time.Time
-		if store.WebSubActive(f, now) {
-			resume = now
-		}
-		if _, err := h.s.Store.SetWebSub(r.Context(), f.ID, cur, to, resume, "WebSub hub denied the subscription: polling resumes"); err != nil {
-			h.s.Log.Error("websub: record denial", "feed", f.ID, "err", err)
-			textAnswer(w, http.StatusInternalServerError, "try again later\n")
-			return
-		}
-		h.count("denied")
-		h.s.Log.Info("websub: hub denied the subscription; polling, retry in a week", "feed", f.ID, "hub", cur.Hub, "reason", err)
-		textAnswer(w, http.StatusOK, "ok\n")
+		h.denied(w, r, f, cur, expect, now, err)
 		return
 	case errors.Is(err, websub.ErrBadVerification):
 		h.count("verify_refused")
@@ -179,15 +155,60 @@ func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
 		textAnswer(w, http.StatusNotFound, "no such subscription requested\n")
 		return
 	}
+	h.logVerified(f, cur, expect, lease, to)
+	textAnswer(w, http.StatusOK, challenge)
+}
+
+// expectedMode is the hub.mode the feed's WebSub state waits for; with no
+// request under way it answers 404 itself and returns false.
+func (h *webSubHandler) expectedMode(w http.ResponseWriter, r *http.Request, f *store.Feed, cur store.WebSubFields) (string, bool) {
+	switch cur.State {
+	case store.WebSubStatePending, store.WebSubStateActive:
+		return websub.ModeSubscribe, true
+	case store.WebSubStateUnsubscribing:
+		return websub.ModeUnsubscribe, true
+	}
+	h.count("verify_refused")
+	h.s.Log.Info("websub: verification for a feed with no request under way", "feed", f.ID,
+		"state", cur.State, "mode", r.URL.Query().Get("hub.mode"))
+	textAnswer(w, http.StatusNotFound, "no subscription requested\n")
+	return "", false
+}
+
+// denied records a hub's refusal of our subscription: polling resumes and
+// the subscription is retried after store.WebSubDeniedRetry.
+func (h *webSubHandler) denied(w http.ResponseWriter, r *http.Request, f *store.Feed, cur store.WebSubFields,
+	expect string, now time.Time, reason error) {
+	if expect != websub.ModeSubscribe {
+		textAnswer(w, http.StatusNotFound, "no subscription requested\n")
+		return
+	}
+	to := cur
+	to.State, to.ExpiresAt, to.RenewAt = store.WebSubStateDenied, nil, wsTimePtr(now.Add(store.WebSubDeniedRetry))
+	var resume time.Time
+	if store.WebSubActive(f, now) {
+		resume = now
+	}
+	if _, err := h.s.Store.SetWebSub(r.Context(), f.ID, cur, to, resume, "WebSub hub denied the subscription: polling resumes"); err != nil {
+		h.s.Log.Error("websub: record denial", "feed", f.ID, "err", err)
+		textAnswer(w, http.StatusInternalServerError, "try again later\n")
+		return
+	}
+	h.count("denied")
+	h.s.Log.Info("websub: hub denied the subscription; polling, retry in a week", "feed", f.ID, "hub", cur.Hub, "reason", reason)
+	textAnswer(w, http.StatusOK, "ok\n")
+}
+
+// logVerified counts and logs a verified (un)subscription.
+func (h *webSubHandler) logVerified(f *store.Feed, cur store.WebSubFields, expect string, lease time.Duration, to store.WebSubFields) {
 	if expect == websub.ModeSubscribe {
 		h.count("verified")
 		h.s.Log.Info("websub: subscription verified", "feed", f.ID, "hub", cur.Hub, "topic", cur.Topic,
 			"lease", lease, "renew_at", to.RenewAt)
-	} else {
-		h.count("unsubscribed")
-		h.s.Log.Info("websub: unsubscription verified", "feed", f.ID, "hub", cur.Hub, "topic", cur.Topic)
+		return
 	}
-	textAnswer(w, http.StatusOK, challenge)
+	h.count("unsubscribed")
+	h.s.Log.Info("websub: unsubscription verified", "feed", f.ID, "hub", cur.Hub, "topic", cur.Topic)
 }
 
 func (h *webSubHandler) distribute(w http.ResponseWriter, r *http.Request) {
