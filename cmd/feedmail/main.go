@@ -1,6 +1,10 @@
-// Command feedmail turns web feeds into email. `feedmail help` lists the
-// subcommands; configuration comes from FEEDMAIL_* environment variables
-// (see the README). Machine-readable output is JSON on stdout; logs go to stderr.
+// Command feedmail turns web feeds into email. It owns the process edge:
+// FEEDMAIL_* environment variables and flags into configuration (see the
+// README), wiring the parts together (roles, mounts, the store), and the
+// subcommands `feedmail help` lists, whose machine-readable output is JSON
+// on stdout (logs go to stderr). It holds no business logic: a subcommand
+// checks its flags and calls the package that owns the rule (subscribe,
+// store, billing, poller, digest).
 package main
 
 import (

@@ -1,15 +1,10 @@
-// Package subscribe owns the use cases that add feeds to a person: checking
-// an address and a feed (FindFeed), subscribing (Subscribe), confirming
-// (Confirm, PersonConfirmed) and importing or exporting an OPML list
-// (ImportOPML, ExportOPML). The web handlers and the feedmail command both
-// call it, so each rule is written once; where the two entry points differ
-// today, the difference is an option of the request, named after what it
-// does.
-//
-// It must not read HTTP requests or command-line flags, render pages, or
-// print: callers check their own input format and present the result. It
-// reaches the database only through package store, and takes the words of
-// every email from package notices.
+// Package subscribe owns the use cases that add feeds to a person:
+// FindFeed, Subscribe, Confirm, PersonConfirmed, ImportOPML and ExportOPML.
+// The web handlers and the feedmail command both call it, so each rule is
+// written once; where the two entry points differ, the difference is an
+// option of the request. It must not read HTTP requests or flags, render or
+// print; it reaches the database only through package store and takes the
+// words of every email from package notices.
 package subscribe
 
 import (

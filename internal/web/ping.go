@@ -48,38 +48,11 @@ type PingOptions struct {
 // every 2 s. Publishers ping once per post.
 var DefaultPingLimit = Limit{Every: 2 * time.Second, Burst: 30}
 
-// MountPings adds the publishers' ping endpoints:
-//
-//   - GET or POST /ping?url=URL (the url may also come as a form field of
-//     a POST): a plain-text answer, one line per feed the URL names;
-//   - POST /RPC2: XML-RPC weblogUpdates.ping(name, siteURL) and
-//     weblogUpdates.extendedPing(name, siteURL, changesURL, feedURL[, tags]),
-//     answered with the weblogs.com struct {flerror, message}.
-//
-// A URL names the feeds with that URL, that self URL, or that site URL
-// (weblogUpdates.ping sends the site's home page); for the site URL of a
-// home page the variant with or without the trailing slash matches too.
-// extendedPing looks at the feed URL first and falls back to the site URL.
-//
-// For each feed (at most 10): an active, followed feed is made due now (an
-// early conditional poll, so its validators are sent as usual), at most
-// once per feed per minute (feeds.last_ping_at); a second ping within the
-// minute is accepted and the answer says it did nothing. A blacklisted feed
-// is polled right away and taken off the blacklist only if that poll
-// fetched it fine. A feed being polled at this moment is left to that
-// poll. Per-host back-offs and penalties of other feeds are untouched (the
-// poller still honours a host's 429).
-//
-// Status codes of /ping (choices where DESIGN.md is silent): 200 for any
-// ping about a feed we follow, whatever it did (the text says what); 400
-// for a missing or non-http(s) URL; 404 when the URL names no feed that
-// feedmail polls (unknown, or nobody follows it); 410 when every feed it
-// names is gone; 429 past the per-IP limit, with Retry-After. /RPC2 always
-// answers 200 with a methodResponse: flerror false when the URL named a
-// feed we follow (the message says what happened), true otherwise
-// (unknown URL, gone, rate limited); malformed calls get XML-RPC faults
-// (-32700 not well-formed or too large, -32600 not a methodCall, -32601
-// unknown method, -32602 bad parameters).
+// MountPings adds the publishers' ping endpoints: GET or POST /ping?url=URL
+// (plain text, one line per feed the URL names) and POST /RPC2 (XML-RPC
+// weblogUpdates.ping and extendedPing). A ping makes a followed feed due
+// now, at most once per feed per minute, and polls a blacklisted one at
+// once. The status codes and faults are in docs/design.md.
 func (s *Server) MountPings(o PingOptions) {
 	if o.PerIP.Every <= 0 {
 		o.PerIP = DefaultPingLimit

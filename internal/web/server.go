@@ -1,38 +1,11 @@
-// Package web serves feedmail's HTTP side: pages, forms, the public feed status,
-// WebSub callbacks, pings, payments webhooks, /healthz and /metrics. Handlers
-// never run SQL themselves; they go through package store.
-//
-// # Pages
-//
-// Pages are server-rendered html/template files from templates/pages, parsed
-// once in New, styled by one stylesheet served from /static/. They work
-// without JavaScript; one small script (/static/tz.js) only pre-selects the
-// browser's time zone in the signup form.
-//
-// # Protection (choices where DESIGN.md is silent)
-//
-//   - Every unsafe request goes through http.CrossOriginProtection, except
-//     the endpoints other machines call: POST /unsubscribe/{token} (RFC 8058
-//     one-click, POSTed by mail providers), /webhooks/stripe, /websub/,
-//     /ping and /RPC2. The one-click POST is safe to exempt: its token is the
-//     authorisation and ending a subscription is what the link is for.
-//   - Rate limits are token buckets per client IP (the TCP peer address:
-//     feedmail does not trust X-Forwarded-For, so behind a reverse proxy the
-//     proxy's address shares one bucket; raise Limits accordingly) and per
-//     email address, on signup and on sign-in links. Over the limit a person
-//     gets a 429 page with Retry-After.
-//   - A honeypot field ("website", hidden from people and screen readers) on
-//     the signup form: a form that fills it gets the normal "check your inbox"
-//     page and nothing happens.
-//   - Bodies are capped with http.MaxBytesReader: 32 KiB for forms, 11 MiB for
-//     OPML uploads.
-//   - Every response carries a Content-Security-Policy without inline script
-//     or style (default-src 'none'; only our own stylesheet, script and
-//     images; frame-ancestors 'none'; form-action 'self' https: so that a
-//     checkout form may continue to the payment provider),
-//     X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer (links
-//     carry tokens in their paths) and X-Frame-Options: DENY. Pages reached
-//     by a token are Cache-Control: no-store.
+// Package web owns feedmail's HTTP side: the server-rendered pages and forms,
+// the public feed status, WebSub callbacks, pings, the payments webhook,
+// /healthz and /metrics, with their protections (security headers,
+// cross-origin checks, rate limits, body caps). Handlers read requests and
+// render answers; they must not run SQL directly (they go through package
+// store) nor hold the rules of a use case (package subscribe does), and they
+// take routes from links.Routes and email words from package notices. The
+// rules the pages follow are in docs/design.md.
 package web
 
 import (

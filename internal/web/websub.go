@@ -36,31 +36,12 @@ type WebSubOptions struct {
 }
 
 // MountWebSub adds the WebSub callback, GET and POST /websub/{token}, where
-// the token is links.WebSubCallback's signed feed id.
-//
-// GET is a hub's verification of intent (WebSub §5.3). It answers 200 with
-// hub.challenge as a text/plain body when it confirms a (un)subscription we
-// asked for, and records it: a subscription becomes active with the lease
-// the hub granted (renewed at half of it, or daily when none was given), an
-// unsubscription clears the feed's subscription. It answers 404 to a bad
-// token, an unknown feed, a feed with no request under way, another topic
-// than the one asked for (websub.rocks 205) or a mode not asked for; 400 to
-// a malformed request (no hub.challenge, unknown hub.mode). hub.mode=denied
-// for our topic is answered 200: the feed goes back to polling and the
-// subscription is tried again in a week.
-//
-// POST is content distribution (§7, §8). The body (at most 10 MB; more is
-// 413) is checked against X-Hub-Signature (sha1, sha256, sha384 or sha512
-// HMAC under the feed's secret, compared with hmac.Equal). Authentic
-// content goes through Ingest; content with a missing, malformed or wrong
-// signature is dropped, logged and counted (websub event "bad_signature").
-// Both answer 202 Accepted with an empty body, so a forger learns nothing
-// (§8 allows a 2xx; websub.rocks 301, 302). A feed for which we hold no
-// secret (no subscription, or it ended), or that is no longer polled (gone,
-// blacklisted, merged into another), answers 410 Gone,
-// which tells the hub to drop the subscription. An Ingest error is a 500
-// so the hub may retry, unless it wraps ErrUnusableContent (a body that is
-// no feed is dropped with 202: sending it again would not help).
+// the token is links.WebSubCallback's signed feed id. GET answers a hub's
+// verification of intent (WebSub §5.3) and records it; POST takes
+// distributed content (§7, §8), checked against X-Hub-Signature, into
+// o.Ingest and answers 202 whether the signature was good or not; a feed
+// we hold no subscription for answers 410. The status codes are in
+// docs/design.md.
 func (s *Server) MountWebSub(o WebSubOptions) {
 	if o.MaxBody <= 0 {
 		o.MaxBody = MaxWebSubBody
