@@ -17,6 +17,7 @@ func TestFill(t *testing.T) {
 		{PathAccountDelivery, []string{"T", "7"}, "/account/T/subscriptions/7/delivery"},
 		{PathAccountDelivery, []string{"T"}, "/account/T/subscriptions/{id}/delivery"},
 		{PathCredits, nil, "/credits"},
+		{PathHome, nil, "/"},
 	}
 	for _, c := range cases {
 		if got := Fill(c.path, c.values...); got != c.want {

@@ -90,9 +90,10 @@ func Routes() []Route {
 	}
 }
 
-// Fill returns path with its {wildcards} replaced by values, in order (a
-// wildcard without a value is left as it is).
+// Fill returns path with its {wildcards} replaced by values, in order, and
+// the {$} end anchor dropped (a wildcard without a value is left as it is).
 func Fill(path string, values ...string) string {
+	path = strings.TrimSuffix(path, "{$}")
 	var b strings.Builder
 	for len(path) > 0 {
 		i := strings.IndexByte(path, '{')
@@ -107,4 +108,15 @@ func Fill(path string, values ...string) string {
 		path = path[i+j+1:]
 	}
 	return b.String()
+}
+
+// PathOf returns the path of the route called name, filled with values
+// (Fill); it panics on an unknown name, a defect the tests catch.
+func PathOf(name string, values ...string) string {
+	for _, rt := range Routes() {
+		if rt.Name == name {
+			return Fill(rt.Path, values...)
+		}
+	}
+	panic("links: no route " + name)
 }

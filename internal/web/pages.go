@@ -218,13 +218,22 @@ func (s *Server) linkGone(w http.ResponseWriter, r *http.Request, heading, text 
 
 func funcs() template.FuncMap {
 	return template.FuncMap{
-		"when":        fmtTime,
-		"ago":         agoWords,
-		"bytes":       byteWords,
-		"dur":         durWords,
-		"ms":          func(n int) string { return durWords(time.Duration(n) * time.Millisecond) },
-		"eq2":         func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) },
-		"statusTx":    subscribe.StatusText,
+		"when":     fmtTime,
+		"ago":      agoWords,
+		"bytes":    byteWords,
+		"dur":      durWords,
+		"ms":       func(n int) string { return durWords(time.Duration(n) * time.Millisecond) },
+		"eq2":      func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) },
+		"statusTx": subscribe.StatusText,
+		// path is the path of a route of links.Routes by name, filled with
+		// the values given: {{path "confirm" .Token}}.
+		"path": func(name string, values ...any) string {
+			vs := make([]string, len(values))
+			for i, v := range values {
+				vs[i] = fmt.Sprint(v)
+			}
+			return links.PathOf(name, vs...)
+		},
 		"add":         func(a, b int) int { return a + b },
 		"ledgerWords": ledgerWords,
 		// fieldErr is the argument of the "field-error" partial: nil
