@@ -50,7 +50,6 @@ type Server struct {
 	pages map[string]*template.Template
 	files map[string]staticFile
 	links links.Links
-	fetch *fetcher.Client
 	subs  *subscribe.Service
 	rl    rateLimits
 	// status caches rendered public status pages (see statusCacheTTL).
@@ -80,7 +79,7 @@ func New(d Deps) *Server {
 	if d.Limits != nil {
 		lim = *d.Limits
 	}
-	s := &Server{Deps: d, mux: http.NewServeMux(), fetch: d.Fetcher, rl: newRateLimits(lim),
+	s := &Server{Deps: d, mux: http.NewServeMux(), rl: newRateLimits(lim),
 		status: newPageCache(statusCacheTTL, statusCacheMax)}
 	if d.Tokens != nil {
 		s.links = links.New(d.Config.BaseURL, d.Tokens, d.Config.From)
