@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -97,25 +96,4 @@ func hostname() string {
 		return "feedmail"
 	}
 	return strings.ReplaceAll(h, " ", "-")
-}
-
-// existingUser validates an --email flag, opens the store and looks the
-// account up; an address without an account is an error (nothing is created).
-func (a *app) existingUser(ctx context.Context, email string) (*store.Store, *store.User, error) {
-	addr, err := creditsEmailFlag(email)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := a.openStore(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	u, err := s.UserByEmail(ctx, addr)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, fmt.Errorf("no account for %s", addr)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, u, nil
 }

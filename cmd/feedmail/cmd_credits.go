@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,27 +39,12 @@ func toCreditsEntryJSON(email string, e store.LedgerEntry) creditsEntryJSON {
 		IdempotencyKey: e.IdempotencyKey, Reason: e.Reason, CreatedAt: e.CreatedAt.UTC()}
 }
 
-// creditsEmailFlag checks a required --email value.
-func creditsEmailFlag(v string) (string, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return "", fmt.Errorf("%w: --email is required", errUsage)
-	}
-	if at := strings.LastIndexByte(v, '@'); at < 1 || at == len(v)-1 || strings.ContainsAny(v, " \t\r\n<>") {
-		return "", fmt.Errorf("%w: --email %q is not an email address", errUsage, v)
-	}
-	return v, nil
-}
-
 // cmdCreditsBalance prints {"email":…,"balance":N}. It does not create an
 // account: an address without one is an error.
 func cmdCreditsBalance(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "credits balance")
 	email := fs.String("email", "", "the person's email address")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	_, u, err := a.existingUser(ctx, *email)
@@ -83,13 +67,10 @@ func cmdCreditsGrant(ctx context.Context, a *app, args []string) error {
 	credits := fs.Int64("credits", 0, "how many credits to add (≥ 1)")
 	reason := fs.String("reason", "", "why, kept in the ledger")
 	key := fs.String("key", "", "idempotency key (optional): a second grant with the same key does nothing")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	addr, err := creditsEmailFlag(*email)
+	addr, err := emailFlag(*email)
 	if err != nil {
 		return err
 	}
@@ -99,11 +80,7 @@ func cmdCreditsGrant(ctx context.Context, a *app, args []string) error {
 	if strings.TrimSpace(*reason) == "" {
 		return fmt.Errorf("%w: --reason is required", errUsage)
 	}
-	s, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	u, _, err := s.EnsureUser(ctx, addr)
+	u, err := a.ensureUser(ctx, addr)
 	if err != nil {
 		return err
 	}
@@ -111,7 +88,7 @@ func cmdCreditsGrant(ctx context.Context, a *app, args []string) error {
 	if k == "" {
 		k = billing.KeyAdminGrant(u.ID, a.clock.Now())
 	}
-	r, err := s.PostLedgerEntry(ctx, u.ID, store.LedgerGrant, *credits, k, strings.TrimSpace(*reason))
+	r, err := a.store.PostLedgerEntry(ctx, u.ID, store.LedgerGrant, *credits, k, strings.TrimSpace(*reason))
 	if err != nil {
 		return err
 	}
@@ -129,27 +106,17 @@ func cmdCreditsLedger(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "credits ledger")
 	email := fs.String("email", "", "the person's email address")
 	limit := fs.Int("limit", 50, "most entries to show (0: all)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	addr, err := creditsEmailFlag(*email)
+	addr, err := emailFlag(*email)
 	if err != nil {
 		return err
 	}
 	if *limit < 0 {
 		return fmt.Errorf("%w: --limit must be ≥ 0", errUsage)
 	}
-	s, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	u, err := s.UserByEmail(ctx, addr)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no account for %s", addr)
-	}
+	s, u, err := a.lookUpUser(ctx, addr)
 	if err != nil {
 		return err
 	}

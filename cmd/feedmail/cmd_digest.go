@@ -59,13 +59,10 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	name := fs.String("name", "", `the digest's name, e.g. "Morning" (an existing digest of that name is changed)`)
 	spec := fs.String("schedule", "", `cron spec ("0 7 * * *"), descriptor ("@daily", "@every 1h") or preset ("daily", "weekly", "twice-daily")`)
 	zone := fs.String("tz", "", `IANA time zone, e.g. "Europe/Berlin" (default: the digest's or the account's)`)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	addr, err := creditsEmailFlag(*email)
+	addr, err := emailFlag(*email)
 	if err != nil {
 		return err
 	}
@@ -81,14 +78,11 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	if _, err := digest.ParseSchedule(*spec, *zone); err != nil {
 		return digestInputError(err)
 	}
-	s, err := a.openStore(ctx)
+	u, err := a.ensureUser(ctx, addr)
 	if err != nil {
 		return err
 	}
-	u, _, err := s.EnsureUser(ctx, addr)
-	if err != nil {
-		return err
-	}
+	s := a.store
 	tz := strings.TrimSpace(*zone)
 	if tz == "" {
 		tz = u.Timezone
@@ -125,15 +119,7 @@ func digestInputError(err error) error {
 
 // cmdDigestList prints an account's digests.
 func cmdDigestList(ctx context.Context, a *app, args []string) error {
-	fs := flags(a, "digest list")
-	email := fs.String("email", "", "the person's email address")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	s, u, err := a.existingUser(ctx, *email)
+	s, u, err := a.personOnly(ctx, "digest list", args)
 	if err != nil {
 		return err
 	}

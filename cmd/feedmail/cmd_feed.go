@@ -85,18 +85,7 @@ const recentPolls = 10
 
 // cmdFeedStatus prints why a feed is polled when it is, as JSON.
 func cmdFeedStatus(ctx context.Context, a *app, args []string) error {
-	fs := flags(a, "feed status")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: give exactly one feed URL", errUsage)
-	}
-	raw, err := feedURLArg(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	s, err := a.openStore(ctx)
+	s, raw, err := a.oneFeedArg(ctx, "feed status", args)
 	if err != nil {
 		return err
 	}

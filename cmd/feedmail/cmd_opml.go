@@ -11,11 +11,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/feedmail/feedmail/internal/fetcher"
-	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/opml"
-	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/internal/web"
+	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
 const (
@@ -41,20 +38,20 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // importJSON is what import-opml prints.
 type importJSON struct {
-	Email     string             `json:"email"`
-	Confirmed bool               `json:"confirmed"`
-	Digest    string             `json:"digest,omitempty"`
-	Added     []web.ImportResult `json:"added"`
-	Already   []web.ImportResult `json:"already"`
-	Failed    []web.ImportResult `json:"failed"`
+	Email     string                   `json:"email"`
+	Confirmed bool                     `json:"confirmed"`
+	Digest    string                   `json:"digest,omitempty"`
+	Added     []subscribe.ImportResult `json:"added"`
+	Already   []subscribe.ImportResult `json:"already"`
+	Failed    []subscribe.ImportResult `json:"failed"`
 }
 
 // cmdImportOPML subscribes a person (created when missing) to every feed of
-// an OPML file. Each new feed is fetched first; the JSON report says what
-// was added, what was already there, and what failed and why. Progress goes
-// to stderr when it is a terminal. Without --confirmed the subscriptions
-// wait for the person, who gets one email with a link to their account page
-// to confirm them; with it they are active at once.
+// an OPML file through the import use case. The JSON report says what was
+// added, what was already there, and what failed and why. Progress goes to
+// stderr when it is a terminal. Without --confirmed the subscriptions wait
+// for the person, who gets one email with a link to their account page to
+// confirm them; with it they are active at once.
 func cmdImportOPML(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "import-opml")
 	email := fs.String("email", "", "the person's email address (the account is created if missing)")
@@ -70,104 +67,70 @@ func cmdImportOPML(ctx context.Context, a *app, args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: give exactly one OPML file (or - for standard input)", errUsage)
 	}
-	addr, err := creditsEmailFlag(*email)
+	addr, err := emailFlag(*email)
 	if err != nil {
 		return err
 	}
-	var in io.Reader = os.Stdin
-	if pos[0] != "-" {
-		f, err := os.Open(pos[0])
+	outlines, err := readOPML(pos[0])
+	if err != nil {
+		return err
+	}
+	svc, err := a.subscribeService(ctx)
+	if err != nil {
+		return err
+	}
+	u, err := a.ensureUser(ctx, addr)
+	if err != nil {
+		return err
+	}
+	opt := subscribe.ImportOptions{Confirmed: *confirmed, KeepBouncing: true, StopOnError: true, Parallel: 8,
+		PerFeed: 30 * time.Second}
+	out := importJSON{Email: u.Email, Confirmed: *confirmed}
+	if *digestName != "" {
+		dg, err := a.digestNamed(ctx, u, *digestName)
 		if err != nil {
-			return fmt.Errorf("open OPML file: %w", err)
+			return err
+		}
+		opt.DigestID, out.Digest = &dg.ID, dg.Name
+	}
+	progress := a.progressLine()
+	opt.Progress = func(done, total int, r subscribe.ImportResult) {
+		progress(fmt.Sprintf("[%d/%d] %s %s", done, total, r.Outcome, r.URL))
+	}
+	rep, err := svc.ImportOPML(ctx, u, outlines, opt)
+	progress("")
+	if err != nil {
+		return err
+	}
+	out.Added, out.Already, out.Failed = nonNil(rep.Added), nonNil(rep.Already), nonNil(rep.Failed)
+	return a.printJSON(out)
+}
+
+// readOPML reads the outlines of an OPML file ("-": standard input).
+func readOPML(name string) ([]opml.Outline, error) {
+	var in io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("open OPML file: %w", err)
 		}
 		defer f.Close()
 		in = f
 	}
 	outlines, err := opml.Parse(in)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", pos[0], err)
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	s, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	u, _, err := s.EnsureUser(ctx, addr)
-	if err != nil {
-		return err
-	}
-	var opt web.ImportOptions
-	opt.Confirmed = *confirmed
-	out := importJSON{Email: u.Email, Confirmed: *confirmed}
-	if *digestName != "" {
-		dg, err := s.DigestByName(ctx, u.ID, *digestName)
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%s has no digest %q (create it with `feedmail digest set`)", u.Email, *digestName)
-		}
-		if err != nil {
-			return err
-		}
-		opt.DigestID, out.Digest = &dg.ID, dg.Name
-	}
-
-	im := &web.Importer{Store: s, Parallel: 8, PerFeed: 30 * time.Second,
-		Fetcher: fetcher.New(fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks})}
-	progress := a.progressLine()
-	rep, err := im.Import(ctx, u.ID, outlines, opt, func(done, total int, r web.ImportResult) {
-		progress(fmt.Sprintf("[%d/%d] %s %s", done, total, r.Outcome, r.URL))
-	})
-	progress("")
-	if err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	if len(rep.Added) > 0 {
-		if err := a.afterImport(ctx, s, u, len(rep.Added), *confirmed); err != nil {
-			return err
-		}
-	}
-	out.Added, out.Already, out.Failed = nonNil(rep.Added), nonNil(rep.Already), nonNil(rep.Failed)
-	return a.printJSON(out)
-}
-
-// afterImport makes confirmed imports count as a confirmation (trial
-// credits, once) and asks the person to confirm unconfirmed ones.
-func (a *app) afterImport(ctx context.Context, s *store.Store, u *store.User, added int, confirmed bool) error {
-	if confirmed {
-		if _, err := s.MarkUserConfirmed(ctx, u.ID); err != nil {
-			return err
-		}
-		_, _, err := s.GrantTrialOnce(ctx, u.ID, a.cfg.TrialCredits)
-		return err
-	}
-	now := a.clock.Now()
-	lk := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
-	feeds := "1 feed was"
-	if added != 1 {
-		feeds = fmt.Sprintf("%d feeds were", added)
-	}
-	_, err := s.QueueNotice(ctx, u.ID, fmt.Sprintf("import:%d:%d", u.ID, now.Unix()), store.Notice{
-		Subject: "Confirm the feeds imported into your feedmail",
-		Text: feeds + " imported for " + u.Email + " from a subscription list. Nothing is sent until you confirm " +
-			"them on your account page.\n\nIf you did not expect this, ignore this email: nothing will be sent.",
-		Links: []store.NoticeLink{{Label: "Review and confirm", URL: lk.Account(u.ID, now)}},
-	})
-	return err
+	return outlines, nil
 }
 
 // cmdExportOPML prints a person's subscriptions as OPML on stdout.
 func cmdExportOPML(ctx context.Context, a *app, args []string) error {
-	fs := flags(a, "export-opml")
-	email := fs.String("email", "", "the person's email address")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	s, u, err := a.existingUser(ctx, *email)
+	s, u, err := a.personOnly(ctx, "export-opml", args)
 	if err != nil {
 		return err
 	}
-	return web.ExportOPML(ctx, s, u, a.stdout)
+	return subscribe.ExportOPML(ctx, s, u, a.stdout)
 }
 
 // progressLine returns a function that shows one updating line on stderr
@@ -186,9 +149,9 @@ func (a *app) progressLine() func(string) {
 	}
 }
 
-func nonNil(r []web.ImportResult) []web.ImportResult {
+func nonNil(r []subscribe.ImportResult) []subscribe.ImportResult {
 	if r == nil {
-		return []web.ImportResult{}
+		return []subscribe.ImportResult{}
 	}
 	return r
 }

@@ -26,18 +26,7 @@ type pollOutput struct {
 // that another process is polling at this moment, or a database failure
 // (exit 1) fail the command.
 func cmdPoll(ctx context.Context, a *app, args []string) error {
-	fs := flags(a, "poll")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: give exactly one feed URL", errUsage)
-	}
-	raw, err := feedURLArg(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	s, err := a.openStore(ctx)
+	s, raw, err := a.oneFeedArg(ctx, "poll", args)
 	if err != nil {
 		return err
 	}

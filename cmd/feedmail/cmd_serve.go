@@ -38,13 +38,12 @@ func mounts() []func(a *app, srv *web.Server) error {
 	}
 }
 
+// cmdServe runs the roles of FEEDMAIL_ROLES in this process until ctx ends
+// or one fails: the workers, and the HTTP server with its mounts for "web".
 func cmdServe(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "serve")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	s, err := a.openStore(ctx)
 	if err != nil {
@@ -54,10 +53,6 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 	a.log.Info("feedmail starting", "roles", a.cfg.Roles, "database", s.Dialect, "owner", owner)
 
 	srv := web.New(web.Deps{Store: s, Config: a.cfg, Clock: a.clock, Log: a.log, Metrics: a.metrics, Tokens: a.tokens})
-	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelWork()
-	var wg sync.WaitGroup
-	errc := make(chan error, len(a.cfg.Roles)+1)
 	if a.cfg.HasRole("web") {
 		for _, m := range mounts() {
 			if err := m(a, srv); err != nil {
@@ -65,9 +60,53 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 			}
 		}
 	}
+	workers, err := a.workers(srv)
+	if err != nil {
+		return err
+	}
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	var wg sync.WaitGroup
+	errc := make(chan error, len(a.cfg.Roles)+1)
+	for _, wk := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := wk.run(workCtx); err != nil && !errors.Is(err, context.Canceled) {
+				errc <- fmt.Errorf("role %s: %w", wk.name, err)
+			}
+		}()
+	}
+	var httpSrv *http.Server
+	if a.cfg.HasRole("web") {
+		if httpSrv, err = a.listen(srv, errc); err != nil {
+			cancelWork()
+			wg.Wait()
+			return err
+		}
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+		a.log.Info("shutting down")
+	case runErr = <-errc:
+		a.log.Error("stopping after a failure", "err", runErr)
+	}
+	a.stop(httpSrv, cancelWork, &wg)
+	return runErr
+}
+
+// worker is a role's run function, with the role's name.
+type worker struct {
+	name string
+	run  func(context.Context) error
+}
+
+// workers sets up the roles other than "web", in FEEDMAIL_ROLES order;
+// roles this build lacks are skipped with a warning.
+func (a *app) workers(srv *web.Server) ([]worker, error) {
 	all := roles()
-	var runs []func(context.Context) error
-	var names []string
+	var out []worker
 	for _, name := range a.cfg.Roles {
 		if name == "web" {
 			continue
@@ -79,45 +118,34 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 		}
 		run, err := r(a, srv)
 		if err != nil {
-			return fmt.Errorf("role %s: %w", name, err)
+			return nil, fmt.Errorf("role %s: %w", name, err)
 		}
-		runs, names = append(runs, run), append(names, name)
+		out = append(out, worker{name, run})
 	}
-	for i, run := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := run(workCtx); err != nil && !errors.Is(err, context.Canceled) {
-				errc <- fmt.Errorf("role %s: %w", names[i], err)
-			}
-		}()
-	}
+	return out, nil
+}
 
-	var httpSrv *http.Server
-	if a.cfg.HasRole("web") {
-		ln, err := net.Listen("tcp", a.cfg.Listen)
-		if err != nil {
-			cancelWork()
-			wg.Wait()
-			return fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
+// listen serves srv on FEEDMAIL_LISTEN; a failure of the server later is
+// sent to errc.
+func (a *app) listen(srv *web.Server, errc chan<- error) (*http.Server, error) {
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
+	}
+	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() {
+		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("http: %w", err)
 		}
-		httpSrv = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
-		go func() {
-			if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("http: %w", err)
-			}
-		}()
-		a.log.Info("listening", "addr", ln.Addr().String(), "base_url", a.cfg.BaseURL)
-	}
+	}()
+	a.log.Info("listening", "addr", ln.Addr().String(), "base_url", a.cfg.BaseURL)
+	return httpSrv, nil
+}
 
-	var runErr error
-	select {
-	case <-ctx.Done():
-		a.log.Info("shutting down")
-	case runErr = <-errc:
-		a.log.Error("stopping after a failure", "err", runErr)
-	}
+// stop shuts the HTTP server down (10 s for requests under way), then stops
+// the workers, waiting up to 30 s for them.
+func (a *app) stop(httpSrv *http.Server, cancelWork context.CancelFunc, wg *sync.WaitGroup) {
 	if httpSrv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = httpSrv.Shutdown(sctx)
@@ -132,7 +160,6 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 		a.log.Warn("workers did not stop within 30 s")
 	}
 	a.log.Info("stopped")
-	return runErr
 }
 
 func cmdMigrate(ctx context.Context, a *app, args []string) error {

@@ -7,32 +7,29 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
 const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed]"
 
-// cmdSubscribe adds (or revives) a subscription for the operator. The
-// account is created when missing. --feed is taken as the feed's URL as
-// given (no discovery: the operator names the feed itself); it must be an
-// absolute http(s) URL. Without --confirmed the subscription waits for the
-// person, who gets a confirmation email; with it the subscription is active
-// at once and counts as the person's confirmation: trial credits (once per
-// account) and the bouncing mark cleared (see mailer's outbox notes).
+// cmdSubscribe adds (or revives) a subscription for the operator through
+// the subscribe use case. The account is created when missing. --feed is
+// taken as the feed's URL as given (no discovery: the operator names the
+// feed itself); it must be an absolute http(s) URL. Without --confirmed the
+// subscription waits for the person, who gets a confirmation email; with it
+// the subscription is active at once and counts as the person's
+// confirmation.
 func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "subscribe")
 	email := fs.String("email", "", "the person's email address (the account is created if missing)")
 	feedURL := fs.String("feed", "", "the feed's URL")
 	digestName := fs.String("digest", "", "deliver into this digest of the person's (instant when empty)")
 	confirmed := fs.Bool("confirmed", false, "active at once, without a confirmation email")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	addr, err := creditsEmailFlag(*email)
+	addr, err := emailFlag(*email)
 	if err != nil {
 		return err
 	}
@@ -40,73 +37,34 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := a.openStore(ctx)
+	svc, err := a.subscribeService(ctx)
 	if err != nil {
 		return err
 	}
-	u, _, err := s.EnsureUser(ctx, addr)
+	name := strings.TrimSpace(*digestName)
+	res, err := svc.Subscribe(ctx, subscribe.Request{Email: addr, Feed: subscribe.Found{URL: feed},
+		DigestName: name, Confirmed: *confirmed, ByOperator: true})
+	var nd *subscribe.NoDigestError
+	if errors.As(err, &nd) {
+		return noDigestError(nd.Email, nd.Name)
+	}
 	if err != nil {
 		return err
 	}
-	var digestID *int64
-	if name := strings.TrimSpace(*digestName); name != "" {
-		dg, err := s.DigestByName(ctx, u.ID, name)
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%s has no digest %q (create it with `feedmail digest set`)", u.Email, name)
-		}
-		if err != nil {
-			return err
-		}
-		digestID = &dg.ID
+	return a.printSubscribed(ctx, svc.Store, res, name)
+}
+
+// printSubscribed prints what cmdSubscribe did, with the person's balance.
+func (a *app) printSubscribed(ctx context.Context, s *store.Store, res *subscribe.Result, digestName string) error {
+	out := map[string]any{"email": res.User.Email, "feed": res.Feed.URL, "subscription": res.Sub.ID,
+		"state": res.Sub.State, "delivery": "instant", "confirmation_sent": res.ConfirmationSent}
+	if digestName != "" {
+		out["delivery"] = "digest " + digestName
 	}
-	f, _, err := s.EnsureFeed(ctx, feed)
-	if err != nil {
-		return err
+	if res.Trial > 0 {
+		out["trial_credits"] = res.Trial
 	}
-	sub, err := s.Subscribe(ctx, u.ID, f.ID, digestID, *confirmed)
-	if err != nil {
-		return err
-	}
-	out := map[string]any{"email": u.Email, "feed": f.URL, "subscription": sub.ID, "state": sub.State,
-		"delivery": "instant", "confirmation_sent": false}
-	if digestID != nil {
-		out["delivery"] = "digest " + strings.TrimSpace(*digestName)
-	}
-	switch {
-	case sub.State == store.SubActive && *confirmed:
-		if _, err := s.MarkUserConfirmed(ctx, u.ID); err != nil {
-			return err
-		}
-		e, applied, err := s.GrantTrialOnce(ctx, u.ID, a.cfg.TrialCredits)
-		if err != nil {
-			return err
-		}
-		if applied {
-			out["trial_credits"] = e.Amount
-		}
-		if _, err := s.ClearBouncing(ctx, u.ID); err != nil {
-			return err
-		}
-	case sub.State == store.SubPending:
-		now := a.clock.Now()
-		lk := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
-		title := f.Title
-		if title == "" {
-			title = f.URL
-		}
-		queued, err := s.QueueNotice(ctx, u.ID, fmt.Sprintf("confirm:%d:%d", sub.ID, now.Unix()/60), store.Notice{
-			Subject: "Confirm: " + title + " by email",
-			Text: "Someone (hopefully you, or the operator of this feedmail for you) asked feedmail to send new posts from " +
-				title + " to " + u.Email + ".\n\nPress the button to confirm. If you did not expect this, ignore this " +
-				"email: nothing will be sent.",
-			Links: []store.NoticeLink{{Label: "Confirm subscription", URL: lk.Confirm(sub.ID, now)}},
-		})
-		if err != nil {
-			return err
-		}
-		out["confirmation_sent"] = queued
-	}
-	u, err = s.UserByID(ctx, u.ID)
+	u, err := s.UserByID(ctx, res.User.ID)
 	if err != nil {
 		return err
 	}

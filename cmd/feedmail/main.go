@@ -1,6 +1,10 @@
-// Command feedmail turns web feeds into email. `feedmail help` lists the
-// subcommands; configuration comes from FEEDMAIL_* environment variables
-// (see the README). Machine-readable output is JSON on stdout; logs go to stderr.
+// Command feedmail turns web feeds into email. It owns the process edge:
+// FEEDMAIL_* environment variables and flags into configuration (see the
+// README), wiring the parts together (roles, mounts, the store), and the
+// subcommands `feedmail help` lists, whose machine-readable output is JSON
+// on stdout (logs go to stderr). It holds no business logic: a subcommand
+// checks its flags and calls the package that owns the rule (subscribe,
+// store, billing, poller, digest).
 package main
 
 import (
@@ -131,6 +135,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 // noArgs is a usage error when positional arguments follow the flags.
+// parseNoArgs parses args into fs and refuses positional arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	return noArgs(fs)
+}
+
 func noArgs(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))

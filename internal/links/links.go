@@ -1,6 +1,7 @@
-// Package links builds the URLs feedmail puts in emails and pages. Every link
-// that acts for a person carries an HMAC-signed token (package token), never a
-// raw id.
+// Package links declares feedmail's HTTP routes (Routes, the Path
+// constants) and builds the URLs it puts in emails and pages from them.
+// Every link that acts for a person carries an HMAC-signed token (package
+// token), never a raw id. It must not serve requests or import web.
 package links
 
 import (
@@ -37,17 +38,17 @@ func New(base string, t *token.Signer, from string) Links {
 
 // Confirm is the page that confirms subscription subID (GET shows, POST confirms).
 func (l Links) Confirm(subID int64, now time.Time) string {
-	return l.Base + "/confirm/" + l.Tokens.Sign(token.Confirm, subID, now.Add(ConfirmTTL))
+	return l.Base + Fill(PathConfirm, l.Tokens.Sign(token.Confirm, subID, now.Add(ConfirmTTL)))
 }
 
 // Unsubscribe ends subscription subID (GET shows, POST is RFC 8058 one-click).
 func (l Links) Unsubscribe(subID int64) string {
-	return l.Base + "/unsubscribe/" + l.Tokens.Sign(token.Unsubscribe, subID, time.Time{})
+	return l.Base + Fill(PathUnsubscribe, l.Tokens.Sign(token.Unsubscribe, subID, time.Time{}))
 }
 
 // DigestUnsubscribe ends every subscription delivered into digest digestID.
 func (l Links) DigestUnsubscribe(digestID int64) string {
-	return l.Base + "/unsubscribe/" + l.Tokens.Sign(token.DigestUnsubscribe, digestID, time.Time{})
+	return l.Base + Fill(PathUnsubscribe, l.Tokens.Sign(token.DigestUnsubscribe, digestID, time.Time{}))
 }
 
 // UnsubscribeMailto is the mailto: form for List-Unsubscribe.
@@ -62,23 +63,23 @@ func (l Links) DigestUnsubscribeMailto(digestID int64) string {
 
 // Account is the magic link to a person's account page.
 func (l Links) Account(userID int64, now time.Time) string {
-	return l.Base + "/account/" + l.Tokens.Sign(token.Account, userID, now.Add(AccountTTL))
+	return l.Base + Fill(PathAccount, l.Tokens.Sign(token.Account, userID, now.Add(AccountTTL)))
 }
 
 // SignIn is a short-lived account link sent on request.
 func (l Links) SignIn(userID int64, now time.Time) string {
-	return l.Base + "/account/" + l.Tokens.Sign(token.Account, userID, now.Add(SignInTTL))
+	return l.Base + Fill(PathAccount, l.Tokens.Sign(token.Account, userID, now.Add(SignInTTL)))
 }
 
 // Status is the public status page of a feed.
 func (l Links) Status(feedURL string) string {
-	return l.Base + "/feeds/status?url=" + url.QueryEscape(feedURL)
+	return l.Base + PathFeedStatus + "?url=" + url.QueryEscape(feedURL)
 }
 
 // Credits is the page to buy credits.
-func (l Links) Credits() string { return l.Base + "/credits" }
+func (l Links) Credits() string { return l.Base + PathCredits }
 
 // WebSubCallback is the callback URL for feed feedID's WebSub subscription.
 func (l Links) WebSubCallback(feedID int64) string {
-	return l.Base + "/websub/" + l.Tokens.Sign(token.WebSub, feedID, time.Time{})
+	return l.Base + Fill(PathWebSub, l.Tokens.Sign(token.WebSub, feedID, time.Time{}))
 }

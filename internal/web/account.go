@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
 )
@@ -111,7 +112,7 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*accountData, error) {
 	now := s.Clock.Now()
 	d := &accountData{Token: tok, Email: u.Email, Zone: u.Timezone, Balance: u.Balance, Presets: digest.Presets(),
-		CreditsURL: "/credits?token=" + url.QueryEscape(tok), Now: now}
+		CreditsURL: links.PathCredits + "?token=" + url.QueryEscape(tok), Now: now}
 	var err error
 	if d.Ledger, err = s.Store.LedgerOf(ctx, u.ID, ledgerShown); err != nil {
 		return nil, err
@@ -127,7 +128,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 	perDigest := map[int64]int{}
 	for _, sub := range subs {
 		as := accountSub{SubscriptionView: sub, Title: orURL(sub.FeedTitle, sub.FeedURL),
-			StatusURL: "/feeds/status?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
+			StatusURL: links.PathFeedStatus + "?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
 			FeedWords: feedStateWords(sub.FeedState)}
 		if sub.DigestID != nil {
 			as.Delivery = "digest-" + strconv.FormatInt(*sub.DigestID, 10)
@@ -202,7 +203,20 @@ func ledgerWords(e store.LedgerEntry) string {
 
 // backToAccount redirects (303) to the account page after an action.
 func backToAccount(w http.ResponseWriter, r *http.Request, tok, done, anchor string) {
-	http.Redirect(w, r, "/account/"+tok+"?done="+done+"#"+anchor, http.StatusSeeOther)
+	http.Redirect(w, r, links.Fill(links.PathAccount, tok)+"?done="+done+"#"+anchor, http.StatusSeeOther)
+}
+
+// accountSubPost starts every POST about one subscription on the account
+// page: it verifies the account token, reads the form and loads the {id}
+// subscription, which must belong to the person. It answers the request
+// itself and returns ok=false on failure.
+func (s *Server) accountSubPost(w http.ResponseWriter, r *http.Request) (*store.User, string, *store.Subscription, bool) {
+	u, tok, ok := s.accountUser(w, r)
+	if !ok || !s.parseForm(w, r) {
+		return nil, "", nil, false
+	}
+	sub, ok := s.accountSubID(w, r, u)
+	return u, tok, sub, ok
 }
 
 // accountSubID reads the {id} path value and checks that the subscription
@@ -228,11 +242,7 @@ func (s *Server) accountSubID(w http.ResponseWriter, r *http.Request, u *store.U
 // accountDelivery is POST /account/{token}/subscriptions/{id}/delivery:
 // delivery=instant or delivery=digest-ID.
 func (s *Server) accountDelivery(w http.ResponseWriter, r *http.Request) {
-	u, tok, ok := s.accountUser(w, r)
-	if !ok || !s.parseForm(w, r) {
-		return
-	}
-	sub, ok := s.accountSubID(w, r, u)
+	u, tok, sub, ok := s.accountSubPost(w, r)
 	if !ok {
 		return
 	}
@@ -241,7 +251,7 @@ func (s *Server) accountDelivery(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseInt(strings.TrimPrefix(v, "digest-"), 10, 64)
 		if err != nil || !strings.HasPrefix(v, "digest-") {
 			s.renderMessage(w, r, http.StatusBadRequest, "Pick a delivery", "Choose instant delivery or one of your digests.",
-				pageLink{"Back to your account", "/account/" + tok})
+				pageLink{"Back to your account", links.Fill(links.PathAccount, tok)})
 			return
 		}
 		digestID = &id
@@ -260,11 +270,7 @@ func (s *Server) accountDelivery(w http.ResponseWriter, r *http.Request) {
 
 // accountUnsubscribe is POST /account/{token}/subscriptions/{id}/unsubscribe.
 func (s *Server) accountUnsubscribe(w http.ResponseWriter, r *http.Request) {
-	u, tok, ok := s.accountUser(w, r)
-	if !ok || !s.parseForm(w, r) {
-		return
-	}
-	sub, ok := s.accountSubID(w, r, u)
+	_, tok, sub, ok := s.accountSubPost(w, r)
 	if !ok {
 		return
 	}
@@ -279,165 +285,13 @@ func (s *Server) accountUnsubscribe(w http.ResponseWriter, r *http.Request) {
 // pending subscription confirmed from the account page (the account link
 // already proves the address).
 func (s *Server) accountConfirm(w http.ResponseWriter, r *http.Request) {
-	u, tok, ok := s.accountUser(w, r)
-	if !ok || !s.parseForm(w, r) {
-		return
-	}
-	sub, ok := s.accountSubID(w, r, u)
+	_, tok, sub, ok := s.accountSubPost(w, r)
 	if !ok {
 		return
 	}
-	ctx := r.Context()
-	if sub.State == store.SubPending {
-		if _, err := s.Store.ConfirmSubscription(ctx, sub.ID); err != nil {
-			s.serverError(w, r, err)
-			return
-		}
-	}
-	if _, err := s.personConfirmed(ctx, u.ID); err != nil {
+	if _, err := s.subs.Confirm(r.Context(), sub); err != nil {
 		s.serverError(w, r, err)
 		return
 	}
 	backToAccount(w, r, tok, "confirmed", "subscriptions")
-}
-
-// accountDigest is POST /account/{token}/digests: create (no id) or change
-// (id) a digest. Errors re-render the page with the form as typed.
-func (s *Server) accountDigest(w http.ResponseWriter, r *http.Request) {
-	u, tok, ok := s.accountUser(w, r)
-	if !ok || !s.parseForm(w, r) {
-		return
-	}
-	ctx := r.Context()
-	f := digestForm{
-		Name:   clip(strings.TrimSpace(r.PostForm.Get("name")), 200),
-		Preset: clip(r.PostForm.Get("preset"), 40),
-		Spec:   clip(strings.TrimSpace(r.PostForm.Get("spec")), 200),
-		Zone:   clip(strings.TrimSpace(r.PostForm.Get("zone")), 64),
-		Errors: map[string]string{},
-	}
-	if v := r.PostForm.Get("id"); v != "" {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			s.notFound(w, r)
-			return
-		}
-		f.ID = id
-	}
-	spec := f.Spec
-	if f.Preset != customSchedule {
-		found := false
-		for _, p := range digest.Presets() {
-			if p.Key == f.Preset {
-				spec, found = p.Spec, true
-			}
-		}
-		if !found {
-			f.Errors["preset"] = "pick a schedule"
-		}
-	}
-	if !validZone(f.Zone) {
-		f.Errors["zone"] = "pick a time zone from the list"
-	}
-	if _, err := store.CleanDigestName(f.Name); err != nil {
-		f.Errors["name"] = "give the digest a name (up to 60 characters)"
-	}
-	var sched *digest.Schedule
-	if len(f.Errors) == 0 {
-		var err error
-		sched, err = digest.ParseSchedule(spec, f.Zone)
-		if err != nil {
-			f.Errors["spec"] = "not a schedule feedmail understands: use 5 cron fields like “0 7 * * 1-5”, @daily, @weekly or @every 2h"
-		}
-	}
-	if len(f.Errors) == 0 {
-		_, err := s.Store.SaveAccountDigest(ctx, u.ID, f.ID, f.Name, sched)
-		switch {
-		case errors.Is(err, store.ErrDigestNameTaken):
-			f.Errors["name"] = "you already have a digest with this name"
-		case errors.Is(err, store.ErrNotFound):
-			s.notFound(w, r)
-			return
-		case err != nil:
-			s.serverError(w, r, err)
-			return
-		default:
-			backToAccount(w, r, tok, "digest", "digests")
-			return
-		}
-	}
-	d, err := s.accountView(ctx, u, tok)
-	if err != nil {
-		s.serverError(w, r, err)
-		return
-	}
-	f.Zones = zoneOptions(f.Zone)
-	if f.ID == 0 {
-		d.New = f
-	} else {
-		for i := range d.Digests {
-			if d.Digests[i].ID == f.ID {
-				f.Next, f.Feeds, f.Schedule = d.Digests[i].Next, d.Digests[i].Feeds, d.Digests[i].Schedule
-				d.Digests[i] = f
-			}
-		}
-	}
-	s.render(w, r, http.StatusUnprocessableEntity, "account", "Your feedmail", d)
-}
-
-// signInData is the "email me a sign-in link" form.
-type signInData struct {
-	Email string
-	Error string
-	Sent  bool
-}
-
-// signInPage is GET /signin.
-func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, "signin", "Email me a sign-in link", signInData{})
-}
-
-// signIn is POST /signin: queue a sign-in link when the address has an
-// account. The answer is the same either way, so the form does not tell
-// strangers who uses feedmail.
-func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	if !s.parseForm(w, r) {
-		return
-	}
-	d := signInData{Email: clip(strings.TrimSpace(r.PostForm.Get("email")), 320)}
-	email, msg := checkEmail(d.Email)
-	now := s.Clock.Now()
-	if ok, wait := s.rl.signInIP.allow(clientIP(r), now); !ok {
-		s.tooMany(w, r, wait)
-		return
-	}
-	if msg != "" {
-		d.Error = msg
-		s.render(w, r, http.StatusUnprocessableEntity, "signin", "Email me a sign-in link", d)
-		return
-	}
-	if ok, wait := s.rl.signInAddr.allow(addressKey(email), now); !ok {
-		s.tooMany(w, r, wait)
-		return
-	}
-	u, err := s.Store.UserByEmail(r.Context(), email)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		s.Log.Info("sign-in link asked for an unknown address")
-	case err != nil:
-		s.serverError(w, r, err)
-		return
-	default:
-		if _, err := s.Store.QueueNotice(r.Context(), u.ID, fmt.Sprintf("signin:%d:%d", u.ID, now.Unix()/60), store.Notice{
-			Subject: "Your feedmail sign-in link",
-			Text: "Someone (hopefully you) asked for a link to the feedmail account of " + u.Email +
-				".\n\nThe button opens your account; it works for 24 hours. If this was not you, ignore this email.",
-			Links: []store.NoticeLink{{Label: "Open my account", URL: s.links.SignIn(u.ID, now)}},
-		}); err != nil {
-			s.serverError(w, r, err)
-			return
-		}
-	}
-	d.Email, d.Sent = email, true
-	s.render(w, r, http.StatusOK, "signin", "Check your inbox", d)
 }

@@ -95,13 +95,8 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx := r.Context()
 	d.Already = sub.State == store.SubActive
-	if _, err := s.Store.ConfirmSubscription(ctx, sub.ID); err != nil {
-		s.serverError(w, r, err)
-		return
-	}
-	granted, err := s.personConfirmed(ctx, sub.UserID)
+	granted, err := s.subs.Confirm(r.Context(), sub)
 	if err != nil {
 		s.serverError(w, r, err)
 		return
@@ -110,23 +105,4 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request) {
 	d.Done = true
 	d.AccountURL = s.links.Account(sub.UserID, s.Clock.Now())
 	s.render(w, r, http.StatusOK, "confirm", "You are subscribed", d)
-}
-
-// personConfirmed records that the person just proved their address works
-// (a link we emailed was followed): the account is confirmed, a "bouncing"
-// mark from earlier hard failures is cleared (releasing mail held for it), and
-// the trial credits (FEEDMAIL_TRIAL_CREDITS) are granted the first time. It
-// returns the credits granted now, 0 when they had them already.
-func (s *Server) personConfirmed(ctx context.Context, userID int64) (int64, error) {
-	if _, err := s.Store.MarkUserConfirmed(ctx, userID); err != nil {
-		return 0, err
-	}
-	if _, err := s.Store.ClearBouncing(ctx, userID); err != nil {
-		return 0, err
-	}
-	e, applied, err := s.Store.GrantTrialOnce(ctx, userID, s.Config.TrialCredits)
-	if err != nil || !applied {
-		return 0, err
-	}
-	return e.Amount, nil
 }

@@ -9,37 +9,16 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/billing"
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
 )
 
 // Buying credits: GET /credits (packs and prices), POST /credits/checkout
 // (start a Stripe Checkout Session) and POST /webhooks/stripe (Stripe says a
-// session was paid; the pack is granted once).
-//
-// Choices where the design is silent:
-//
-//   - Who buys: the form carries the person's account token (when they came
-//     from their account page, /credits?token=…) or an email address. An
-//     address without an account is refused (404) rather than creating one:
-//     credits belong to someone who already gets email from feedmail.
-//     Buying for another address is allowed (it is a gift).
-//   - The success page never grants anything: only the verified webhook
-//     does. It says the credits arrive once Stripe confirms, and shows them
-//     as added when the webhook has already come.
-//   - Webhook answers: a bad or missing signature, or a timestamp outside
-//     the tolerance, is 400; an unreadable body 400; an event about a
-//     session feedmail made (its metadata says so) but does not know is 404,
-//     recorded nowhere, so Stripe retries it for days — the one race where
-//     that helps (the event overtaking our own record of the session) heals
-//     itself, and anything else shows up in Stripe's dashboard and our log.
-//     Events about sessions feedmail did not make (another integration on
-//     the same Stripe account) and event types feedmail does not act on get
-//     200 and are ignored. A database error is 500 (Stripe retries). Every
-//     one of these is logged.
-//   - Without Stripe keys the page lists the packs, says payments are not
-//     configured and that the operator adds credits with `feedmail credits
-//     grant`; checkout and the webhook answer 503.
+// session was paid; the pack is granted once, only by the verified
+// webhook). Who may buy, and what each webhook answer means, is in
+// docs/design.md.
 
 // CreditsConfig is what the credits routes need; cmd/feedmail fills it in.
 type CreditsConfig struct {
@@ -57,9 +36,8 @@ const maxWebhookBody = 1 << 20
 // MountCredits adds the credits page, checkout and the Stripe webhook.
 func (s *Server) MountCredits(c CreditsConfig) {
 	h := &creditsHandler{srv: s, cfg: c}
-	s.Handle("GET /credits", http.HandlerFunc(h.page))
-	s.Handle("POST /credits/checkout", http.HandlerFunc(h.checkout))
-	s.Handle("POST /webhooks/stripe", http.HandlerFunc(h.webhook))
+	s.register(links.GroupCredits, map[string]http.HandlerFunc{
+		"creditsPage": h.page, "checkout": h.checkout, "stripeWebhook": h.webhook})
 }
 
 type creditsHandler struct {
@@ -237,8 +215,8 @@ func (h *creditsHandler) checkout(w http.ResponseWriter, r *http.Request) {
 	base := s.Config.BaseURL
 	cs, err := h.cfg.Stripe.CreateCheckout(r.Context(), billing.CheckoutRequest{
 		Pack: *pack, UserID: u.ID, Email: u.Email,
-		SuccessURL: base + "/credits?paid=1&session_id={CHECKOUT_SESSION_ID}",
-		CancelURL:  base + "/credits?canceled=1",
+		SuccessURL: base + links.PathCredits + "?paid=1&session_id={CHECKOUT_SESSION_ID}",
+		CancelURL:  base + links.PathCredits + "?canceled=1",
 	})
 	if err != nil {
 		s.Log.Error("credits checkout: creating the Stripe session failed", "user", u.ID, "pack", pack.Credits, "err", err)

@@ -13,7 +13,7 @@ import (
 func TestMiddleware(t *testing.T) {
 	m := metrics.New()
 	h := newHarness(t, func(d *Deps) { d.Metrics = m })
-	h.srv.Handle("GET /boom", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	h.srv.mux.Handle("GET /boom", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 
 	w := h.get("/boom")
 	if w.Code != http.StatusInternalServerError || !strings.Contains(w.Body.String(), "Something went wrong") ||

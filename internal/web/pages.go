@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/templates"
 )
@@ -63,7 +65,7 @@ func (s *Server) loadAssets() error {
 		if !ok {
 			return fmt.Errorf("static file %s missing", name)
 		}
-		*ref = "/static/" + name + "?v=" + strings.Trim(f.etag, `"`)
+		*ref = links.Fill(links.PathStatic, name) + "?v=" + strings.Trim(f.etag, `"`)
 	}
 
 	base, err := template.New("layout").Option("missingkey=zero").Funcs(funcs()).ParseFS(templates.FS, "pages/_*.html")
@@ -216,13 +218,22 @@ func (s *Server) linkGone(w http.ResponseWriter, r *http.Request, heading, text 
 
 func funcs() template.FuncMap {
 	return template.FuncMap{
-		"when":        fmtTime,
-		"ago":         agoWords,
-		"bytes":       byteWords,
-		"dur":         durWords,
-		"ms":          func(n int) string { return durWords(time.Duration(n) * time.Millisecond) },
-		"eq2":         func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) },
-		"statusTx":    statusText,
+		"when":     fmtTime,
+		"ago":      agoWords,
+		"bytes":    byteWords,
+		"dur":      durWords,
+		"ms":       func(n int) string { return durWords(time.Duration(n) * time.Millisecond) },
+		"eq2":      func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) },
+		"statusTx": subscribe.StatusText,
+		// path is the path of a route of links.Routes by name, filled with
+		// the values given: {{path "confirm" .Token}}.
+		"path": func(name string, values ...any) string {
+			vs := make([]string, len(values))
+			for i, v := range values {
+				vs[i] = fmt.Sprint(v)
+			}
+			return links.PathOf(name, vs...)
+		},
 		"add":         func(a, b int) int { return a + b },
 		"ledgerWords": ledgerWords,
 		// fieldErr is the argument of the "field-error" partial: nil
@@ -317,17 +328,6 @@ func byteWords(n int64) string {
 	default:
 		return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 1, 64) + " MB"
 	}
-}
-
-// statusText is "200 OK", or "—" for no status (a failure before headers).
-func statusText(code int) string {
-	if code == 0 {
-		return "—"
-	}
-	if t := http.StatusText(code); t != "" {
-		return strconv.Itoa(code) + " " + t
-	}
-	return strconv.Itoa(code)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,12 +1,8 @@
 package web
 
 import (
-	"bytes"
 	"context"
-	"encoding/xml"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -14,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -51,46 +48,17 @@ type PingOptions struct {
 // every 2 s. Publishers ping once per post.
 var DefaultPingLimit = Limit{Every: 2 * time.Second, Burst: 30}
 
-// MountPings adds the publishers' ping endpoints:
-//
-//   - GET or POST /ping?url=URL (the url may also come as a form field of
-//     a POST): a plain-text answer, one line per feed the URL names;
-//   - POST /RPC2: XML-RPC weblogUpdates.ping(name, siteURL) and
-//     weblogUpdates.extendedPing(name, siteURL, changesURL, feedURL[, tags]),
-//     answered with the weblogs.com struct {flerror, message}.
-//
-// A URL names the feeds with that URL, that self URL, or that site URL
-// (weblogUpdates.ping sends the site's home page); for the site URL of a
-// home page the variant with or without the trailing slash matches too.
-// extendedPing looks at the feed URL first and falls back to the site URL.
-//
-// For each feed (at most 10): an active, followed feed is made due now (an
-// early conditional poll, so its validators are sent as usual), at most
-// once per feed per minute (feeds.last_ping_at); a second ping within the
-// minute is accepted and the answer says it did nothing. A blacklisted feed
-// is polled right away and taken off the blacklist only if that poll
-// fetched it fine. A feed being polled at this moment is left to that
-// poll. Per-host back-offs and penalties of other feeds are untouched (the
-// poller still honours a host's 429).
-//
-// Status codes of /ping (choices where DESIGN.md is silent): 200 for any
-// ping about a feed we follow, whatever it did (the text says what); 400
-// for a missing or non-http(s) URL; 404 when the URL names no feed that
-// feedmail polls (unknown, or nobody follows it); 410 when every feed it
-// names is gone; 429 past the per-IP limit, with Retry-After. /RPC2 always
-// answers 200 with a methodResponse: flerror false when the URL named a
-// feed we follow (the message says what happened), true otherwise
-// (unknown URL, gone, rate limited); malformed calls get XML-RPC faults
-// (-32700 not well-formed or too large, -32600 not a methodCall, -32601
-// unknown method, -32602 bad parameters).
+// MountPings adds the publishers' ping endpoints: GET or POST /ping?url=URL
+// (plain text, one line per feed the URL names) and POST /RPC2 (XML-RPC
+// weblogUpdates.ping and extendedPing). A ping makes a followed feed due
+// now, at most once per feed per minute, and polls a blacklisted one at
+// once. The status codes and faults are in docs/design.md.
 func (s *Server) MountPings(o PingOptions) {
 	if o.PerIP.Every <= 0 {
 		o.PerIP = DefaultPingLimit
 	}
 	p := &pinger{s: s, o: o, perIP: newBuckets(o.PerIP)}
-	s.Handle("GET /ping", http.HandlerFunc(p.httpPing))
-	s.Handle("POST /ping", http.HandlerFunc(p.httpPing))
-	s.Handle("POST /RPC2", http.HandlerFunc(p.xmlrpc))
+	s.register(links.GroupPings, map[string]http.HandlerFunc{"ping": p.httpPing, "xmlrpcPing": p.xmlrpc})
 }
 
 type pinger struct {
@@ -287,171 +255,4 @@ func pingDedupe(list []string) []string {
 		}
 	}
 	return out
-}
-
-// XML-RPC fault codes (the "specification for fault code interoperability").
-const (
-	faultParse         = -32700
-	faultInvalid       = -32600
-	faultMethod        = -32601
-	faultParams        = -32602
-	faultInternalError = -32603
-)
-
-// rpcCall is an XML-RPC methodCall. Only string parameters are read; a
-// <value> without a type element is a string (XML-RPC spec).
-type rpcCall struct {
-	XMLName    xml.Name   `xml:"methodCall"`
-	MethodName string     `xml:"methodName"`
-	Params     []rpcParam `xml:"params>param"`
-}
-
-type rpcParam struct {
-	Value rpcValue `xml:"value"`
-}
-
-type rpcValue struct {
-	String *string    `xml:"string"`
-	Text   string     `xml:",chardata"`
-	Other  []xml.Name `xml:",any"`
-}
-
-// str returns the value as a string, or false when it has another type.
-func (v rpcValue) str() (string, bool) {
-	switch {
-	case v.String != nil:
-		return *v.String, true
-	case len(v.Other) == 0:
-		return v.Text, true
-	}
-	return "", false
-}
-
-func (p *pinger) xmlrpc(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Cache-Control", "no-store")
-	if over, _ := p.limited(r); over {
-		rpcResponse(w, true, "Too many pings from your address; try again later.")
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPingBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			rpcFault(w, faultParse, fmt.Sprintf("request larger than %d bytes", maxPingBody))
-			return
-		}
-		rpcFault(w, faultParse, "could not read the request")
-		return
-	}
-	var call rpcCall
-	d := xml.NewDecoder(bytes.NewReader(body))
-	d.Strict = true
-	if err := d.Decode(&call); err != nil {
-		var se *xml.SyntaxError
-		var ue xml.UnmarshalError
-		switch {
-		case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			rpcFault(w, faultParse, "parse error: not well-formed XML")
-		case errors.As(err, &ue), strings.Contains(err.Error(), "expected element type"):
-			rpcFault(w, faultInvalid, "not an XML-RPC methodCall")
-		default:
-			rpcFault(w, faultParse, "parse error: "+err.Error())
-		}
-		return
-	}
-	var args []string
-	for i, prm := range call.Params {
-		s, ok := prm.Value.str()
-		if !ok {
-			rpcFault(w, faultParams, fmt.Sprintf("parameter %d must be a string", i+1))
-			return
-		}
-		args = append(args, strings.TrimSpace(s))
-	}
-	var urls []string
-	switch strings.TrimSpace(call.MethodName) {
-	case "weblogUpdates.ping":
-		if len(args) < 2 {
-			rpcFault(w, faultParams, "weblogUpdates.ping takes (name, url)")
-			return
-		}
-		urls = []string{args[1]}
-	case "weblogUpdates.extendedPing":
-		if len(args) < 4 {
-			rpcFault(w, faultParams, "weblogUpdates.extendedPing takes (name, url, changesURL, feedURL[, tags])")
-			return
-		}
-		urls = []string{args[3], args[1]}
-	default:
-		rpcFault(w, faultMethod, fmt.Sprintf("unknown method %q: feedmail answers weblogUpdates.ping and weblogUpdates.extendedPing", rpcTruncate(call.MethodName, 80)))
-		return
-	}
-	out := p.ping(r.Context(), urls)
-	if out.status == http.StatusInternalServerError && !out.ok {
-		rpcFault(w, faultInternalError, "internal error; try again later")
-		return
-	}
-	rpcResponse(w, !out.ok, out.message)
-}
-
-// rpcMember is one member of the response struct.
-type rpcMember struct {
-	Name  string      `xml:"name"`
-	Value rpcOutValue `xml:"value"`
-}
-
-type rpcOutValue struct {
-	Boolean *int    `xml:"boolean,omitempty"`
-	Int     *int    `xml:"int,omitempty"`
-	String  *string `xml:"string,omitempty"`
-}
-
-type rpcStruct struct {
-	Members []rpcMember `xml:"struct>member"`
-}
-
-type rpcMethodResponse struct {
-	XMLName xml.Name   `xml:"methodResponse"`
-	Params  *rpcStruct `xml:"params>param>value,omitempty"`
-	Fault   *rpcStruct `xml:"fault>value,omitempty"`
-}
-
-// rpcResponse answers the weblogs.com struct {flerror, message}.
-func rpcResponse(w http.ResponseWriter, flerror bool, message string) {
-	b := 0
-	if flerror {
-		b = 1
-	}
-	writeRPC(w, rpcMethodResponse{Params: &rpcStruct{Members: []rpcMember{
-		{Name: "flerror", Value: rpcOutValue{Boolean: &b}},
-		{Name: "message", Value: rpcOutValue{String: &message}},
-	}}})
-}
-
-// rpcFault answers an XML-RPC fault {faultCode, faultString}.
-func rpcFault(w http.ResponseWriter, code int, msg string) {
-	writeRPC(w, rpcMethodResponse{Fault: &rpcStruct{Members: []rpcMember{
-		{Name: "faultCode", Value: rpcOutValue{Int: &code}},
-		{Name: "faultString", Value: rpcOutValue{String: &msg}},
-	}}})
-}
-
-func writeRPC(w http.ResponseWriter, resp rpcMethodResponse) {
-	out, err := xml.Marshal(resp)
-	if err != nil { // cannot happen with these types
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = io.WriteString(w, xml.Header)
-	_, _ = w.Write(out)
-}
-
-func rpcTruncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

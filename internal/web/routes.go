@@ -1,29 +1,68 @@
 package web
 
-// routes registers the pages (DESIGN.md's contract, plus the account page's
-// own actions and the sign-in form).
+import (
+	"net/http"
+
+	"github.com/feedmail/feedmail/internal/links"
+)
+
+// routes registers the pages and forms: the public contract (signup,
+// confirm, account, unsubscribe, status) plus the account page's own
+// actions and the sign-in form. Paths come from links.Routes.
 func (s *Server) routes() {
-	m := s.mux
-	m.HandleFunc("GET /{$}", s.signupPage)
-	m.HandleFunc("GET /subscribe", s.subscribePage)
-	m.HandleFunc("POST /subscriptions", s.createSubscription)
-	m.HandleFunc("GET /signin", s.signInPage)
-	m.HandleFunc("POST /signin", s.signIn)
+	s.register(links.GroupPages, map[string]http.HandlerFunc{
+		"signupPage":         s.signupPage,
+		"subscribePage":      s.subscribePage,
+		"createSubscription": s.createSubscription,
+		"signInPage":         s.signInPage,
+		"signIn":             s.signIn,
+		"confirmPage":        s.confirmPage,
+		"confirm":            s.confirm,
+		"accountPage":        s.accountPage,
+		"accountDelivery":    s.accountDelivery,
+		"accountUnsubscribe": s.accountUnsubscribe,
+		"accountConfirm":     s.accountConfirm,
+		"accountDigest":      s.accountDigest,
+		"accountImport":      s.accountImport,
+		"accountExport":      s.accountExport,
+		"unsubscribePage":    s.unsubscribePage,
+		"unsubscribePost":    s.unsubscribePost,
+		"feedStatus":         s.feedStatus,
+		"static":             s.serveStatic,
+	})
+}
 
-	m.HandleFunc("GET /confirm/{token}", s.confirmPage)
-	m.HandleFunc("POST /confirm/{token}", s.confirm)
+// register adds every route of group in links.Routes, each served by the
+// handler of its name. It panics when a route of the group has no handler
+// or a handler no route: a build defect, caught by the tests.
+func (s *Server) register(group string, handlers map[string]http.HandlerFunc) {
+	used := map[string]bool{}
+	for _, rt := range links.Routes() {
+		if rt.Group != group {
+			continue
+		}
+		h, ok := handlers[rt.Name]
+		if !ok {
+			panic("web: no handler for route " + rt.Name)
+		}
+		used[rt.Name] = true
+		s.mux.Handle(rt.Pattern(), h)
+	}
+	for name := range handlers {
+		if !used[name] {
+			panic("web: handler " + name + " has no route in group " + group)
+		}
+	}
+}
 
-	m.HandleFunc("GET /account/{token}", s.accountPage)
-	m.HandleFunc("POST /account/{token}/subscriptions/{id}/delivery", s.accountDelivery)
-	m.HandleFunc("POST /account/{token}/subscriptions/{id}/unsubscribe", s.accountUnsubscribe)
-	m.HandleFunc("POST /account/{token}/subscriptions/{id}/confirm", s.accountConfirm)
-	m.HandleFunc("POST /account/{token}/digests", s.accountDigest)
-	m.HandleFunc("POST /account/{token}/opml", s.accountImport)
-	m.HandleFunc("GET /account/{token}/opml", s.accountExport)
-
-	m.HandleFunc("GET /unsubscribe/{token}", s.unsubscribePage)
-	m.HandleFunc("POST /unsubscribe/{token}", s.unsubscribePost)
-
-	m.HandleFunc("GET /feeds/status", s.feedStatus)
-	m.HandleFunc("GET /static/{file}", s.serveStatic)
+// crossOriginExempt are the patterns that other machines POST to (see
+// links.Route.Machine); cross-origin protection does not apply to them.
+func crossOriginExempt() []string {
+	var out []string
+	for _, rt := range links.Routes() {
+		if rt.Machine {
+			out = append(out, rt.Pattern())
+		}
+	}
+	return out
 }

@@ -1,38 +1,11 @@
-// Package web serves feedmail's HTTP side: pages, forms, the public feed status,
-// WebSub callbacks, pings, payments webhooks, /healthz and /metrics. Handlers
-// never run SQL themselves; they go through package store.
-//
-// # Pages
-//
-// Pages are server-rendered html/template files from templates/pages, parsed
-// once in New, styled by one stylesheet served from /static/. They work
-// without JavaScript; one small script (/static/tz.js) only pre-selects the
-// browser's time zone in the signup form.
-//
-// # Protection (choices where DESIGN.md is silent)
-//
-//   - Every unsafe request goes through http.CrossOriginProtection, except
-//     the endpoints other machines call: POST /unsubscribe/{token} (RFC 8058
-//     one-click, POSTed by mail providers), /webhooks/stripe, /websub/,
-//     /ping and /RPC2. The one-click POST is safe to exempt: its token is the
-//     authorisation and ending a subscription is what the link is for.
-//   - Rate limits are token buckets per client IP (the TCP peer address:
-//     feedmail does not trust X-Forwarded-For, so behind a reverse proxy the
-//     proxy's address shares one bucket; raise Limits accordingly) and per
-//     email address, on signup and on sign-in links. Over the limit a person
-//     gets a 429 page with Retry-After.
-//   - A honeypot field ("website", hidden from people and screen readers) on
-//     the signup form: a form that fills it gets the normal "check your inbox"
-//     page and nothing happens.
-//   - Bodies are capped with http.MaxBytesReader: 32 KiB for forms, 11 MiB for
-//     OPML uploads.
-//   - Every response carries a Content-Security-Policy without inline script
-//     or style (default-src 'none'; only our own stylesheet, script and
-//     images; frame-ancestors 'none'; form-action 'self' https: so that a
-//     checkout form may continue to the payment provider),
-//     X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer (links
-//     carry tokens in their paths) and X-Frame-Options: DENY. Pages reached
-//     by a token are Cache-Control: no-store.
+// Package web owns feedmail's HTTP side: the server-rendered pages and forms,
+// the public feed status, WebSub callbacks, pings, the payments webhook,
+// /healthz and /metrics, with their protections (security headers,
+// cross-origin checks, rate limits, body caps). Handlers read requests and
+// render answers; they must not run SQL directly (they go through package
+// store) nor hold the rules of a use case (package subscribe does), and they
+// take routes from links.Routes and email words from package notices. The
+// rules the pages follow are in docs/design.md.
 package web
 
 import (
@@ -48,6 +21,7 @@ import (
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/token"
 )
 
@@ -76,7 +50,7 @@ type Server struct {
 	pages map[string]*template.Template
 	files map[string]staticFile
 	links links.Links
-	fetch *fetcher.Client
+	subs  *subscribe.Service
 	rl    rateLimits
 	// status caches rendered public status pages (see statusCacheTTL).
 	status *pageCache
@@ -105,28 +79,24 @@ func New(d Deps) *Server {
 	if d.Limits != nil {
 		lim = *d.Limits
 	}
-	s := &Server{Deps: d, mux: http.NewServeMux(), fetch: d.Fetcher, rl: newRateLimits(lim),
+	s := &Server{Deps: d, mux: http.NewServeMux(), rl: newRateLimits(lim),
 		status: newPageCache(statusCacheTTL, statusCacheMax)}
 	if d.Tokens != nil {
 		s.links = links.New(d.Config.BaseURL, d.Tokens, d.Config.From)
 	}
+	s.subs = &subscribe.Service{Store: d.Store, Links: s.links, Clock: d.Clock, Fetch: d.Fetcher,
+		TrialCredits: d.Config.TrialCredits, Log: d.Log}
 	if err := s.loadAssets(); err != nil {
 		panic("web: " + err.Error())
 	}
-	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.register(links.GroupHealth, map[string]http.HandlerFunc{"healthz": s.healthz})
 	if d.Metrics != nil {
-		s.mux.Handle("GET /metrics", d.Metrics.Handler())
+		s.register(links.GroupMetrics, map[string]http.HandlerFunc{"metrics": d.Metrics.Handler().ServeHTTP})
 	}
 	s.routes()
 	s.root = s.middleware(s.mux)
 	return s
 }
-
-// Handle adds a route (for handlers that live with the part they serve).
-// Routes added here get the same middleware as the pages (security headers,
-// cross-origin protection for unsafe methods unless exempted in
-// crossOriginExempt, metrics).
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Handler is the root handler.
 func (s *Server) Handler() http.Handler { return s.root }

@@ -1,20 +1,15 @@
 package web
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/mail"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/feedmail/feedmail/digest"
-	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/newitems"
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
 // signupFetchTimeout bounds the fetch of a feed while a person waits for the
@@ -100,6 +95,68 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 	if !s.parseForm(w, r) {
 		return
 	}
+	d := s.signupForm(r)
+	if r.PostForm.Get("website") != "" {
+		// The honeypot: people never see it, form-filling robots do.
+		s.Log.Debug("signup honeypot filled", "ip", clientIP(r))
+		s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: d.Email})
+		return
+	}
+	in := checkSignup(d)
+
+	now := s.Clock.Now()
+	if ok, wait := s.rl.signupIP.allow(clientIP(r), now); !ok {
+		s.tooMany(w, r, wait)
+		return
+	}
+	if in.emailOK {
+		if ok, wait := s.rl.signupAddr.allow(addressKey(in.email), now); !ok {
+			s.tooMany(w, r, wait)
+			return
+		}
+	}
+	// Check the feed even when the address is wrong, so both errors show
+	// at once.
+	var found subscribe.Found
+	if in.urlOK {
+		var err error
+		found, err = s.subs.FindFeed(r.Context(), in.feedURL)
+		if err != nil {
+			var fe subscribe.FieldError
+			if !errors.As(err, &fe) {
+				s.serverError(w, r, err)
+				return
+			}
+			d.Errors["url"] = fe.Msg
+		}
+	}
+	s.finishSignup(w, r, d, in, found)
+}
+
+// finishSignup shows the form again (errors, or several feeds to pick
+// from) or subscribes and shows "check your inbox".
+func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupData, in signupInput, found subscribe.Found) {
+	if len(d.Errors) > 0 {
+		s.showSignup(w, r, http.StatusUnprocessableEntity, d)
+		return
+	}
+	if len(found.Candidates) > 0 {
+		d.URL = found.Candidates[0].URL
+		d.Candidates = found.Candidates
+		s.showSignup(w, r, http.StatusOK, d)
+		return
+	}
+	res, err := s.subs.Subscribe(r.Context(), subscribe.Request{Email: in.email, Feed: found, Preset: in.preset,
+		Zone: d.Zone, KeepActive: true})
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title})
+}
+
+// signupForm reads the posted signup form, clipped, over the defaults.
+func (s *Server) signupForm(r *http.Request) *signupData {
 	d := s.newSignup(r)
 	d.Email = clip(strings.TrimSpace(r.PostForm.Get("email")), 320)
 	d.URL = clip(strings.TrimSpace(r.PostForm.Get("url")), 2048)
@@ -109,30 +166,37 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 	if v := strings.TrimSpace(r.PostForm.Get("zone")); v != "" {
 		d.Zone = clip(v, 64)
 	}
-	if r.PostForm.Get("website") != "" {
-		// The honeypot: people never see it, form-filling robots do.
-		s.Log.Debug("signup honeypot filled", "ip", clientIP(r))
-		s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: d.Email})
-		return
-	}
+	return d
+}
 
-	email, emailErr := checkEmail(d.Email)
+// signupInput is the signup form once checked.
+type signupInput struct {
+	email, feedURL string
+	emailOK, urlOK bool
+	preset         *digest.Preset // nil: instant
+}
+
+// checkSignup checks every field of d, noting each problem in d.Errors (an
+// unknown zone falls back to UTC).
+func checkSignup(d *signupData) signupInput {
+	var in signupInput
+	email, emailErr := subscribe.CheckEmail(d.Email)
 	if emailErr != "" {
 		d.Errors["email"] = emailErr
 	}
-	feedURL, urlErr := normalizeFeedURL(d.URL)
+	feedURL, urlErr := subscribe.NormalizeFeedURL(d.URL)
 	if urlErr != "" {
 		d.Errors["url"] = urlErr
 	}
-	var preset *digest.Preset
+	in.email, in.emailOK, in.feedURL, in.urlOK = email, emailErr == "", feedURL, urlErr == ""
 	if d.Delivery != deliveryInstant {
 		for _, p := range d.Presets {
 			if p.Key == d.Delivery {
-				preset = &p
+				in.preset = &p
 				break
 			}
 		}
-		if preset == nil {
+		if in.preset == nil {
 			d.Errors["delivery"] = "pick how often you want email"
 		}
 	}
@@ -140,297 +204,12 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 		d.Errors["zone"] = "pick a time zone from the list"
 		d.Zone = "UTC"
 	}
-
-	now := s.Clock.Now()
-	if ok, wait := s.rl.signupIP.allow(clientIP(r), now); !ok {
-		s.tooMany(w, r, wait)
-		return
-	}
-	if emailErr == "" {
-		if ok, wait := s.rl.signupAddr.allow(addressKey(email), now); !ok {
-			s.tooMany(w, r, wait)
-			return
-		}
-	}
-	// Check the feed even when the address is wrong, so both errors show
-	// at once.
-	var found foundFeed
-	if urlErr == "" {
-		var err error
-		found, err = s.findFeed(r.Context(), feedURL)
-		if err != nil {
-			var fe fieldError
-			if !errors.As(err, &fe) {
-				s.serverError(w, r, err)
-				return
-			}
-			d.Errors["url"] = fe.msg
-		}
-	}
-	if len(d.Errors) > 0 {
-		s.showSignup(w, r, http.StatusUnprocessableEntity, d)
-		return
-	}
-	if len(found.candidates) > 0 {
-		d.URL = found.candidates[0].URL
-		d.Candidates = found.candidates
-		s.showSignup(w, r, http.StatusOK, d)
-		return
-	}
-
-	title, err := s.subscribePending(r.Context(), email, found, preset, d.Zone)
-	if err != nil {
-		s.serverError(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: email, FeedTitle: title})
+	return in
 }
 
 // inboxData is the "check your inbox" page.
 type inboxData struct {
 	Email, FeedTitle string
-}
-
-// subscribePending records the person, the feed and a pending subscription
-// and queues the confirmation email. An existing active subscription is not
-// touched (an unauthenticated form must not change it); the person gets an
-// email with a sign-in link instead. It returns the feed's title.
-func (s *Server) subscribePending(ctx context.Context, email string, f foundFeed, preset *digest.Preset, zone string) (string, error) {
-	now := s.Clock.Now()
-	u, created, err := s.Store.EnsureUser(ctx, email)
-	if err != nil {
-		return "", err
-	}
-	if created || u.ConfirmedAt == nil {
-		if err := s.Store.SetUserTimezone(ctx, u.ID, zone); err != nil {
-			return "", fmt.Errorf("set time zone: %w", err)
-		}
-	}
-	feed, _, err := s.Store.EnsureFeed(ctx, f.url)
-	if err != nil {
-		return "", err
-	}
-	if err := s.Store.SetFeedMetaIfEmpty(ctx, feed.ID, f.title, f.siteURL); err != nil {
-		return "", err
-	}
-	title := feed.Title
-	if title == "" {
-		title = f.title
-	}
-	if title == "" {
-		title = feed.URL
-	}
-	subs, err := s.Store.SubscriptionsOfUser(ctx, u.ID)
-	if err != nil {
-		return "", fmt.Errorf("subscriptions of user %d: %w", u.ID, err)
-	}
-	for _, sub := range subs {
-		if sub.FeedID == feed.ID && sub.State == store.SubActive {
-			_, err := s.Store.QueueNotice(ctx, u.ID, fmt.Sprintf("already:%d:%d", sub.ID, now.Unix()/60), store.Notice{
-				Subject: "You already get " + title + " by email",
-				Text: "Someone (hopefully you) asked feedmail to send new posts from " + title + " to " + u.Email +
-					". You already get them, so nothing changed.\n\nTo change how you get them, open your account.",
-				Links: []store.NoticeLink{{Label: "Open my account", URL: s.links.SignIn(u.ID, now)}},
-			})
-			return title, err
-		}
-	}
-
-	var digestID *int64
-	delivery := "every new post in its own email, as soon as we see it"
-	if preset != nil {
-		dg, err := s.presetDigest(ctx, u, preset, zone)
-		if err != nil {
-			return "", err
-		}
-		digestID = &dg.ID
-		delivery = "in your digest “" + dg.Name + "” (" + preset.Label + ")"
-	}
-	sub, err := s.Store.Subscribe(ctx, u.ID, feed.ID, digestID, false)
-	if err != nil {
-		return "", err
-	}
-	_, err = s.Store.QueueNotice(ctx, u.ID, fmt.Sprintf("confirm:%d:%d", sub.ID, now.Unix()/60), store.Notice{
-		Subject: "Confirm: " + title + " by email",
-		Text: "Someone (hopefully you) asked feedmail to send new posts from " + title + " (" + feed.URL + ") to " +
-			u.Email + ", " + delivery + ".\n\nPress the button to confirm. If this was not you, ignore this email: " +
-			"nothing will be sent.",
-		Links: []store.NoticeLink{{Label: "Confirm subscription", URL: s.links.Confirm(sub.ID, now)}},
-	})
-	return title, err
-}
-
-// presetDigest returns the person's digest for a preset, named after it,
-// creating it in zone when they have none. An existing one is used as it is.
-func (s *Server) presetDigest(ctx context.Context, u *store.User, p *digest.Preset, zone string) (*store.Digest, error) {
-	name := presetName(p)
-	dg, err := s.Store.DigestByName(ctx, u.ID, name)
-	if err == nil {
-		return dg, nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	sched, err := digest.ParseSchedule(p.Spec, zone)
-	if err != nil {
-		return nil, fmt.Errorf("preset %s: %w", p.Key, err)
-	}
-	return s.Store.SetDigest(ctx, u.ID, name, sched)
-}
-
-// presetName is the digest name a preset creates: "Daily", "Weekly", ….
-func presetName(p *digest.Preset) string {
-	switch p.Key {
-	case "daily":
-		return "Daily"
-	case "weekly":
-		return "Weekly"
-	}
-	l := p.Label
-	if l == "" {
-		l = p.Key
-	}
-	return strings.ToUpper(l[:1]) + l[1:]
-}
-
-// checkEmail returns the address to store, or the error to show.
-func checkEmail(raw string) (string, string) {
-	if raw == "" {
-		return "", "enter your email address"
-	}
-	a, err := mail.ParseAddress(raw)
-	if err != nil || a.Name != "" || a.Address != raw || len(raw) > 254 {
-		return "", "not a valid email address"
-	}
-	at := strings.LastIndexByte(raw, '@')
-	domain := raw[at+1:]
-	if at < 1 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
-		strings.ContainsAny(raw, " \t\r\n") {
-		return "", "not a valid email address"
-	}
-	return store.NormalizeEmail(raw), ""
-}
-
-// normalizeFeedURL accepts "example.com/blog" as https://example.com/blog and
-// returns the error to show for anything that is not a web address.
-func normalizeFeedURL(raw string) (string, string) {
-	if raw == "" {
-		return "", "enter the address of a feed or a site"
-	}
-	s := raw
-	low := strings.ToLower(s)
-	switch {
-	case strings.HasPrefix(low, "feed://"):
-		s = "http://" + s[len("feed://"):]
-	case strings.HasPrefix(low, "feed:"):
-		s = s[len("feed:"):]
-	case !strings.Contains(s, "://"):
-		s = "https://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		strings.ContainsAny(s, " \t\r\n") {
-		return "", "that is not a web address (it should look like https://example.com/feed)"
-	}
-	u.Fragment = ""
-	return u.String(), ""
-}
-
-// fieldError is a problem with what the person typed, shown next to the field.
-type fieldError struct{ msg string }
-
-func (e fieldError) Error() string { return e.msg }
-
-// foundFeed is the outcome of looking at an address: a feed, or the feeds a
-// page advertises when there are several to pick from.
-type foundFeed struct {
-	url, title, siteURL string
-	candidates          []newitems.Alternate
-}
-
-// findFeed fetches raw; a feed is returned as is; an HTML page is searched
-// for <link rel="alternate"> feeds: one is fetched and checked, several are
-// returned as candidates. Problems are fieldErrors in plain words.
-//
-// A feed feedmail already polls successfully is not fetched again: one
-// fetch per feed URL however many people sign up for it (a publisher's
-// signup form must not turn into a stream of requests to their server).
-// Feeds that are gone or stopped are refused with the reason.
-func (s *Server) findFeed(ctx context.Context, raw string) (foundFeed, error) {
-	f, err := s.Store.FeedByURL(ctx, raw)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		return foundFeed{}, err
-	case f.State == store.FeedGone:
-		return foundFeed{}, fieldError{"that feed is gone: its server said it was removed (410 Gone)"}
-	case f.State == store.FeedBlacklisted:
-		return foundFeed{}, fieldError{"feedmail stopped polling that feed after 90 days of errors; its publisher can ping feedmail to restart it"}
-	case f.LastSuccessAt != nil && s.Clock.Now().Sub(*f.LastSuccessAt) < knownFeedFresh:
-		return foundFeed{url: f.URL, title: f.Title, siteURL: f.SiteURL}, nil
-	}
-	return s.findFeedDepth(ctx, raw, 0)
-}
-
-// knownFeedFresh is how recent a feed's last successful poll must be for
-// signup to trust it without fetching it.
-const knownFeedFresh = 7 * 24 * time.Hour
-
-func (s *Server) findFeedDepth(ctx context.Context, raw string, depth int) (foundFeed, error) {
-	resp, err := s.fetch.Fetch(ctx, fetcher.Request{URL: raw})
-	if err != nil {
-		return foundFeed{}, fieldError{fetchProblem(err)}
-	}
-	if resp.Status < 200 || resp.Status > 299 {
-		return foundFeed{}, fieldError{"that address answered " + statusText(resp.Status) + ", not a feed"}
-	}
-	feedURL := raw
-	if resp.PermanentURL != "" {
-		feedURL = resp.PermanentURL
-	}
-	feed, perr := newitems.Parse(resp.Body, resp.ContentType, resp.FinalURL)
-	if perr == nil {
-		return foundFeed{url: feedURL, title: feed.Title, siteURL: feed.SiteURL}, nil
-	}
-	if errors.Is(perr, newitems.ErrInvalidFeed) {
-		return foundFeed{}, fieldError{"that feed is broken and could not be read"}
-	}
-	if depth > 0 {
-		return foundFeed{}, fieldError{"that page points to a feed that is not a feed"}
-	}
-	alts := newitems.Discover(resp.Body, resp.FinalURL)
-	switch len(alts) {
-	case 0:
-		return foundFeed{}, fieldError{"that page has no feed"}
-	case 1:
-		return s.findFeedDepth(ctx, alts[0].URL, depth+1)
-	}
-	return foundFeed{candidates: alts}, nil
-}
-
-// fetchProblem says in plain words why a fetch failed.
-func fetchProblem(err error) string {
-	switch fetcher.KindOf(err) {
-	case fetcher.KindDNS:
-		return "that address did not answer (its name does not exist)"
-	case fetcher.KindTimeout:
-		return "that address did not answer in time"
-	case fetcher.KindConnection, fetcher.KindTLS:
-		return "that address did not answer"
-	case fetcher.KindPrivateAddress:
-		return "that address is on a private network, which feedmail does not visit"
-	case fetcher.KindBadURL:
-		return "that is not a web address feedmail can visit"
-	case fetcher.KindTooManyRedirects:
-		return "that address redirects too many times"
-	case fetcher.KindTooLarge:
-		return "that page is too large (over 10 MB)"
-	case fetcher.KindBadEncoding:
-		return "that address sent something that could not be decoded"
-	case fetcher.KindCanceled:
-		return "the check was interrupted; please try again"
-	}
-	return "that address did not answer"
 }
 
 // clip cuts s to at most n bytes, on a rune boundary, so that a huge field
@@ -444,17 +223,4 @@ func clip(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s
-}
-
-// parseFeed parses a fetched document as a feed; the error is a fieldError
-// in plain words.
-func parseFeed(body []byte, contentType, url string) (*newitems.Feed, error) {
-	f, err := newitems.Parse(body, contentType, url)
-	switch {
-	case err == nil:
-		return f, nil
-	case errors.Is(err, newitems.ErrInvalidFeed):
-		return nil, fieldError{"the feed is broken and could not be read"}
-	}
-	return nil, fieldError{"the address is not a feed"}
 }

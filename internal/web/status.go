@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
 // statusPolls is how many recent polls the status page lists.
@@ -73,7 +75,7 @@ func (s *Server) renderStatus(ctx context.Context, raw string) (cachedPage, erro
 	f, polls, err := s.Store.FeedForStatus(ctx, raw, statusPolls)
 	if errors.Is(err, store.ErrNotFound) {
 		// Try what a person may have typed without the scheme.
-		if u, msg := normalizeFeedURL(raw); msg == "" && u != raw {
+		if u, msg := subscribe.NormalizeFeedURL(raw); msg == "" && u != raw {
 			f, polls, err = s.Store.FeedForStatus(ctx, u, statusPolls)
 		}
 	}
@@ -101,7 +103,7 @@ func (s *Server) renderStatus(ctx context.Context, raw string) (cachedPage, erro
 	}
 	d.WebSub = webSubWords(f, d.Now)
 	d.Advice = publisherAdvice(f)
-	d.PingURL = s.Config.BaseURL + "/ping?url=" + url.QueryEscape(f.URL)
+	d.PingURL = s.Config.BaseURL + links.PathPing + "?url=" + url.QueryEscape(f.URL)
 	b, err := s.renderBytes("status", "Feed status: "+orURL(f.Title, f.URL), d)
 	return cachedPage{status: http.StatusOK, body: b}, err
 }

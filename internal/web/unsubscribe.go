@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -58,8 +59,9 @@ func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) {
 	s.unsubscribe(w, r, true)
 }
 
+// unsubscribe shows (act false) or does (act true) what an unsubscribe
+// link asks for, one subscription or a whole digest.
 func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request, act bool) {
-	ctx := r.Context()
 	tok := r.PathValue("token")
 	t, err := s.verifyUnsubscribe(tok)
 	if err != nil {
@@ -68,61 +70,21 @@ func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request, act bool) {
 	}
 	d := unsubscribeData{Token: tok}
 	var userID int64
+	var gone bool
 	if t.subID != 0 {
-		sub, err := s.Store.SubscriptionByID(ctx, t.subID)
-		if errors.Is(err, store.ErrNotFound) {
-			s.goneUnsubscribed(w, r)
-			return
-		}
-		if err != nil {
-			s.serverError(w, r, err)
-			return
-		}
-		userID = sub.UserID
-		feed, err := s.Store.FeedByID(ctx, sub.FeedID)
-		if err != nil {
-			s.serverError(w, r, err)
-			return
-		}
-		d.Feeds = []string{orURL(feed.Title, feed.URL)}
-		d.Done = sub.State == store.SubEnded
-		if act && !d.Done {
-			if _, err := s.Store.EndSubscription(ctx, sub.ID, "unsubscribed by link"); err != nil {
-				s.serverError(w, r, err)
-				return
-			}
-			d.Ended, d.Done = 1, true
-		}
+		userID, gone, err = s.unsubscribeOne(r.Context(), t.subID, act, &d)
 	} else {
-		dg, err := s.Store.DigestByID(ctx, t.digestID)
-		if errors.Is(err, store.ErrNotFound) {
-			s.goneUnsubscribed(w, r)
-			return
-		}
-		if err != nil {
-			s.serverError(w, r, err)
-			return
-		}
-		userID, d.Digest = dg.UserID, dg.Name
-		subs, err := s.Store.SubscriptionsOfDigest(ctx, dg.ID)
-		if err != nil {
-			s.serverError(w, r, err)
-			return
-		}
-		for _, sub := range subs {
-			d.Feeds = append(d.Feeds, orURL(sub.FeedTitle, sub.FeedURL))
-		}
-		d.Done = len(subs) == 0
-		if act {
-			n, err := s.Store.EndDigestSubscriptions(ctx, dg.ID, "unsubscribed from digest by link")
-			if err != nil {
-				s.serverError(w, r, err)
-				return
-			}
-			d.Ended, d.Done = n, true
-		}
+		userID, gone, err = s.unsubscribeDigest(r.Context(), t.digestID, act, &d)
 	}
-	if u, err := s.Store.UserByID(ctx, userID); err == nil {
+	switch {
+	case gone:
+		s.goneUnsubscribed(w, r)
+		return
+	case err != nil:
+		s.serverError(w, r, err)
+		return
+	}
+	if u, err := s.Store.UserByID(r.Context(), userID); err == nil {
 		d.Email = u.Email
 	}
 	title := "Unsubscribe"
@@ -130,6 +92,61 @@ func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request, act bool) {
 		title = "You are unsubscribed"
 	}
 	s.render(w, r, http.StatusOK, "unsubscribe", title, d)
+}
+
+// unsubscribeOne fills d for subscription subID and ends it when act. It
+// returns the person's id, or gone when the subscription no longer exists.
+func (s *Server) unsubscribeOne(ctx context.Context, subID int64, act bool, d *unsubscribeData) (int64, bool, error) {
+	sub, err := s.Store.SubscriptionByID(ctx, subID)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, true, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	feed, err := s.Store.FeedByID(ctx, sub.FeedID)
+	if err != nil {
+		return 0, false, err
+	}
+	d.Feeds = []string{orURL(feed.Title, feed.URL)}
+	d.Done = sub.State == store.SubEnded
+	if act && !d.Done {
+		if _, err := s.Store.EndSubscription(ctx, sub.ID, "unsubscribed by link"); err != nil {
+			return 0, false, err
+		}
+		d.Ended, d.Done = 1, true
+	}
+	return sub.UserID, false, nil
+}
+
+// unsubscribeDigest fills d for digest digestID and ends its subscriptions
+// when act. It returns the person's id, or gone when the digest no longer
+// exists.
+func (s *Server) unsubscribeDigest(ctx context.Context, digestID int64, act bool, d *unsubscribeData) (int64, bool, error) {
+	dg, err := s.Store.DigestByID(ctx, digestID)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, true, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	d.Digest = dg.Name
+	subs, err := s.Store.SubscriptionsOfDigest(ctx, dg.ID)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, sub := range subs {
+		d.Feeds = append(d.Feeds, orURL(sub.FeedTitle, sub.FeedURL))
+	}
+	d.Done = len(subs) == 0
+	if act {
+		n, err := s.Store.EndDigestSubscriptions(ctx, dg.ID, "unsubscribed from digest by link")
+		if err != nil {
+			return 0, false, err
+		}
+		d.Ended, d.Done = n, true
+	}
+	return dg.UserID, false, nil
 }
 
 // goneUnsubscribed answers a genuine link whose subscription was removed:

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/internal/websub"
@@ -35,38 +36,18 @@ type WebSubOptions struct {
 }
 
 // MountWebSub adds the WebSub callback, GET and POST /websub/{token}, where
-// the token is links.WebSubCallback's signed feed id.
-//
-// GET is a hub's verification of intent (WebSub §5.3). It answers 200 with
-// hub.challenge as a text/plain body when it confirms a (un)subscription we
-// asked for, and records it: a subscription becomes active with the lease
-// the hub granted (renewed at half of it, or daily when none was given), an
-// unsubscription clears the feed's subscription. It answers 404 to a bad
-// token, an unknown feed, a feed with no request under way, another topic
-// than the one asked for (websub.rocks 205) or a mode not asked for; 400 to
-// a malformed request (no hub.challenge, unknown hub.mode). hub.mode=denied
-// for our topic is answered 200: the feed goes back to polling and the
-// subscription is tried again in a week.
-//
-// POST is content distribution (§7, §8). The body (at most 10 MB; more is
-// 413) is checked against X-Hub-Signature (sha1, sha256, sha384 or sha512
-// HMAC under the feed's secret, compared with hmac.Equal). Authentic
-// content goes through Ingest; content with a missing, malformed or wrong
-// signature is dropped, logged and counted (websub event "bad_signature").
-// Both answer 202 Accepted with an empty body, so a forger learns nothing
-// (§8 allows a 2xx; websub.rocks 301, 302). A feed for which we hold no
-// secret (no subscription, or it ended), or that is no longer polled (gone,
-// blacklisted, merged into another), answers 410 Gone,
-// which tells the hub to drop the subscription. An Ingest error is a 500
-// so the hub may retry, unless it wraps ErrUnusableContent (a body that is
-// no feed is dropped with 202: sending it again would not help).
+// the token is links.WebSubCallback's signed feed id. GET answers a hub's
+// verification of intent (WebSub §5.3) and records it; POST takes
+// distributed content (§7, §8), checked against X-Hub-Signature, into
+// o.Ingest and answers 202 whether the signature was good or not; a feed
+// we hold no subscription for answers 410. The status codes are in
+// docs/design.md.
 func (s *Server) MountWebSub(o WebSubOptions) {
 	if o.MaxBody <= 0 {
 		o.MaxBody = MaxWebSubBody
 	}
 	h := &webSubHandler{s: s, o: o}
-	s.Handle("GET /websub/{token}", http.HandlerFunc(h.verify))
-	s.Handle("POST /websub/{token}", http.HandlerFunc(h.distribute))
+	s.register(links.GroupWebSub, map[string]http.HandlerFunc{"websubVerify": h.verify, "websubDistribute": h.distribute})
 }
 
 type webSubHandler struct {
@@ -104,6 +85,9 @@ func (h *webSubHandler) feed(w http.ResponseWriter, r *http.Request) (*store.Fee
 	return f, true
 }
 
+// verify is GET /websub/{token}: the hub checks that we asked for the
+// (un)subscription it is about to make. It answers the challenge when the
+// request matches what the feed is waiting for, and records the outcome.
 func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	f, ok := h.feed(w, r)
@@ -111,42 +95,15 @@ func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cur := f.WebSub()
-	var expect string
-	switch cur.State {
-	case store.WebSubStatePending, store.WebSubStateActive:
-		expect = websub.ModeSubscribe
-	case store.WebSubStateUnsubscribing:
-		expect = websub.ModeUnsubscribe
-	default:
-		h.count("verify_refused")
-		h.s.Log.Info("websub: verification for a feed with no request under way", "feed", f.ID,
-			"state", cur.State, "mode", r.URL.Query().Get("hub.mode"))
-		textAnswer(w, http.StatusNotFound, "no subscription requested\n")
+	expect, ok := h.expectedMode(w, r, f, cur)
+	if !ok {
 		return
 	}
-	q := r.URL.Query()
-	challenge, lease, err := websub.CheckIntent(q, cur.Topic, expect)
+	challenge, lease, err := websub.CheckIntent(r.URL.Query(), cur.Topic, expect)
 	now := h.s.Clock.Now()
 	switch {
 	case errors.Is(err, websub.ErrDenied):
-		if expect != websub.ModeSubscribe {
-			textAnswer(w, http.StatusNotFound, "no subscription requested\n")
-			return
-		}
-		to := cur
-		to.State, to.ExpiresAt, to.RenewAt = store.WebSubStateDenied, nil, wsTimePtr(now.Add(store.WebSubDeniedRetry))
-		var resume time.Time
-		if store.WebSubActive(f, now) {
-			resume = now
-		}
-		if _, err := h.s.Store.SetWebSub(r.Context(), f.ID, cur, to, resume, "WebSub hub denied the subscription: polling resumes"); err != nil {
-			h.s.Log.Error("websub: record denial", "feed", f.ID, "err", err)
-			textAnswer(w, http.StatusInternalServerError, "try again later\n")
-			return
-		}
-		h.count("denied")
-		h.s.Log.Info("websub: hub denied the subscription; polling, retry in a week", "feed", f.ID, "hub", cur.Hub, "reason", err)
-		textAnswer(w, http.StatusOK, "ok\n")
+		h.denied(w, r, f, cur, expect, now, err)
 		return
 	case errors.Is(err, websub.ErrBadVerification):
 		h.count("verify_refused")
@@ -179,15 +136,60 @@ func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
 		textAnswer(w, http.StatusNotFound, "no such subscription requested\n")
 		return
 	}
+	h.logVerified(f, cur, expect, lease, to)
+	textAnswer(w, http.StatusOK, challenge)
+}
+
+// expectedMode is the hub.mode the feed's WebSub state waits for; with no
+// request under way it answers 404 itself and returns false.
+func (h *webSubHandler) expectedMode(w http.ResponseWriter, r *http.Request, f *store.Feed, cur store.WebSubFields) (string, bool) {
+	switch cur.State {
+	case store.WebSubStatePending, store.WebSubStateActive:
+		return websub.ModeSubscribe, true
+	case store.WebSubStateUnsubscribing:
+		return websub.ModeUnsubscribe, true
+	}
+	h.count("verify_refused")
+	h.s.Log.Info("websub: verification for a feed with no request under way", "feed", f.ID,
+		"state", cur.State, "mode", r.URL.Query().Get("hub.mode"))
+	textAnswer(w, http.StatusNotFound, "no subscription requested\n")
+	return "", false
+}
+
+// denied records a hub's refusal of our subscription: polling resumes and
+// the subscription is retried after store.WebSubDeniedRetry.
+func (h *webSubHandler) denied(w http.ResponseWriter, r *http.Request, f *store.Feed, cur store.WebSubFields,
+	expect string, now time.Time, reason error) {
+	if expect != websub.ModeSubscribe {
+		textAnswer(w, http.StatusNotFound, "no subscription requested\n")
+		return
+	}
+	to := cur
+	to.State, to.ExpiresAt, to.RenewAt = store.WebSubStateDenied, nil, wsTimePtr(now.Add(store.WebSubDeniedRetry))
+	var resume time.Time
+	if store.WebSubActive(f, now) {
+		resume = now
+	}
+	if _, err := h.s.Store.SetWebSub(r.Context(), f.ID, cur, to, resume, "WebSub hub denied the subscription: polling resumes"); err != nil {
+		h.s.Log.Error("websub: record denial", "feed", f.ID, "err", err)
+		textAnswer(w, http.StatusInternalServerError, "try again later\n")
+		return
+	}
+	h.count("denied")
+	h.s.Log.Info("websub: hub denied the subscription; polling, retry in a week", "feed", f.ID, "hub", cur.Hub, "reason", reason)
+	textAnswer(w, http.StatusOK, "ok\n")
+}
+
+// logVerified counts and logs a verified (un)subscription.
+func (h *webSubHandler) logVerified(f *store.Feed, cur store.WebSubFields, expect string, lease time.Duration, to store.WebSubFields) {
 	if expect == websub.ModeSubscribe {
 		h.count("verified")
 		h.s.Log.Info("websub: subscription verified", "feed", f.ID, "hub", cur.Hub, "topic", cur.Topic,
 			"lease", lease, "renew_at", to.RenewAt)
-	} else {
-		h.count("unsubscribed")
-		h.s.Log.Info("websub: unsubscription verified", "feed", f.ID, "hub", cur.Hub, "topic", cur.Topic)
+		return
 	}
-	textAnswer(w, http.StatusOK, challenge)
+	h.count("unsubscribed")
+	h.s.Log.Info("websub: unsubscription verified", "feed", f.ID, "hub", cur.Hub, "topic", cur.Topic)
 }
 
 func (h *webSubHandler) distribute(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,122 @@
+package links
+
+import "strings"
+
+// Paths of feedmail's HTTP routes, as http.ServeMux patterns. Each is
+// written here once: package web registers its handlers from Routes and
+// the builders in this package fill the same paths in.
+const (
+	PathHome            = "/{$}"
+	PathSubscribe       = "/subscribe"
+	PathSubscriptions   = "/subscriptions"
+	PathSignIn          = "/signin"
+	PathConfirm         = "/confirm/{token}"
+	PathAccount         = "/account/{token}"
+	PathAccountDelivery = "/account/{token}/subscriptions/{id}/delivery"
+	PathAccountUnsub    = "/account/{token}/subscriptions/{id}/unsubscribe"
+	PathAccountConfirm  = "/account/{token}/subscriptions/{id}/confirm"
+	PathAccountDigests  = "/account/{token}/digests"
+	PathAccountOPML     = "/account/{token}/opml"
+	PathUnsubscribe     = "/unsubscribe/{token}"
+	PathFeedStatus      = "/feeds/status"
+	PathStatic          = "/static/{file}"
+	PathHealthz         = "/healthz"
+	PathMetrics         = "/metrics"
+	PathCredits         = "/credits"
+	PathCheckout        = "/credits/checkout"
+	PathStripeWebhook   = "/webhooks/stripe"
+	PathWebSub          = "/websub/{token}"
+	PathPing            = "/ping"
+	PathRPC2            = "/RPC2"
+)
+
+// Route groups: which part of the server registers a route.
+const (
+	GroupPages   = "pages"   // the pages and forms, always
+	GroupHealth  = "health"  // /healthz, always
+	GroupMetrics = "metrics" // /metrics, when metrics are on
+	GroupCredits = "credits" // web.Server.MountCredits
+	GroupWebSub  = "websub"  // web.Server.MountWebSub
+	GroupPings   = "pings"   // web.Server.MountPings
+)
+
+// Route is one HTTP route.
+type Route struct {
+	Name   string // the handler's name in package web
+	Method string
+	Path   string
+	Group  string
+	// Machine marks routes that other machines POST to (mail providers,
+	// Stripe, hubs, pingers): authorised by tokens, signatures or by being
+	// harmless, so browser cross-origin protection does not apply.
+	Machine bool
+}
+
+// Pattern is the route's http.ServeMux pattern, "GET /confirm/{token}".
+func (r Route) Pattern() string { return r.Method + " " + r.Path }
+
+// Routes returns every route feedmail serves (a fresh slice).
+func Routes() []Route {
+	return []Route{
+		{Name: "signupPage", Method: "GET", Path: PathHome, Group: GroupPages},
+		{Name: "subscribePage", Method: "GET", Path: PathSubscribe, Group: GroupPages},
+		{Name: "createSubscription", Method: "POST", Path: PathSubscriptions, Group: GroupPages},
+		{Name: "signInPage", Method: "GET", Path: PathSignIn, Group: GroupPages},
+		{Name: "signIn", Method: "POST", Path: PathSignIn, Group: GroupPages},
+		{Name: "confirmPage", Method: "GET", Path: PathConfirm, Group: GroupPages},
+		{Name: "confirm", Method: "POST", Path: PathConfirm, Group: GroupPages},
+		{Name: "accountPage", Method: "GET", Path: PathAccount, Group: GroupPages},
+		{Name: "accountDelivery", Method: "POST", Path: PathAccountDelivery, Group: GroupPages},
+		{Name: "accountUnsubscribe", Method: "POST", Path: PathAccountUnsub, Group: GroupPages},
+		{Name: "accountConfirm", Method: "POST", Path: PathAccountConfirm, Group: GroupPages},
+		{Name: "accountDigest", Method: "POST", Path: PathAccountDigests, Group: GroupPages},
+		{Name: "accountImport", Method: "POST", Path: PathAccountOPML, Group: GroupPages},
+		{Name: "accountExport", Method: "GET", Path: PathAccountOPML, Group: GroupPages},
+		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
+		// RFC 8058 one-click, POSTed by mail providers.
+		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},
+		{Name: "feedStatus", Method: "GET", Path: PathFeedStatus, Group: GroupPages},
+		{Name: "static", Method: "GET", Path: PathStatic, Group: GroupPages},
+		{Name: "healthz", Method: "GET", Path: PathHealthz, Group: GroupHealth},
+		{Name: "metrics", Method: "GET", Path: PathMetrics, Group: GroupMetrics},
+		{Name: "creditsPage", Method: "GET", Path: PathCredits, Group: GroupCredits},
+		{Name: "checkout", Method: "POST", Path: PathCheckout, Group: GroupCredits},
+		{Name: "stripeWebhook", Method: "POST", Path: PathStripeWebhook, Group: GroupCredits, Machine: true},
+		{Name: "websubVerify", Method: "GET", Path: PathWebSub, Group: GroupWebSub},
+		{Name: "websubDistribute", Method: "POST", Path: PathWebSub, Group: GroupWebSub, Machine: true},
+		{Name: "ping", Method: "GET", Path: PathPing, Group: GroupPings},
+		{Name: "ping", Method: "POST", Path: PathPing, Group: GroupPings, Machine: true},
+		{Name: "xmlrpcPing", Method: "POST", Path: PathRPC2, Group: GroupPings, Machine: true},
+	}
+}
+
+// Fill returns path with its {wildcards} replaced by values, in order, and
+// the {$} end anchor dropped (a wildcard without a value is left as it is).
+func Fill(path string, values ...string) string {
+	path = strings.TrimSuffix(path, "{$}")
+	var b strings.Builder
+	for len(path) > 0 {
+		i := strings.IndexByte(path, '{')
+		j := strings.IndexByte(path[max(i, 0):], '}')
+		if i < 0 || j < 0 || len(values) == 0 {
+			b.WriteString(path)
+			break
+		}
+		b.WriteString(path[:i])
+		b.WriteString(values[0])
+		values = values[1:]
+		path = path[i+j+1:]
+	}
+	return b.String()
+}
+
+// PathOf returns the path of the route called name, filled with values
+// (Fill); it panics on an unknown name, a defect the tests catch.
+func PathOf(name string, values ...string) string {
+	for _, rt := range Routes() {
+		if rt.Name == name {
+			return Fill(rt.Path, values...)
+		}
+	}
+	panic("links: no route " + name)
+}

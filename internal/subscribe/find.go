@@ -1,0 +1,94 @@
+package subscribe
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/newitems"
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// knownFeedFresh is how recent a feed's last successful poll must be for
+// signup to trust it without fetching it.
+const knownFeedFresh = 7 * 24 * time.Hour
+
+// Found is the outcome of looking at an address: a feed (URL, Title,
+// SiteURL), or the feeds a page advertises when there are several to pick
+// from (Candidates).
+type Found struct {
+	URL, Title, SiteURL string
+	Candidates          []newitems.Alternate
+}
+
+// FindFeed fetches raw; a feed is returned as is; an HTML page is searched
+// for <link rel="alternate"> feeds: one is fetched and checked, several are
+// returned as candidates. Problems are FieldErrors in plain words.
+//
+// A feed feedmail already polls successfully is not fetched again: one
+// fetch per feed URL however many people sign up for it (a publisher's
+// signup form must not turn into a stream of requests to their server).
+// Feeds that are gone or stopped are refused with the reason.
+func (s *Service) FindFeed(ctx context.Context, raw string) (Found, error) {
+	f, err := s.Store.FeedByURL(ctx, raw)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return Found{}, err
+	case f.State == store.FeedGone:
+		return Found{}, FieldError{"that feed is gone: its server said it was removed (410 Gone)"}
+	case f.State == store.FeedBlacklisted:
+		return Found{}, FieldError{"feedmail stopped polling that feed after 90 days of errors; its publisher can ping feedmail to restart it"}
+	case f.LastSuccessAt != nil && s.Clock.Now().Sub(*f.LastSuccessAt) < knownFeedFresh:
+		return Found{URL: f.URL, Title: f.Title, SiteURL: f.SiteURL}, nil
+	}
+	return s.findFeedDepth(ctx, raw, 0)
+}
+
+// findFeedDepth fetches raw; depth 1 is a feed a page pointed to, which
+// must be a feed itself.
+func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Found, error) {
+	resp, err := s.Fetch.Fetch(ctx, fetcher.Request{URL: raw})
+	if err != nil {
+		return Found{}, FieldError{FetchProblem(err)}
+	}
+	if resp.Status < 200 || resp.Status > 299 {
+		return Found{}, FieldError{"that address answered " + StatusText(resp.Status) + ", not a feed"}
+	}
+	feedURL := raw
+	if resp.PermanentURL != "" {
+		feedURL = resp.PermanentURL
+	}
+	feed, perr := newitems.Parse(resp.Body, resp.ContentType, resp.FinalURL)
+	if perr == nil {
+		return Found{URL: feedURL, Title: feed.Title, SiteURL: feed.SiteURL}, nil
+	}
+	if errors.Is(perr, newitems.ErrInvalidFeed) {
+		return Found{}, FieldError{"that feed is broken and could not be read"}
+	}
+	if depth > 0 {
+		return Found{}, FieldError{"that page points to a feed that is not a feed"}
+	}
+	alts := newitems.Discover(resp.Body, resp.FinalURL)
+	switch len(alts) {
+	case 0:
+		return Found{}, FieldError{"that page has no feed"}
+	case 1:
+		return s.findFeedDepth(ctx, alts[0].URL, depth+1)
+	}
+	return Found{Candidates: alts}, nil
+}
+
+// parseFeed parses a fetched document as a feed; the error is a FieldError
+// in plain words.
+func parseFeed(body []byte, contentType, url string) (*newitems.Feed, error) {
+	f, err := newitems.Parse(body, contentType, url)
+	switch {
+	case err == nil:
+		return f, nil
+	case errors.Is(err, newitems.ErrInvalidFeed):
+		return nil, FieldError{"the feed is broken and could not be read"}
+	}
+	return nil, FieldError{"the address is not a feed"}
+}

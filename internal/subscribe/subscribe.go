@@ -1,0 +1,204 @@
+package subscribe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/notices"
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// NoDigestError is returned when Request.DigestName names no digest of the
+// person's.
+type NoDigestError struct{ Email, Name string }
+
+func (e *NoDigestError) Error() string { return e.Email + " has no digest " + strconv.Quote(e.Name) }
+
+// Request is one subscription asked for. Email and Feed are checked by the
+// caller (CheckEmail and FindFeed on the form; the command's own flag
+// checks).
+type Request struct {
+	Email string
+	Feed  Found
+	// Preset delivers into the person's digest named after it, created in
+	// Zone when missing (the signup form). DigestName delivers into an
+	// existing digest of the person's (the command). Neither: instant.
+	Preset     *digest.Preset
+	DigestName string
+	// Zone becomes the person's time zone while they have not confirmed
+	// ("" leaves it).
+	Zone string
+	// Confirmed makes the subscription active at once and counts as the
+	// person's confirmation (the operator vouches for the address).
+	Confirmed bool
+	// KeepActive leaves an active subscription to the feed untouched and
+	// emails the person a sign-in link instead (the signup form, which
+	// anyone can send). Without it an active subscription takes the new
+	// delivery (the command).
+	KeepActive bool
+	// ByOperator words the confirmation email for a subscription the
+	// operator added.
+	ByOperator bool
+}
+
+// Result is what Subscribe did.
+type Result struct {
+	User  *store.User
+	Feed  *store.Feed
+	Title string // the feed's title, or its URL
+	// Sub is the subscription, nil when KeepActive found it active.
+	Sub *store.Subscription
+	// Already is true when KeepActive found an active subscription.
+	Already bool
+	// ConfirmationSent is true when a confirmation email was queued now.
+	ConfirmationSent bool
+	// Trial is the credits granted by a Confirmed request (0: none).
+	Trial int64
+}
+
+// Subscribe records the person (created when missing), the feed and the
+// subscription, then either confirms it (Confirmed) or queues the email
+// that asks the person to. Nothing is active until the person or the
+// operator confirms.
+func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
+	now := s.Clock.Now()
+	res := &Result{}
+	u, err := s.person(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res.User = u
+	var digestID *int64
+	if req.DigestName != "" {
+		dg, err := s.Store.DigestByName(ctx, u.ID, req.DigestName)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, &NoDigestError{Email: u.Email, Name: req.DigestName}
+		}
+		if err != nil {
+			return nil, err
+		}
+		digestID = &dg.ID
+	}
+	if res.Feed, res.Title, err = s.feed(ctx, req.Feed); err != nil {
+		return nil, err
+	}
+	if req.KeepActive {
+		if done, err := s.alreadyActive(ctx, now, u, res); done || err != nil {
+			return res, err
+		}
+	}
+	delivery := "every new post in its own email, as soon as we see it"
+	if req.Preset != nil {
+		dg, err := s.presetDigest(ctx, u, req.Preset, req.Zone)
+		if err != nil {
+			return nil, err
+		}
+		digestID = &dg.ID
+		delivery = "in your digest “" + dg.Name + "” (" + req.Preset.Label + ")"
+	}
+	if res.Sub, err = s.Store.Subscribe(ctx, u.ID, res.Feed.ID, digestID, req.Confirmed); err != nil {
+		return nil, err
+	}
+	switch {
+	case res.Sub.State == store.SubActive && req.Confirmed:
+		res.Trial, err = s.PersonConfirmed(ctx, u.ID)
+	case res.Sub.State == store.SubPending:
+		key, n := notices.Confirm(s.Links, now, res.Sub.ID, res.Title, res.Feed.URL, u.Email, delivery)
+		if req.ByOperator {
+			key, n = notices.ConfirmByOperator(s.Links, now, res.Sub.ID, res.Title, u.Email)
+		}
+		res.ConfirmationSent, err = s.Store.QueueNotice(ctx, u.ID, key, n)
+	}
+	return res, err
+}
+
+// person finds or creates the account and sets its time zone while it is
+// unconfirmed.
+func (s *Service) person(ctx context.Context, req Request) (*store.User, error) {
+	u, created, err := s.Store.EnsureUser(ctx, req.Email)
+	if err != nil {
+		return nil, err
+	}
+	if req.Zone != "" && (created || u.ConfirmedAt == nil) {
+		if err := s.Store.SetUserTimezone(ctx, u.ID, req.Zone); err != nil {
+			return nil, fmt.Errorf("set time zone: %w", err)
+		}
+	}
+	return u, nil
+}
+
+// feed finds or creates the feed, fills its title and site when unknown,
+// and returns it with the title to show (its URL when it has none).
+func (s *Service) feed(ctx context.Context, f Found) (*store.Feed, string, error) {
+	feed, _, err := s.Store.EnsureFeed(ctx, f.URL)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.Store.SetFeedMetaIfEmpty(ctx, feed.ID, f.Title, f.SiteURL); err != nil {
+		return nil, "", err
+	}
+	title := feed.Title
+	if title == "" {
+		title = f.Title
+	}
+	if title == "" {
+		title = feed.URL
+	}
+	return feed, title, nil
+}
+
+// alreadyActive reports whether the person already gets res.Feed; if so it
+// queues the "you already get it" email with a sign-in link.
+func (s *Service) alreadyActive(ctx context.Context, now time.Time, u *store.User, res *Result) (bool, error) {
+	subs, err := s.Store.SubscriptionsOfUser(ctx, u.ID)
+	if err != nil {
+		return false, fmt.Errorf("subscriptions of user %d: %w", u.ID, err)
+	}
+	for _, sub := range subs {
+		if sub.FeedID == res.Feed.ID && sub.State == store.SubActive {
+			res.Already = true
+			key, n := notices.AlreadySubscribed(s.Links, now, sub.ID, u.ID, res.Title, u.Email)
+			_, err := s.Store.QueueNotice(ctx, u.ID, key, n)
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// presetDigest returns the person's digest for a preset, named after it,
+// creating it in zone when they have none. An existing one is used as it is.
+func (s *Service) presetDigest(ctx context.Context, u *store.User, p *digest.Preset, zone string) (*store.Digest, error) {
+	name := presetName(p)
+	dg, err := s.Store.DigestByName(ctx, u.ID, name)
+	if err == nil {
+		return dg, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	sched, err := digest.ParseSchedule(p.Spec, zone)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: %w", p.Key, err)
+	}
+	return s.Store.SetDigest(ctx, u.ID, name, sched)
+}
+
+// presetName is the digest name a preset creates: "Daily", "Weekly", ….
+func presetName(p *digest.Preset) string {
+	switch p.Key {
+	case "daily":
+		return "Daily"
+	case "weekly":
+		return "Weekly"
+	}
+	l := p.Label
+	if l == "" {
+		l = p.Key
+	}
+	return strings.ToUpper(l[:1]) + l[1:]
+}

@@ -1,0 +1,52 @@
+package web
+
+import (
+	"context"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/metrics"
+)
+
+// TestRoutesContract checks that the server, with every mount, serves
+// exactly the routes of the contract (and the account, sign-in, payments,
+// WebSub and ping routes), each registered from links.Routes.
+func TestRoutesContract(t *testing.T) {
+	want := []string{
+		"GET /{$}", "GET /subscribe", "POST /subscriptions", "GET /signin", "POST /signin",
+		"GET /confirm/{token}", "POST /confirm/{token}",
+		"GET /account/{token}", "POST /account/{token}/subscriptions/{id}/delivery",
+		"POST /account/{token}/subscriptions/{id}/unsubscribe", "POST /account/{token}/subscriptions/{id}/confirm",
+		"POST /account/{token}/digests", "POST /account/{token}/opml", "GET /account/{token}/opml",
+		"GET /unsubscribe/{token}", "POST /unsubscribe/{token}",
+		"GET /feeds/status", "GET /static/{file}", "GET /healthz", "GET /metrics",
+		"GET /credits", "POST /credits/checkout", "POST /webhooks/stripe",
+		"GET /websub/{token}", "POST /websub/{token}",
+		"GET /ping", "POST /ping", "POST /RPC2",
+	}
+	var got []string
+	for _, rt := range links.Routes() {
+		got = append(got, rt.Pattern())
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("routes\n%q\nwant\n%q", got, want)
+	}
+
+	h := newHarness(t, func(d *Deps) { d.Metrics = metrics.New() })
+	h.srv.MountCredits(CreditsConfig{})
+	h.srv.MountWebSub(WebSubOptions{Ingest: func(context.Context, int64, []byte, string) error { return nil }})
+	h.srv.MountPings(PingOptions{PollNow: func(context.Context, int64, string) error { return nil }})
+	for _, rt := range links.Routes() {
+		r := httptest.NewRequest(rt.Method, links.Fill(rt.Path, "T", "1", "x"), nil)
+		if rt.Path == links.PathHome {
+			r = httptest.NewRequest(rt.Method, "/", nil)
+		}
+		if _, pattern := h.srv.mux.Handler(r); pattern != rt.Pattern() {
+			t.Errorf("%s %s is served by %q, want %q", rt.Method, r.URL.Path, pattern, rt.Pattern())
+		}
+	}
+}
