@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/worker"
 )
@@ -281,26 +281,8 @@ func outboxKeys(row *store.OutboxEmail) (charge, refund string) {
 // creditNotice is the store.CreditNotice of the mailer: the free notice
 // a person gets once per shortage, with its billing key.
 func (o *Outbox) creditNotice(userID, episode int64) (string, store.Notice) {
-	n := outOfCreditsNotice(o.cfg.HoldFor)
-	if o.cfg.Links.Base != "" {
-		n.Links = append(n.Links, store.NoticeLink{Label: "Buy credits", URL: o.cfg.Links.Credits()})
-		if o.cfg.Links.Tokens != nil {
-			n.Links = append(n.Links, store.NoticeLink{Label: "Your account", URL: o.cfg.Links.Account(userID, o.cfg.Clock.Now())})
-		}
-	}
+	n := notices.CreditsOut(o.cfg.Links, o.cfg.Clock.Now(), o.cfg.HoldFor, userID)
 	return billing.KeyCreditsNotice(userID, episode), n
-}
-
-// outOfCreditsNotice returns the subject and text of the out-of-credits
-// notice; held mail waits for up to holdFor.
-func outOfCreditsNotice(holdFor time.Duration) store.Notice {
-	return store.Notice{
-		Subject: "Your feedmail credits have run out",
-		Text: "Your feedmail balance has run out, so new posts from your feeds are waiting instead of being emailed.\n\n" +
-			"They wait for up to " + strconv.Itoa(int(holdFor/(24*time.Hour))) + " days. " +
-			"As soon as you add credits, everything that waited is sent.\n\n" +
-			"This is the only reminder you will get for this shortage.",
-	}
 }
 
 // count adds one to the emails metric.
