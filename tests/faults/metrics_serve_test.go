@@ -29,9 +29,7 @@ import (
 //
 // due_feeds is set by the poller role (cmd/feedmail rolePoller runs
 // metrics.WatchQueues with store.CountDueFeeds every 15 s); outbox and
-// held by the outbox worker of the mailer role (store.OutboxDepths). This
-// test failed before commit aa12b56 added the former: nothing called
-// WatchQueues, so due_feeds was documented but never exported.
+// held by the outbox worker of the mailer role (store.OutboxDepths).
 func TestServeExportsQueueDepths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the feedmail binary")

@@ -32,7 +32,7 @@ type smtpRow struct {
 	lastError string
 }
 
-// smtpRows is the SMTP half of the matrix (DESIGN.md, "Email": 4xx → retry
+// smtpRows is the SMTP half of the matrix (docs/design.md, "Email": 4xx → retry
 // with backoff for up to 3 days; 5xx → failed, the address marked bouncing
 // after repeated hard failures).
 var smtpRows = []smtpRow{

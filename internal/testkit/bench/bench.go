@@ -26,7 +26,8 @@
 // bench works in a fresh Postgres schema or SQLite file and runs the
 // store, poller, farm and mailer on one fake clock.
 //
-// Test infrastructure: never linked into cmd/feedmail.
+// Test infrastructure: never linked into cmd/feedmail. It never works in an
+// existing schema's tables.
 package bench
 
 import (

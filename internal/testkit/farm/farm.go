@@ -14,6 +14,9 @@
 // pre-rendered snapshot (body, gzip body, validators, headers) that is
 // swapped atomically when it changes, and its own request log behind its
 // own mutex, so requests for different feeds share no lock.
+//
+// Test infrastructure: never linked into cmd/feedmail.
+// It never reaches a host but its own listener.
 package farm
 
 import (

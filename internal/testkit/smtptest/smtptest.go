@@ -6,6 +6,9 @@
 //
 // It is built on github.com/emersion/go-smtp and sinks thousands of messages
 // per second; set Options.Discard to keep counts only.
+//
+// Test infrastructure: never linked into cmd/feedmail.
+// It delivers nothing anywhere: accepted messages stay in memory.
 package smtptest
 
 import (

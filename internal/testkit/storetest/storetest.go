@@ -3,6 +3,9 @@
 // schema, dropped afterwards) or unset/"sqlite" (a temporary SQLite file).
 // Tests that need Postgres whatever the run read FEEDMAIL_TEST_POSTGRES_URL
 // through PostgresURL, and skip without it — or fail under CI=true.
+//
+// Test infrastructure: never linked into cmd/feedmail.
+// It never touches a schema or file it did not create.
 package storetest
 
 import (

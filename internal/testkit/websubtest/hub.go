@@ -5,6 +5,9 @@
 // (307/308), can grant any lease or none, publishes content signed with a
 // chosen method (or badly, or not at all), can send verifications nobody
 // asked for, and records everything it did.
+//
+// Test infrastructure: never linked into cmd/feedmail.
+// It only calls the callbacks it is given.
 package websubtest
 
 import (
