@@ -1,14 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
-	netmail "net/mail"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +15,7 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/mailer"
 	"github.com/feedmail/feedmail/poller"
@@ -50,11 +45,7 @@ func newDigestStack(t *testing.T) *dgStack {
 	st := storetest.Open(t, storetest.Options{Clock: clk})
 	fm := farm.New(clk)
 	t.Cleanup(fm.Close)
-	smtp, err := smtptest.Start(smtptest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = smtp.Close() })
+	smtp := smtptest.StartT(t, smtptest.Options{})
 	sign, err := token.NewSigner([]byte("digest-e2e-secret-digest-e2e"))
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +216,7 @@ func TestDigestEndToEnd(t *testing.T) {
 	if len(m.To) != 1 || m.To[0] != "reader@example.com" {
 		t.Errorf("To %v", m.To)
 	}
-	text, html := dgParts(t, m.Raw)
+	text, html := testutil.MailParts(t, m.Raw)
 	for i := range feeds {
 		title := fmt.Sprintf("Garden journal %d", i+1)
 		if !strings.Contains(text, title) || !strings.Contains(html, title) {
@@ -295,47 +286,11 @@ func TestDigestOutOfCredits(t *testing.T) {
 	if got := m.Header.Get("Subject"); got != "Your Evening digest: 11 new posts from 11 feeds" {
 		t.Fatalf("released digest subject %q", got)
 	}
-	text, _ := dgParts(t, m.Raw)
+	text, _ := testutil.MailParts(t, m.Raw)
 	if !strings.Contains(text, "First: journal 1, entry 1") || !strings.Contains(text, "Second: journal 5, entry 1") {
 		t.Errorf("released digest lacks posts of one of the slots")
 	}
 	if b := s.balance(u); b != 101-3 {
 		t.Fatalf("balance %d, want %d (3 credits for 11 feeds)", b, 101-3)
-	}
-}
-
-// dgParts returns the decoded text and HTML parts of a message.
-func dgParts(t *testing.T, raw []byte) (text, html string) {
-	t.Helper()
-	m, err := netmail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mr := multipart.NewReader(m.Body, params["boundary"])
-	for {
-		p, err := mr.NextRawPart()
-		if err == io.EOF {
-			return text, html
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r io.Reader = p
-		if strings.EqualFold(p.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
-			r = quotedprintable.NewReader(p)
-		}
-		b, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") {
-			html = string(b)
-		} else {
-			text = string(b)
-		}
 	}
 }

@@ -219,7 +219,7 @@ func runFeedRow(t *testing.T, row feedRow) {
 	e.keepsAll(f.ID, beforeItems, beforeRows)
 
 	// And the mailer sends everything that was queued, once each.
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	ob := e.outboxWorker(smtpTo(t, srv, "pool=1"))
 	want := e.outboxIn(store.OutboxQueued)
 	for range 5 {

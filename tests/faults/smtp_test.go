@@ -80,8 +80,8 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 	}
 	items := e.items(f.ID)
 
-	faulty := smtpServer(t, row.opts)
-	healthy := smtpServer(t, smtptest.Options{})
+	faulty := smtptest.StartT(t, row.opts)
+	healthy := smtptest.StartT(t, smtptest.Options{})
 	tr := &switchable{}
 	tr.set(smtpTo(t, faulty, row.params))
 	if row.down {

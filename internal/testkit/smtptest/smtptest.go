@@ -24,6 +24,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -152,6 +153,18 @@ func Start(opts Options) (*Server, error) {
 	s.srv = srv
 	go func() { s.serveErr <- srv.Serve(s.ln) }()
 	return s, nil
+}
+
+// StartT is Start for tests: a failure to start fails the test, and the
+// server is closed at the test's cleanup.
+func StartT(t testing.TB, opts Options) *Server {
+	t.Helper()
+	srv, err := Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
 }
 
 // Addr returns host:port.

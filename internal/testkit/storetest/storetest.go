@@ -119,3 +119,21 @@ func FreshDSN(t testing.TB, base string) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// HoldConnection opens one connection to the run's Postgres database, when
+// the run is on Postgres, and returns the function that closes it (a no-op
+// on SQLite). A suite's TestMain holds it for the whole run so crypto/tls's
+// certificate cache keeps the server's certificate: parallel tests making
+// their first TLS connections at once then only load it, which the race
+// detector does not misreport.
+func HoldConnection() (release func()) {
+	u := URL()
+	if !strings.HasPrefix(u, "postgres") {
+		return func() {}
+	}
+	keep, err := store.Open(context.Background(), u, store.Options{MaxOpenConns: 1})
+	if err != nil {
+		return func() {}
+	}
+	return func() { _ = keep.Close() }
+}
