@@ -84,6 +84,8 @@ type stack struct {
 	digest *digest.Worker
 }
 
+// newStack starts one installation on a fake clock: a store, a feed farm,
+// an SMTP server, the web pages on a loopback port and the workers.
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
@@ -107,31 +109,48 @@ func newStack(t *testing.T) *stack {
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
 
+	w := newWorkers(t, clk, st, smtp, lk, cfg.From, "e2e")
+	return &stack{t: t, clk: clk, st: st, farm: fm, smtp: smtp, base: base, links: lk, poller: w.poller, outbox: w.outbox, digest: w.digest}
+}
+
+// workers are the poller, outbox (with the digest renderer) and digest
+// workers of one installation.
+type workers struct {
+	poller *poller.Poller
+	outbox *mailer.Outbox
+	digest *digest.Worker
+}
+
+// newWorkers builds the workers on st and clk, mailing from from over
+// SMTP to smtp with links lk (whose base the poller is told); their lease owners are prefix+"-poller", "-mailer" and
+// "-digest". The poller and the transport close at cleanup.
+func newWorkers(t *testing.T, clk *clock.Fake, st *store.Store, smtp *smtptest.Server, lk links.Links, from, prefix string) workers {
+	t.Helper()
 	smtpCfg, err := mailer.ParseSMTPURL(smtp.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := mailer.NewSMTP(smtpCfg, mailer.WithClock(clk))
 	t.Cleanup(func() { _ = tr.Close() })
-	sender := mailer.Sender{Address: cfg.From}
+	sender := mailer.Sender{Address: from}
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: st, Transport: tr, Sender: sender, Links: lk, Clock: clk,
-		Owner: "e2e-mailer", Renderers: map[string]mailer.Renderer{
+		Owner: prefix + "-mailer", Renderers: map[string]mailer.Renderer{
 			store.KindDigest: digest.NewRenderer(digest.RenderConfig{Store: st, Sender: sender, Links: lk, Clock: clk}),
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := poller.New(poller.Config{Store: st, Fetch: fetcher.Config{BaseURL: base, AllowPrivate: true},
-		Clock: clk, Owner: "e2e-poller", Links: &lk})
+	pl, err := poller.New(poller.Config{Store: st, Fetch: fetcher.Config{BaseURL: lk.Base, AllowPrivate: true},
+		Clock: clk, Owner: prefix + "-poller", Links: &lk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pl.Close)
-	dw, err := digest.NewWorker(digest.Config{Store: st, Owner: "e2e-digest", Clock: clk})
+	dw, err := digest.NewWorker(digest.Config{Store: st, Owner: prefix + "-digest", Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{t: t, clk: clk, st: st, farm: fm, smtp: smtp, base: base, links: lk, poller: pl, outbox: ob, digest: dw}
+	return workers{poller: pl, outbox: ob, digest: dw}
 }
 
 // deliver sends what is due and waits until the SMTP server holds n

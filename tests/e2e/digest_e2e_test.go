@@ -9,7 +9,6 @@ import (
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/clock"
-	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
@@ -52,31 +51,8 @@ func newDigestStack(t *testing.T) *dgStack {
 	}
 	const base, from = "http://127.0.0.1:8080", "feedmail@feedmail.test"
 	lk := links.New(base, sign, from)
-	smtpCfg, err := mailer.ParseSMTPURL(smtp.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := mailer.NewSMTP(smtpCfg, mailer.WithClock(clk))
-	t.Cleanup(func() { _ = tr.Close() })
-	sender := mailer.Sender{Address: from}
-	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: st, Transport: tr, Sender: sender, Links: lk, Clock: clk,
-		Owner: "dg-mailer", Renderers: map[string]mailer.Renderer{
-			store.KindDigest: digest.NewRenderer(digest.RenderConfig{Store: st, Sender: sender, Links: lk, Clock: clk}),
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := poller.New(poller.Config{Store: st, Fetch: fetcher.Config{BaseURL: base, AllowPrivate: true},
-		Clock: clk, Owner: "dg-poller", Links: &lk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pl.Close)
-	dw, err := digest.NewWorker(digest.Config{Store: st, Owner: "dg-digest", Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &dgStack{t: t, ctx: context.Background(), clk: clk, st: st, farm: fm, smtp: smtp, poller: pl, digest: dw, outbox: ob}
+	w := newWorkers(t, clk, st, smtp, lk, from, "dg")
+	return &dgStack{t: t, ctx: context.Background(), clk: clk, st: st, farm: fm, smtp: smtp, poller: w.poller, digest: w.digest, outbox: w.outbox}
 }
 
 // reader makes a person with credits and a digest of n farm feeds, each
