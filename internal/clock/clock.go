@@ -1,5 +1,6 @@
 // Package clock gives logic an injectable notion of "now" so that schedules,
 // leases and retries can be tested by driving a fake clock instead of sleeping.
+// It holds no global clock: callers are handed one.
 package clock
 
 import (

@@ -1,6 +1,7 @@
 // Package config reads feedmail's configuration from the environment (the
-// contract in DESIGN.md). Nothing here is global: Load returns a value that the
-// wiring in cmd/feedmail passes to whoever needs it.
+// contract in docs/design.md). Nothing here is global: Load returns a value
+// that the wiring in cmd/feedmail passes to whoever needs it. It must not
+// read anything but the environment it is given, nor open connections.
 package config
 
 import (

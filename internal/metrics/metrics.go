@@ -1,6 +1,7 @@
 // Package metrics defines the Prometheus metrics an operator reads to see the
 // system: polls, items, queues, emails, digests, credits. One *Metrics is made
-// per process (no global registry) and handed to each worker.
+// per process (no global registry) and handed to each worker. It only
+// records and exposes numbers; it must not decide anything.
 package metrics
 
 import (

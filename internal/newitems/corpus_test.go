@@ -3,9 +3,6 @@ package newitems
 import (
 	"bytes"
 	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -39,49 +36,41 @@ var (
 // those of UTF-16/32 files are found too.
 func loadCorpus(t testing.TB, dirs ...string) []corpusFile {
 	t.Helper()
-	root := testutil.CorpusDir(t)
 	var files []corpusFile
 	for _, dir := range dirs {
-		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			body, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			cf := corpusFile{path: filepath.ToSlash(rel), body: body}
-			text, _ := Decode(body, "")
-			head := text
-			if len(head) > 4096 {
-				head = head[:4096]
-			}
-			for _, m := range headerRe.FindAllSubmatch(head, -1) {
-				switch strings.ToLower(string(m[1])) {
-				case "content-type":
-					cf.contentType = string(m[2])
-				case "content-location":
-					cf.location = string(m[2])
-				}
-			}
-			if m := descRe.FindSubmatch(head); m != nil {
-				cf.description = string(m[1])
-			}
-			if m := expectRe.FindSubmatch(head); m != nil {
-				cf.expect = string(m[1])
-			}
-			files = append(files, cf)
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("reading corpus %s: %v", dir, err)
+		for _, f := range testutil.ReadCorpus(t, dir) {
+			files = append(files, describeCorpusFile(f))
 		}
 	}
 	if len(files) == 0 {
 		t.Fatalf("no corpus files under %v", dirs)
 	}
 	return files
+}
+
+// describeCorpusFile reads a corpus file's header comments.
+func describeCorpusFile(f testutil.CorpusFile) corpusFile {
+	cf := corpusFile{path: f.Path, body: f.Body}
+	text, _ := Decode(f.Body, "")
+	head := text
+	if len(head) > 4096 {
+		head = head[:4096]
+	}
+	for _, m := range headerRe.FindAllSubmatch(head, -1) {
+		switch strings.ToLower(string(m[1])) {
+		case "content-type":
+			cf.contentType = string(m[2])
+		case "content-location":
+			cf.location = string(m[2])
+		}
+	}
+	if m := descRe.FindSubmatch(head); m != nil {
+		cf.description = string(m[1])
+	}
+	if m := expectRe.FindSubmatch(head); m != nil {
+		cf.expect = string(m[1])
+	}
+	return cf
 }
 
 // isWideUnicode reports whether a document is UTF-16 or UTF-32, by byte

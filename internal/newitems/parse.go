@@ -2,12 +2,8 @@ package newitems
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	stdjson "encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"net/url"
 	"strings"
 	"time"
@@ -93,24 +89,47 @@ type Item struct {
 // JSON, nothing recognisable), ErrInvalidFeed when a feed fails to parse
 // (the parser's error is wrapped too), or ErrDecode.
 func Parse(body []byte, contentType, feedURL string) (*Feed, error) {
-	doc, err := Decode(body, contentType)
+	doc, jf, err := prepare(body, contentType)
 	if err != nil {
 		return nil, err
 	}
-	var jf *jsonFeedExtras
-	if isJSON(doc) {
-		if jf, err = readJSONFeedExtras(doc); err != nil {
-			return nil, err
-		}
-		doc = jf.doc
-	} else {
-		doc = stripInvalidXMLChars(doc)
+	gf, err := parseGofeed(doc)
+	if err != nil {
+		return nil, err
 	}
+	base, _ := url.Parse(strings.TrimSpace(feedURL))
+	if base != nil && !base.IsAbs() {
+		base = nil
+	}
+	f := feedHeader(gf, doc, jf, base)
+	f.Items = feedItems(gf, base)
+	return f, nil
+}
 
+// prepare returns the document as gofeed should read it: UTF-8, and for
+// JSON checked to be a JSON Feed (with its extras, which are nil for XML)
+// and for XML stripped of the characters XML forbids.
+func prepare(body []byte, contentType string) ([]byte, *jsonFeedExtras, error) {
+	doc, err := Decode(body, contentType)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !isJSON(doc) {
+		return stripInvalidXMLChars(doc), nil, nil
+	}
+	jf, err := readJSONFeedExtras(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return jf.doc, jf, nil
+}
+
+// parseGofeed parses doc with gofeed (never fetching anything); errors
+// wrap ErrNotAFeed or ErrInvalidFeed.
+func parseGofeed(doc []byte) (*gofeed.Feed, error) {
 	p := gofeed.NewParser()
 	p.KeepOriginalFeed = true // for RSS isPermaLink and JSON Feed content_text
-	// Item images are not used; scanning every item's HTML for one costs a
-	// fifth of the parse time.
+	// Item images are not used: skip scanning every item's HTML for one.
 	p.RSSTranslator = &gofeed.DefaultRSSTranslator{DisableContentImageScan: true}
 	gf, err := p.Parse(bytes.NewReader(doc))
 	if err != nil {
@@ -119,12 +138,13 @@ func Parse(body []byte, contentType, feedURL string) (*Feed, error) {
 		}
 		return nil, fmt.Errorf("%w: %w", ErrInvalidFeed, err)
 	}
+	return gf, nil
+}
 
-	base, _ := url.Parse(strings.TrimSpace(feedURL))
-	if base != nil && !base.IsAbs() {
-		base = nil
-	}
-
+// feedHeader returns the feed's own fields, without items. The hub and
+// self links come from the JSON Feed extras, or for XML from the header
+// scan (self falling back to gofeed's feed link).
+func feedHeader(gf *gofeed.Feed, doc []byte, jf *jsonFeedExtras, base *url.URL) *Feed {
 	f := &Feed{
 		Title:     cleanTitle(gf.Title),
 		SiteURL:   absURL(base, gf.Link),
@@ -142,8 +162,14 @@ func Parse(body []byte, contentType, feedURL string) (*Feed, error) {
 			f.SelfURL = absURL(base, gf.FeedLink)
 		}
 	}
+	return f
+}
 
+// feedItems returns the first MaxItems items in document order, dropping
+// repeated identities (the first is kept).
+func feedItems(gf *gofeed.Feed, base *url.URL) []Item {
 	feedAuthor := personName(gf.Authors)
+	// The original RSS or JSON items, when they line up with gofeed's.
 	var rssItems []*rss.Item
 	var jsonItems []*gjson.Item
 	switch o := gf.OriginalFeed().(type) {
@@ -158,51 +184,66 @@ func Parse(body []byte, contentType, feedURL string) (*Feed, error) {
 	}
 
 	n := min(len(gf.Items), MaxItems)
-	f.Items = make([]Item, 0, n)
+	items := make([]Item, 0, n)
 	seen := make(map[string]bool, n)
 	for i, gi := range gf.Items[:n] {
 		if gi == nil {
 			continue
 		}
-		it := Item{
-			GUID:    strings.TrimSpace(gi.GUID),
-			Link:    absURL(base, firstNonEmpty(gi.Link, first(gi.Links))),
-			Title:   cleanTitle(firstNonEmpty(gi.Title, mediaTitle(gi))),
-			Summary: strings.TrimSpace(demoronizeString(gi.Description)),
-			Author:  firstNonEmpty(personName(gi.Authors), feedAuthor),
-			Updated: timeOf(gi.UpdatedParsed),
+		var ri *rss.Item
+		if rssItems != nil {
+			ri = rssItems[i]
 		}
-		it.ContentHTML = firstNonEmpty(strings.TrimSpace(demoronizeString(gi.Content)), it.Summary)
-		if rssItems != nil && it.Link == "" && rssItems[i] != nil && rssItems[i].GUID != nil &&
-			!strings.EqualFold(strings.TrimSpace(rssItems[i].GUID.IsPermalink), "false") {
-			if u := absURL(base, it.GUID); strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
-				it.Link = u
-			}
+		var ji *gjson.Item
+		if jsonItems != nil {
+			ji = jsonItems[i]
 		}
-		if jsonItems != nil && jsonItems[i] != nil {
-			ji := jsonItems[i]
-			it.Summary = textToHTML(strings.TrimSpace(ji.Summary))
-			switch {
-			case strings.TrimSpace(ji.ContentHTML) != "":
-				it.ContentHTML = strings.TrimSpace(ji.ContentHTML)
-			case strings.TrimSpace(ji.ContentText) != "":
-				it.ContentHTML = textToHTML(strings.TrimSpace(ji.ContentText))
-			default:
-				it.ContentHTML = it.Summary
-			}
-		}
-		it.Published = timeOf(gi.PublishedParsed)
-		if it.Published.IsZero() {
-			it.Published = it.Updated
-		}
-		it.Identity = itemIdentity(it.GUID, it.Link, it.Title, it.ContentHTML)
+		it := buildItem(gi, ri, ji, base, feedAuthor)
 		if seen[it.Identity] {
 			continue
 		}
 		seen[it.Identity] = true
-		f.Items = append(f.Items, it)
+		items = append(items, it)
 	}
-	return f, nil
+	return items
+}
+
+// buildItem returns one item with its identity. ri and ji are the original
+// RSS or JSON Feed item, or nil: an RSS item without a link takes its
+// permalink guid, and a JSON Feed item's plain text is escaped into HTML.
+func buildItem(gi *gofeed.Item, ri *rss.Item, ji *gjson.Item, base *url.URL, feedAuthor string) Item {
+	it := Item{
+		GUID:    strings.TrimSpace(gi.GUID),
+		Link:    absURL(base, firstNonEmpty(gi.Link, first(gi.Links))),
+		Title:   cleanTitle(firstNonEmpty(gi.Title, mediaTitle(gi))),
+		Summary: strings.TrimSpace(demoronizeString(gi.Description)),
+		Author:  firstNonEmpty(personName(gi.Authors), feedAuthor),
+		Updated: timeOf(gi.UpdatedParsed),
+	}
+	it.ContentHTML = firstNonEmpty(strings.TrimSpace(demoronizeString(gi.Content)), it.Summary)
+	if ri != nil && it.Link == "" && ri.GUID != nil &&
+		!strings.EqualFold(strings.TrimSpace(ri.GUID.IsPermalink), "false") {
+		if u := absURL(base, it.GUID); strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+			it.Link = u
+		}
+	}
+	if ji != nil {
+		it.Summary = textToHTML(strings.TrimSpace(ji.Summary))
+		switch {
+		case strings.TrimSpace(ji.ContentHTML) != "":
+			it.ContentHTML = strings.TrimSpace(ji.ContentHTML)
+		case strings.TrimSpace(ji.ContentText) != "":
+			it.ContentHTML = textToHTML(strings.TrimSpace(ji.ContentText))
+		default:
+			it.ContentHTML = it.Summary
+		}
+	}
+	it.Published = timeOf(gi.PublishedParsed)
+	if it.Published.IsZero() {
+		it.Published = it.Updated
+	}
+	it.Identity = itemIdentity(it.GUID, it.Link, it.Title, it.ContentHTML)
+	return it
 }
 
 // stripInvalidXMLChars removes the characters XML 1.0 forbids (C0 controls
@@ -222,230 +263,6 @@ func stripInvalidXMLChars(doc []byte) []byte {
 		if !bad(r) {
 			out = utf8.AppendRune(out, r)
 		}
-	}
-	return out
-}
-
-// itemIdentity names an item within its feed: its GUID (RSS guid, Atom id,
-// JSON Feed id) if it has one, else its link, else its title and content.
-// The result is the lowercase hex SHA-256 of the chosen value with its kind
-// folded into the hash input ("g:"+guid, "l:"+link, "h:"+title+NUL+content),
-// so a GUID can never collide with a link or hash of the same text, and the
-// title/content boundary is unambiguous. It is always 64 characters, which
-// keeps the (feed, identity) unique key small. The GUID is compared exactly
-// (after trimming): feeds that change the case of a GUID publish a new item.
-func itemIdentity(guid, link, title, content string) string {
-	h := sha256.New()
-	switch {
-	case guid != "":
-		h.Write([]byte("g:"))
-		h.Write([]byte(guid))
-	case link != "":
-		h.Write([]byte("l:"))
-		h.Write([]byte(link))
-	default:
-		h.Write([]byte("h:"))
-		h.Write([]byte(title))
-		h.Write([]byte{0})
-		h.Write([]byte(content))
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// cleanTitle trims a title, decodes HTML entities (feeds often escape twice)
-// and folds runs of white space, newlines included, into single spaces.
-func cleanTitle(s string) string {
-	return strings.Join(strings.Fields(demoronizeString(html.UnescapeString(s))), " ")
-}
-
-// demoronizeString applies demoronize to text that came out of the XML
-// parser, where a character reference such as &#146; became U+0092.
-func demoronizeString(s string) string {
-	return string(demoronize([]byte(s)))
-}
-
-// absURL resolves ref against base (which may be nil) and returns it, or ""
-// when the result is not an http(s) URL. A relative reference with no base
-// to resolve it against is returned as is. A reference Go cannot parse is
-// kept only if it plainly starts with http:// or https://.
-func absURL(base *url.URL, ref string) string {
-	ref = strings.TrimSpace(ref)
-	if ref == "" {
-		return ""
-	}
-	u, err := url.Parse(ref)
-	if err != nil {
-		if l := strings.ToLower(ref); strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
-			return ref
-		}
-		return ""
-	}
-	if base != nil {
-		u = base.ResolveReference(u)
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "http", "https", "": // "" only when there was no base
-		return u.String()
-	}
-	return ""
-}
-
-// personName returns the name (else the e-mail address) of the first
-// person that has one.
-func personName(people []*gofeed.Person) string {
-	for _, q := range people {
-		if q == nil {
-			continue
-		}
-		if s := strings.TrimSpace(q.Name); s != "" {
-			return s
-		}
-		if s := strings.TrimSpace(q.Email); s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// mediaTitle is the Media RSS title of an item (<media:title>, also inside
-// <media:group>), the fallback for items without a title.
-func mediaTitle(gi *gofeed.Item) string {
-	media := gi.Extensions["media"]
-	for _, e := range media["title"] {
-		if strings.TrimSpace(e.Value) != "" {
-			return e.Value
-		}
-	}
-	for _, g := range media["group"] {
-		for _, e := range g.Children["title"] {
-			if strings.TrimSpace(e.Value) != "" {
-				return e.Value
-			}
-		}
-	}
-	return ""
-}
-
-func timeOf(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return s[0]
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if strings.TrimSpace(v) != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// textToHTML turns plain text (JSON Feed content_text, summary) into HTML:
-// escaped, with line breaks kept.
-func textToHTML(s string) string {
-	if s == "" {
-		return ""
-	}
-	return strings.ReplaceAll(html.EscapeString(s), "\n", "<br>\n")
-}
-
-// jsonFeedExtras is what Parse reads from a JSON document itself: whether
-// it is a JSON Feed at all, and the WebSub hub gofeed does not keep.
-type jsonFeedExtras struct {
-	hub string
-	doc []byte // the document, with non-string item ids made strings
-}
-
-// readJSONFeedExtras checks that a JSON document is a JSON Feed: an object
-// whose "version" names jsonfeed.org, or, failing a version, that has an
-// "items" array. It also coerces non-string item ids to strings, as the JSON
-// Feed spec asks readers to (gofeed would reject a numeric id).
-func readJSONFeedExtras(doc []byte) (*jsonFeedExtras, error) {
-	var head struct {
-		Version any `json:"version"`
-		Hubs    []struct {
-			Type string `json:"type"`
-			URL  string `json:"url"`
-		} `json:"hubs"`
-		Items []struct {
-			ID stdjson.RawMessage `json:"id"`
-		} `json:"items"`
-	}
-	if err := stdjson.Unmarshal(doc, &head); err != nil {
-		var typeErr *stdjson.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return nil, fmt.Errorf("%w: %w", ErrNotAFeed, err)
-		}
-		// A field of the wrong type (say a string where hubs should be):
-		// fall back to the version alone.
-		var v struct {
-			Version any `json:"version"`
-		}
-		if err := stdjson.Unmarshal(doc, &v); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrNotAFeed, err)
-		}
-		head.Version, head.Hubs, head.Items = v.Version, nil, nil
-	}
-	version, _ := head.Version.(string)
-	if !strings.Contains(version, "jsonfeed.org/version") && head.Items == nil {
-		return nil, fmt.Errorf("%w: JSON document is not a JSON Feed (version %q)", ErrNotAFeed, version)
-	}
-	x := &jsonFeedExtras{doc: doc}
-	for _, h := range head.Hubs {
-		if strings.EqualFold(strings.TrimSpace(h.Type), "websub") && strings.TrimSpace(h.URL) != "" {
-			x.hub = h.URL
-			break
-		}
-	}
-	for _, it := range head.Items {
-		id := bytes.TrimSpace(it.ID)
-		if len(id) > 0 && id[0] != '"' && !bytes.Equal(id, []byte("null")) {
-			x.doc = coerceJSONIDs(doc)
-			break
-		}
-	}
-	return x, nil
-}
-
-// coerceJSONIDs rewrites a JSON Feed so that every item id is a string.
-// It returns doc unchanged if the rewrite fails.
-func coerceJSONIDs(doc []byte) []byte {
-	var m map[string]any
-	d := stdjson.NewDecoder(bytes.NewReader(doc))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil {
-		return doc
-	}
-	items, _ := m["items"].([]any)
-	for _, it := range items {
-		o, ok := it.(map[string]any)
-		if !ok {
-			continue
-		}
-		switch v := o["id"].(type) {
-		case nil, string:
-		case stdjson.Number:
-			o["id"] = v.String()
-		default:
-			b, err := stdjson.Marshal(v)
-			if err != nil {
-				return doc
-			}
-			o["id"] = string(b)
-		}
-	}
-	out, err := stdjson.Marshal(m)
-	if err != nil {
-		return doc
 	}
 	return out
 }

@@ -9,7 +9,8 @@ import (
 // are human-readable; they are shown to operators and stored as they are.
 type Rule string
 
-// The ignore rules of DESIGN.md ("New items"), in the order Select applies them.
+// The ignore rules of the product (docs/design.md, "New items"), in the
+// order Select applies them.
 const (
 	// RuleOlderThanYear: the item's date is more than MaxAge before now.
 	RuleOlderThanYear Rule = "older than one year"

@@ -3,7 +3,6 @@ package opml
 import (
 	"bytes"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,24 +19,12 @@ type corpusDoc struct {
 	body []byte
 }
 
+// loadOPMLCorpus reads every file of corpus/opml.
 func loadOPMLCorpus(t testing.TB) []corpusDoc {
 	t.Helper()
-	root := filepath.Join(testutil.CorpusDir(t), "opml")
 	var docs []corpusDoc
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		docs = append(docs, corpusDoc{path: filepath.ToSlash(rel), body: b})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range testutil.ReadCorpus(t, "opml") {
+		docs = append(docs, corpusDoc{path: strings.TrimPrefix(f.Path, "opml/"), body: f.Body})
 	}
 	if len(docs) == 0 {
 		t.Fatal("no OPML corpus files")

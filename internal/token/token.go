@@ -1,6 +1,7 @@
 // Package token makes and checks the HMAC-signed tokens that go into links
 // (confirm, unsubscribe, account, digest unsubscribe, WebSub callbacks), so
-// that no link carries a raw database id anyone could change.
+// that no link carries a raw database id anyone could change. It knows no
+// database and no routes: callers give it the purpose and the subject.
 //
 // A token binds a purpose, a subject (the id of the thing the link acts on)
 // and an optional expiry under a key only the server knows. Layout, before

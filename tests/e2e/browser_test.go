@@ -20,16 +20,10 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
 	"net"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"os"
 	"os/exec"
@@ -90,17 +84,15 @@ type stack struct {
 	digest *digest.Worker
 }
 
+// newStack starts one installation on a fake clock: a store, a feed farm,
+// an SMTP server, the web pages on a loopback port and the workers.
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
 	st := storetest.Open(t, storetest.Options{Clock: clk})
 	fm := farm.New(clk)
 	t.Cleanup(fm.Close)
-	smtp, err := smtptest.Start(smtptest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = smtp.Close() })
+	smtp := smtptest.StartT(t, smtptest.Options{})
 	sign, err := token.NewSigner([]byte("e2e-secret-e2e-secret-e2e-secret"))
 	if err != nil {
 		t.Fatal(err)
@@ -117,31 +109,48 @@ func newStack(t *testing.T) *stack {
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
 
+	w := newWorkers(t, clk, st, smtp, lk, cfg.From, "e2e")
+	return &stack{t: t, clk: clk, st: st, farm: fm, smtp: smtp, base: base, links: lk, poller: w.poller, outbox: w.outbox, digest: w.digest}
+}
+
+// workers are the poller, outbox (with the digest renderer) and digest
+// workers of one installation.
+type workers struct {
+	poller *poller.Poller
+	outbox *mailer.Outbox
+	digest *digest.Worker
+}
+
+// newWorkers builds the workers on st and clk, mailing from from over
+// SMTP to smtp with links lk (whose base the poller is told); their lease owners are prefix+"-poller", "-mailer" and
+// "-digest". The poller and the transport close at cleanup.
+func newWorkers(t *testing.T, clk *clock.Fake, st *store.Store, smtp *smtptest.Server, lk links.Links, from, prefix string) workers {
+	t.Helper()
 	smtpCfg, err := mailer.ParseSMTPURL(smtp.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := mailer.NewSMTP(smtpCfg, mailer.WithClock(clk))
 	t.Cleanup(func() { _ = tr.Close() })
-	sender := mailer.Sender{Address: cfg.From}
+	sender := mailer.Sender{Address: from}
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: st, Transport: tr, Sender: sender, Links: lk, Clock: clk,
-		Owner: "e2e-mailer", Renderers: map[string]mailer.Renderer{
+		Owner: prefix + "-mailer", Renderers: map[string]mailer.Renderer{
 			store.KindDigest: digest.NewRenderer(digest.RenderConfig{Store: st, Sender: sender, Links: lk, Clock: clk}),
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := poller.New(poller.Config{Store: st, Fetch: fetcher.Config{BaseURL: base, AllowPrivate: true},
-		Clock: clk, Owner: "e2e-poller", Links: &lk})
+	pl, err := poller.New(poller.Config{Store: st, Fetch: fetcher.Config{BaseURL: lk.Base, AllowPrivate: true},
+		Clock: clk, Owner: prefix + "-poller", Links: &lk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pl.Close)
-	dw, err := digest.NewWorker(digest.Config{Store: st, Owner: "e2e-digest", Clock: clk})
+	dw, err := digest.NewWorker(digest.Config{Store: st, Owner: prefix + "-digest", Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{t: t, clk: clk, st: st, farm: fm, smtp: smtp, base: base, links: lk, poller: pl, outbox: ob, digest: dw}
+	return workers{poller: pl, outbox: ob, digest: dw}
 }
 
 // deliver sends what is due and waits until the SMTP server holds n
@@ -170,44 +179,6 @@ func (s *stack) poll(ctx context.Context, feedURL string) {
 	if _, err := s.poller.PollFeed(ctx, f.ID, "e2e"); err != nil {
 		s.t.Fatalf("poll %s: %v", feedURL, err)
 	}
-}
-
-// parts returns the decoded text and HTML parts of a message.
-func parts(t *testing.T, raw []byte) (text, html string) {
-	t.Helper()
-	m, err := mail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mt, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	if err != nil || !strings.HasPrefix(mt, "multipart/") {
-		t.Fatalf("not multipart: %q %v", m.Header.Get("Content-Type"), err)
-	}
-	mr := multipart.NewReader(m.Body, params["boundary"])
-	for {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r io.Reader = p // quoted-printable is decoded by the reader
-		if strings.EqualFold(p.Header.Get("Content-Transfer-Encoding"), "base64") {
-			r = base64.NewDecoder(base64.StdEncoding, p)
-		}
-		b, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ct := p.Header.Get("Content-Type"); {
-		case strings.HasPrefix(ct, "text/plain"):
-			text = string(b)
-		case strings.HasPrefix(ct, "text/html"):
-			html = string(b)
-		}
-	}
-	return text, html
 }
 
 // linkIn finds the first URL under base with the given path prefix.
@@ -324,7 +295,7 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 
 	// 2. The confirmation email, through the mailer and SMTP.
 	msg := s.deliver(ctx, 1)
-	confirmText, _ := parts(t, msg.Raw)
+	confirmText, _ := testutil.MailParts(t, msg.Raw)
 	confirm := linkIn(t, confirmText, s.base, "/confirm/")
 
 	// 3. Confirm in the browser, land on the account page.
@@ -386,7 +357,7 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 	if !strings.Contains(item.Header.Get("Subject"), "Prize marrow") {
 		t.Fatalf("instant email subject %q", item.Header.Get("Subject"))
 	}
-	itemText, itemHTML := parts(t, item.Raw)
+	itemText, itemHTML := testutil.MailParts(t, item.Raw)
 	unsubscribe := linkIn(t, itemText, s.base, "/unsubscribe/")
 	if lu := item.Header.Get("List-Unsubscribe"); !strings.Contains(lu, unsubscribe) || item.Header.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" {
 		t.Fatalf("List-Unsubscribe %q", lu)
@@ -398,7 +369,7 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	dmsg := s.deliver(ctx, 3)
-	_, digestHTML := parts(t, dmsg.Raw)
+	_, digestHTML := testutil.MailParts(t, dmsg.Raw)
 	if !strings.Contains(digestHTML, "Allotment Weekly") || !strings.Contains(digestHTML, "Seed Catalogue Notes") {
 		t.Fatalf("digest email lacks its feeds")
 	}

@@ -1,26 +1,20 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
-	netmail "net/mail"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/clock"
-	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/mailer"
 	"github.com/feedmail/feedmail/poller"
@@ -50,42 +44,15 @@ func newDigestStack(t *testing.T) *dgStack {
 	st := storetest.Open(t, storetest.Options{Clock: clk})
 	fm := farm.New(clk)
 	t.Cleanup(fm.Close)
-	smtp, err := smtptest.Start(smtptest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = smtp.Close() })
+	smtp := smtptest.StartT(t, smtptest.Options{})
 	sign, err := token.NewSigner([]byte("digest-e2e-secret-digest-e2e"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const base, from = "http://127.0.0.1:8080", "feedmail@feedmail.test"
 	lk := links.New(base, sign, from)
-	smtpCfg, err := mailer.ParseSMTPURL(smtp.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := mailer.NewSMTP(smtpCfg, mailer.WithClock(clk))
-	t.Cleanup(func() { _ = tr.Close() })
-	sender := mailer.Sender{Address: from}
-	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: st, Transport: tr, Sender: sender, Links: lk, Clock: clk,
-		Owner: "dg-mailer", Renderers: map[string]mailer.Renderer{
-			store.KindDigest: digest.NewRenderer(digest.RenderConfig{Store: st, Sender: sender, Links: lk, Clock: clk}),
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := poller.New(poller.Config{Store: st, Fetch: fetcher.Config{BaseURL: base, AllowPrivate: true},
-		Clock: clk, Owner: "dg-poller", Links: &lk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pl.Close)
-	dw, err := digest.NewWorker(digest.Config{Store: st, Owner: "dg-digest", Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &dgStack{t: t, ctx: context.Background(), clk: clk, st: st, farm: fm, smtp: smtp, poller: pl, digest: dw, outbox: ob}
+	w := newWorkers(t, clk, st, smtp, lk, from, "dg")
+	return &dgStack{t: t, ctx: context.Background(), clk: clk, st: st, farm: fm, smtp: smtp, poller: w.poller, digest: w.digest, outbox: w.outbox}
 }
 
 // reader makes a person with credits and a digest of n farm feeds, each
@@ -225,7 +192,7 @@ func TestDigestEndToEnd(t *testing.T) {
 	if len(m.To) != 1 || m.To[0] != "reader@example.com" {
 		t.Errorf("To %v", m.To)
 	}
-	text, html := dgParts(t, m.Raw)
+	text, html := testutil.MailParts(t, m.Raw)
 	for i := range feeds {
 		title := fmt.Sprintf("Garden journal %d", i+1)
 		if !strings.Contains(text, title) || !strings.Contains(html, title) {
@@ -295,47 +262,11 @@ func TestDigestOutOfCredits(t *testing.T) {
 	if got := m.Header.Get("Subject"); got != "Your Evening digest: 11 new posts from 11 feeds" {
 		t.Fatalf("released digest subject %q", got)
 	}
-	text, _ := dgParts(t, m.Raw)
+	text, _ := testutil.MailParts(t, m.Raw)
 	if !strings.Contains(text, "First: journal 1, entry 1") || !strings.Contains(text, "Second: journal 5, entry 1") {
 		t.Errorf("released digest lacks posts of one of the slots")
 	}
 	if b := s.balance(u); b != 101-3 {
 		t.Fatalf("balance %d, want %d (3 credits for 11 feeds)", b, 101-3)
-	}
-}
-
-// dgParts returns the decoded text and HTML parts of a message.
-func dgParts(t *testing.T, raw []byte) (text, html string) {
-	t.Helper()
-	m, err := netmail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mr := multipart.NewReader(m.Body, params["boundary"])
-	for {
-		p, err := mr.NextRawPart()
-		if err == io.EOF {
-			return text, html
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r io.Reader = p
-		if strings.EqualFold(p.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
-			r = quotedprintable.NewReader(p)
-		}
-		b, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") {
-			html = string(b)
-		} else {
-			text = string(b)
-		}
 	}
 }

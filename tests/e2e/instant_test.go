@@ -4,20 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
-	"net"
-	"net/http"
 	netmail "net/mail"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +20,7 @@ import (
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/proc"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
@@ -42,24 +38,10 @@ func TestInstantEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the feedmail binary")
 	}
-	bin := buildFeedmail(t)
+	bin := proc.BuildT(t)
 	for _, transport := range []string{"smtp", "maildir"} {
 		t.Run(transport, func(t *testing.T) { runInstant(t, bin, transport) })
 	}
-}
-
-// buildFeedmail compiles ./cmd/feedmail into the test's temporary folder.
-func buildFeedmail(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
-	bin := filepath.Join(t.TempDir(), "feedmail")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/feedmail/feedmail/cmd/feedmail")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/feedmail: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // instantEnv is one installation: a database, its environment, the binary.
@@ -74,65 +56,28 @@ type instantEnv struct {
 // non-zero exit fails the test.
 func (e *instantEnv) cli(args ...string) string {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e.bin, args...)
-	cmd.Env = e.env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		e.t.Fatalf("feedmail %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
-	}
-	return out.String()
+	return proc.Run(e.t, e.bin, e.env, args...)
 }
 
 // serve starts `feedmail serve` and stops it (SIGTERM, then wait) at
 // cleanup; its log is shown when the test fails.
 func (e *instantEnv) serve() {
 	e.t.Helper()
-	cmd := exec.Command(e.bin, "serve")
-	cmd.Env = e.env
-	var logs lockedBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(e.bin, e.env, "serve")
+	if err != nil {
 		e.t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	e.t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err != nil {
-				e.t.Errorf("feedmail serve exited with %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
+		if err := p.Stop(30 * time.Second); errors.Is(err, proc.ErrStopTimeout) {
 			e.t.Error("feedmail serve did not stop within 30 s of SIGTERM")
+		} else if err != nil {
+			e.t.Errorf("feedmail serve exited with %v", err)
 		}
 		if e.t.Failed() {
-			e.t.Logf("feedmail serve log:\n%s", logs.String())
+			e.t.Logf("feedmail serve log:\n%s", p.Log.String())
 		}
 	})
-	testutil.Eventually(e.t, 30*time.Second, func() bool {
-		resp, err := http.Get(e.base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, "feedmail serve answers /healthz")
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	p.WaitHealthy(e.t, "feedmail serve", e.base, 30*time.Second)
 }
 
 func runInstant(t *testing.T, bin, transport string) {
@@ -141,7 +86,7 @@ func runInstant(t *testing.T, bin, transport string) {
 		trial  = 10
 	)
 	dsn := storetest.FreshDSN(t, storetest.URL())
-	addr := freeAddr(t)
+	addr := proc.FreeAddr(t)
 	e := &instantEnv{t: t, bin: bin, base: "http://" + addr}
 	vars := map[string]string{
 		"FEEDMAIL_DATABASE_URL":           dsn,
@@ -157,23 +102,12 @@ func runInstant(t *testing.T, bin, transport string) {
 	var srv *smtptest.Server
 	maildir := filepath.Join(t.TempDir(), "mail")
 	if transport == "smtp" {
-		var err error
-		if srv, err = smtptest.Start(smtptest.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = srv.Close() })
+		srv = smtptest.StartT(t, smtptest.Options{})
 		vars["FEEDMAIL_SMTP_URL"] = srv.URL()
 	} else {
 		vars["FEEDMAIL_MAILDIR"] = maildir
 	}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FEEDMAIL_") {
-			e.env = append(e.env, kv)
-		}
-	}
-	for k, v := range vars {
-		e.env = append(e.env, k+"="+v)
-	}
+	e.env = proc.Env(vars)
 
 	fm := farm.New(clock.Real{})
 	t.Cleanup(fm.Close)
@@ -383,23 +317,4 @@ func checkInstantEmail(t *testing.T, raw []byte, to, base string, subID int64) s
 		t.Error("a relative link in the post was not made absolute")
 	}
 	return subject
-}
-
-// lockedBuffer is a bytes.Buffer safe for a subprocess's output and the
-// test reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/testkit/proc"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
@@ -100,7 +101,7 @@ func startPGCluster(t *testing.T) *pgCluster {
 // pgFreePort returns a TCP port nothing listens on now.
 func pgFreePort(t *testing.T) int {
 	t.Helper()
-	addr := procFreeAddr(t)
+	addr := proc.FreeAddr(t)
 	_, p, _ := strings.Cut(addr, ":")
 	n, err := strconv.Atoi(p)
 	if err != nil {

@@ -84,8 +84,8 @@ func TestPostgresRestart(t *testing.T) {
 		if !p.healthy() {
 			t.Errorf("%s does not answer /healthz with 200 at the end", p.name)
 		}
-		errs, nErr := p.log.grep("level=ERROR", 6)
-		warns, nWarn := p.log.grep("level=WARN", 3)
+		errs, nErr := p.Log.Grep("level=ERROR", 6)
+		warns, nWarn := p.Log.Grep("level=WARN", 3)
 		t.Logf("%s logged %d errors and %d warnings; the first ones:\n%s", p.name, nErr, nWarn, strings.Join(append(errs, warns...), "\n"))
 	}
 }

@@ -1,32 +1,24 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
-	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
-	"net"
-	"net/http"
 	netmail "net/mail"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/proc"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
-	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 // Helpers for the tests that run several `feedmail serve` processes
@@ -46,68 +38,18 @@ var procBuild struct {
 func procBinary(t *testing.T) string {
 	t.Helper()
 	procBuild.once.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Dir(filepath.Dir(file))
 		dir, err := os.MkdirTemp("", "feedmail-e2e-bin-")
 		if err != nil {
 			procBuild.err = err
 			return
 		}
 		procBuild.dir = dir
-		bin := filepath.Join(dir, "feedmail")
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/feedmail/feedmail/cmd/feedmail")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			procBuild.err = fmt.Errorf("go build ./cmd/feedmail: %w\n%s", err, out)
-			return
-		}
-		procBuild.bin = bin
+		procBuild.bin, procBuild.err = proc.Build(dir)
 	})
 	if procBuild.err != nil {
 		t.Fatal(procBuild.err)
 	}
 	return procBuild.bin
-}
-
-// procLog collects a subprocess's output for the test to show on failure.
-type procLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *procLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// tail returns the last n lines.
-func (l *procLog) tail(n int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lines := strings.Split(strings.TrimRight(l.b.String(), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// grep returns the lines containing s (at most max of them) and how many
-// there are in all.
-func (l *procLog) grep(s string, max int) (lines []string, n int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	sc := bufio.NewScanner(bytes.NewReader(l.b.Bytes()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), s) {
-			n++
-			if len(lines) < max {
-				lines = append(lines, sc.Text())
-			}
-		}
-	}
-	return lines, n
 }
 
 // procEventually is testutil.Eventually for conditions that cost database
@@ -128,45 +70,11 @@ func procEventually(t *testing.T, within, every time.Duration, cond func() bool,
 
 // fmProc is one running `feedmail serve`.
 type fmProc struct {
+	*proc.Proc
 	t    *testing.T
 	name string
 	addr string // FEEDMAIL_LISTEN
 	base string // FEEDMAIL_BASE_URL: http://addr, also in its User-Agent
-	cmd  *exec.Cmd
-	log  *procLog
-	done chan struct{} // closed when the process has exited
-	err  error         // Wait's result, once done is closed
-}
-
-// procFreeAddr returns a loopback address with a free port.
-func procFreeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// procEnv is the environment without the caller's FEEDMAIL_* variables,
-// plus vars.
-func procEnv(vars map[string]string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FEEDMAIL_") {
-			env = append(env, kv)
-		}
-	}
-	keys := make([]string, 0, len(vars))
-	for k := range vars {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+vars[k])
-	}
-	return env
 }
 
 // startProc starts `feedmail serve` with vars (FEEDMAIL_LISTEN and
@@ -175,28 +83,23 @@ func procEnv(vars map[string]string) []string {
 // shown when the test failed.
 func startProc(t *testing.T, bin, name string, vars map[string]string) *fmProc {
 	t.Helper()
-	addr := procFreeAddr(t)
-	p := &fmProc{t: t, name: name, addr: addr, base: "http://" + addr, log: &procLog{}, done: make(chan struct{})}
+	addr := proc.FreeAddr(t)
+	p := &fmProc{t: t, name: name, addr: addr, base: "http://" + addr}
 	v := map[string]string{}
 	for k, val := range vars {
 		v[k] = val
 	}
 	v["FEEDMAIL_LISTEN"] = addr
 	v["FEEDMAIL_BASE_URL"] = p.base
-	p.cmd = exec.Command(bin, "serve")
-	p.cmd.Env = procEnv(v)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
+	pr, err := proc.Start(bin, proc.Env(v), "serve")
+	if err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
+	p.Proc = pr
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
-			t.Logf("--- last lines of %s (pid %d) ---\n%s", name, p.cmd.Process.Pid, p.log.tail(40))
+			t.Logf("--- last lines of %s (pid %d) ---\n%s", name, p.Pid(), p.Log.Tail(40))
 		}
 	})
 	return p
@@ -205,32 +108,11 @@ func startProc(t *testing.T, bin, name string, vars map[string]string) *fmProc {
 // waitHealthy waits until /healthz answers 200, or fails the test.
 func (p *fmProc) waitHealthy(within time.Duration) {
 	p.t.Helper()
-	testutil.Eventually(p.t, within, func() bool {
-		select {
-		case <-p.done:
-			p.t.Fatalf("%s exited: %v\n%s", p.name, p.err, p.log.tail(30))
-		default:
-		}
-		return p.healthy()
-	}, p.name+" answers /healthz with 200")
+	p.WaitHealthy(p.t, p.name, p.base, within)
 }
 
 // healthy reports whether /healthz answers 200 now.
-func (p *fmProc) healthy() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.base+"/healthz", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
-// pid is the process id.
-func (p *fmProc) pid() int { return p.cmd.Process.Pid }
+func (p *fmProc) healthy() bool { return proc.Healthy(p.base) }
 
 // ownerPrefix is how this process's lease owners begin ("host-pid-"):
 // every role names its leases "<host>-<pid>-<role>…".
@@ -239,19 +121,14 @@ func (p *fmProc) ownerPrefix() string {
 	if err != nil {
 		h = "feedmail"
 	}
-	return strings.ReplaceAll(h, " ", "-") + fmt.Sprintf("-%d-", p.pid())
+	return strings.ReplaceAll(h, " ", "-") + fmt.Sprintf("-%d-", p.Pid())
 }
 
 // kill9 kills the process with SIGKILL and waits for it to be gone.
 func (p *fmProc) kill9() {
 	p.t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Kill(30 * time.Second); err != nil {
 		p.t.Fatalf("kill -9 %s: %v", p.name, err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		p.t.Fatalf("%s still running 30 s after SIGKILL", p.name)
 	}
 }
 
@@ -259,21 +136,12 @@ func (p *fmProc) kill9() {
 // process that already exited is left alone. A non-zero exit after SIGTERM
 // is an error.
 func (p *fmProc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		if p.err != nil {
-			p.t.Errorf("%s exited with %v after SIGTERM", p.name, p.err)
-		}
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	err := p.Stop(30 * time.Second)
+	switch {
+	case errors.Is(err, proc.ErrStopTimeout):
 		p.t.Errorf("%s did not stop within 30 s of SIGTERM", p.name)
+	case err != nil:
+		p.t.Errorf("%s exited with %v after SIGTERM", p.name, err)
 	}
 }
 
@@ -301,12 +169,7 @@ func procFarms(t *testing.T, n int) []*farm.Farm {
 // procSink starts an SMTP sink that keeps messages.
 func procSink(t *testing.T) *smtptest.Server {
 	t.Helper()
-	s, err := smtptest.Start(smtptest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return smtptest.StartT(t, smtptest.Options{})
 }
 
 // procBulk inserts rows in batches small enough for any database.

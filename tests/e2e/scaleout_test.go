@@ -546,7 +546,7 @@ func (w *scaleOut) kill(realLeases bool) {
 	f, _, d := w.holding(prefix)
 	w.heldFeeds, w.heldDigest = int(f), int(d)
 	t.Logf("kill -9 %s (pid %d): it held %d feed and host leases, %d outbox rows, %d digest leases; %d emails at the sink",
-		victim.name, victim.pid(), w.heldFeeds, len(w.heldOutbox), w.heldDigest, w.sink.Count())
+		victim.name, victim.Pid(), w.heldFeeds, len(w.heldOutbox), w.heldDigest, w.sink.Count())
 	if realLeases {
 		t.Logf("waiting for the leases to run out (FEEDMAIL_E2E_REAL_LEASES=1)")
 		return

@@ -11,7 +11,7 @@
 //     send works and delivers everything exactly once.
 //
 // The package has no code of its own; the tests are the product. Run it
-// with the rest of the suite (go test -race ./faults/); it needs no network
+// with the rest of the suite (go test -race ./tests/faults/); it needs no network
 // beyond loopback. The per-package tests it builds on (poller's
 // TestHostileServers, mailer's TestOutboxSMTPFaults, TestMaildirFullDisk)
 // check the same faults one layer at a time; this package checks them end

@@ -34,7 +34,7 @@ const firstPenalty = ": penalty 1 h (1st consecutive error)"
 
 // feedRows is the feed half of the matrix. Every failure row gets the first
 // step of the growing penalty (1 h, then 2 h, 4 h … capped at 24 h) with a
-// reason naming what went wrong (DESIGN.md, "Errors"); the limits are the
+// reason naming what went wrong (docs/design.md, "Errors"); the limits are the
 // production ones (10 MB after decompression, 5 redirects, 1000 items)
 // except the 30 s timeout, cut to 2 s for the test.
 var feedRows = []feedRow{
@@ -219,7 +219,7 @@ func runFeedRow(t *testing.T, row feedRow) {
 	e.keepsAll(f.ID, beforeItems, beforeRows)
 
 	// And the mailer sends everything that was queued, once each.
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	ob := e.outboxWorker(smtpTo(t, srv, "pool=1"))
 	want := e.outboxIn(store.OutboxQueued)
 	for range 5 {

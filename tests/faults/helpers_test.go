@@ -231,17 +231,6 @@ func (e *env) send(o *mailer.Outbox) int {
 	return n
 }
 
-// smtpServer starts an smtptest server, closed at cleanup.
-func smtpServer(t *testing.T, opts smtptest.Options) *smtptest.Server {
-	t.Helper()
-	srv, err := smtptest.Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
-}
-
 // smtpTo is the production SMTP transport to srv with extra URL parameters.
 func smtpTo(t *testing.T, srv *smtptest.Server, params string) *mailer.SMTPTransport {
 	t.Helper()

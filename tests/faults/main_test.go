@@ -1,15 +1,12 @@
 package faults
 
 import (
-	"context"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/newitems"
-	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 	"github.com/feedmail/feedmail/mailer"
@@ -36,14 +33,9 @@ import (
 // load it.
 func TestMain(m *testing.M) {
 	warmUp()
-	var keep *store.Store
-	if u := storetest.URL(); strings.HasPrefix(u, "postgres") {
-		keep, _ = store.Open(context.Background(), u, store.Options{MaxOpenConns: 1})
-	}
+	release := storetest.HoldConnection()
 	code := m.Run()
-	if keep != nil {
-		_ = keep.Close()
-	}
+	release()
 	os.Exit(code)
 }
 

@@ -118,7 +118,7 @@ func TestMetricsAfterActivity(t *testing.T) {
 		t.Fatalf("digest issues %d, %v", n, err)
 	}
 
-	sm := smtpServer(t, smtptest.Options{TempFail: []string{"tmp@example.net"}, PermFail: []string{"perm@example.net"}})
+	sm := smtptest.StartT(t, smtptest.Options{TempFail: []string{"tmp@example.net"}, PermFail: []string{"perm@example.net"}})
 	sender := mailer.Sender{Address: from}
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: e.st, Transport: smtpTo(t, sm, "pool=1"), Sender: sender,
 		Links: e.links, Clock: e.clk, Metrics: e.m, Owner: "metrics-mailer", PollInterval: 10 * time.Millisecond,

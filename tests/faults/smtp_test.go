@@ -32,7 +32,7 @@ type smtpRow struct {
 	lastError string
 }
 
-// smtpRows is the SMTP half of the matrix (DESIGN.md, "Email": 4xx → retry
+// smtpRows is the SMTP half of the matrix (docs/design.md, "Email": 4xx → retry
 // with backoff for up to 3 days; 5xx → failed, the address marked bouncing
 // after repeated hard failures).
 var smtpRows = []smtpRow{
@@ -80,8 +80,8 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 	}
 	items := e.items(f.ID)
 
-	faulty := smtpServer(t, row.opts)
-	healthy := smtpServer(t, smtptest.Options{})
+	faulty := smtptest.StartT(t, row.opts)
+	healthy := smtptest.StartT(t, smtptest.Options{})
 	tr := &switchable{}
 	tr.set(smtpTo(t, faulty, row.params))
 	if row.down {

@@ -45,14 +45,9 @@ const (
 func TestMain(m *testing.M) {
 	const rss = `<rss version="2.0"><channel><title>w</title><item><title>i</title><guid>g</guid></item></channel></rss>`
 	_, _ = newitems.Parse([]byte(rss), "application/rss+xml", "https://example.net/f")
-	var keep *store.Store
-	if u := storetest.URL(); strings.HasPrefix(u, "postgres") {
-		keep, _ = store.Open(context.Background(), u, store.Options{MaxOpenConns: 1})
-	}
+	release := storetest.HoldConnection()
 	code := m.Run()
-	if keep != nil {
-		_ = keep.Close()
-	}
+	release()
 	os.Exit(code)
 }
 
@@ -118,10 +113,7 @@ func newEnv(t *testing.T, o envOpt) *env {
 	}})
 	e.h = e.srv.Handler()
 
-	if e.smtp, err = smtptest.Start(smtptest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.smtp.Close() })
+	e.smtp = smtptest.StartT(t, smtptest.Options{})
 	sc, err := mailer.ParseSMTPURL(e.smtp.URL() + "&pool=1")
 	if err != nil {
 		t.Fatal(err)

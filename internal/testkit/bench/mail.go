@@ -23,30 +23,9 @@ const benchFrom = "feedmail@bench.example"
 // the fan-out's seeded afresh) claimed, rendered, charged, sent and marked.
 func (e *env) outbox(ctx context.Context) (Row, error) {
 	row := Row{Unit: "emails", Work: "claim, render (sanitised HTML + text, signed links), charge, send over SMTP (4 connections), mark sent; 2 workers"}
-	queued, err := e.queued(ctx)
+	queued, err := e.ensureQueued(ctx)
 	if err != nil {
 		return row, err
-	}
-	if queued == 0 {
-		// Run on its own: queue the fan-out's emails, untimed.
-		if err := e.ensureFan(ctx); err != nil {
-			return row, err
-		}
-		p, err := e.poller()
-		if err != nil {
-			return row, err
-		}
-		e.clk.Advance(time.Minute)
-		e.fan.farm.Publish()
-		if _, err := p.PollFeed(ctx, e.fan.id, "bench"); err != nil {
-			return row, fmt.Errorf("queueing the fan-out's emails: %w", err)
-		}
-		if queued, err = e.queued(ctx); err != nil {
-			return row, err
-		}
-	}
-	if queued == 0 {
-		return row, checkf("nothing queued to send")
 	}
 	cfg, err := mailer.ParseSMTPURL(e.sink.URL())
 	if err != nil {
@@ -60,73 +39,127 @@ func (e *env) outbox(ctx context.Context) (Row, error) {
 	}
 	row.Baseline = base
 
-	signer, err := token.NewSigner([]byte("feedmail-bench-secret-0123456789"))
+	ob, closeTransport, err := e.newOutbox(cfg)
 	if err != nil {
 		return row, err
 	}
+	defer closeTransport()
+	e.clk.Advance(time.Second)
+	before := e.sink.Count()
+	stop := e.progress("outbox", func() string { return fmt.Sprintf("%d/%d emails sent", e.sink.Count()-before, queued) })
+	err = e.measure(ctx, &row, func(ctx context.Context) error { return sendAll(ctx, ob) })
+	stop()
+	if err != nil {
+		return row, fmt.Errorf("outbox: %w", err)
+	}
+	sent := e.sink.Count() - before
+	if err := e.checkAllSent(ctx, sent, queued); err != nil {
+		return row, err
+	}
+	row.Count = sent
+	row.Note = fmt.Sprintf("%d emails at the sink, all marked sent and charged", sent)
+	return row, nil
+}
+
+// ensureQueued returns how many emails are queued; when none are (the
+// outbox scenario runs on its own) it first queues the fan-out's emails,
+// untimed.
+func (e *env) ensureQueued(ctx context.Context) (int, error) {
+	queued, err := e.queued(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if queued == 0 {
+		if err := e.ensureFan(ctx); err != nil {
+			return 0, err
+		}
+		p, err := e.poller()
+		if err != nil {
+			return 0, err
+		}
+		e.clk.Advance(time.Minute)
+		e.fan.farm.Publish()
+		if _, err := p.PollFeed(ctx, e.fan.id, "bench"); err != nil {
+			return 0, fmt.Errorf("queueing the fan-out's emails: %w", err)
+		}
+		if queued, err = e.queued(ctx); err != nil {
+			return 0, err
+		}
+	}
+	if queued == 0 {
+		return 0, checkf("nothing queued to send")
+	}
+	return queued, nil
+}
+
+// newOutbox returns the mailer's outbox sending over SMTP to the sink, and
+// the function that closes its transport.
+func (e *env) newOutbox(cfg mailer.SMTPConfig) (*mailer.Outbox, func(), error) {
+	signer, err := token.NewSigner([]byte("feedmail-bench-secret-0123456789"))
+	if err != nil {
+		return nil, nil, err
+	}
 	tr := mailer.NewSMTP(cfg, mailer.WithLogger(e.cfg.Log))
-	defer tr.Close()
 	sender := mailer.Sender{Address: benchFrom}
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{
 		Store: e.st, Transport: tr, Sender: sender, Links: links.New(benchBaseURL, signer, benchFrom),
 		Clock: e.clk, Log: e.cfg.Log.With("role", "mailer"), Owner: fmt.Sprintf("bench-%d-mailer", os.Getpid()),
 	})
 	if err != nil {
-		return row, err
+		_ = tr.Close()
+		return nil, nil, err
 	}
-	e.clk.Advance(time.Second)
-	before := e.sink.Count()
-	stop := e.progress("outbox", func() string { return fmt.Sprintf("%d/%d emails sent", e.sink.Count()-before, queued) })
-	err = e.measure(ctx, &row, func(ctx context.Context) error {
-		// What Run does, without its idle waits: two workers, each
-		// running passes until one finds nothing due.
-		const workers = 2
-		errs := make([]error, workers)
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					n, err := ob.SendDue(ctx)
-					if err != nil {
-						errs[w] = err
-						return
-					}
-					if n == 0 {
-						return
-					}
+	return ob, func() { _ = tr.Close() }, nil
+}
+
+// sendAll does what the outbox's Run does, without its idle waits: two
+// workers, each running passes until one finds nothing due. It returns the
+// first worker's error, or ctx's.
+func sendAll(ctx context.Context, ob *mailer.Outbox) error {
+	const workers = 2
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				n, err := ob.SendDue(ctx)
+				if err != nil {
+					errs[w] = err
+					return
 				}
-			})
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return err
+				if n == 0 {
+					return
+				}
 			}
-		}
-		return ctx.Err()
-	})
-	stop()
-	if err != nil {
-		return row, fmt.Errorf("outbox: %w", err)
+		})
 	}
-	sent := e.sink.Count() - before
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// checkAllSent fails unless every queued email reached the sink, was marked
+// sent and none is left queued.
+func (e *env) checkAllSent(ctx context.Context, sent, queued int) error {
 	var marked int64
 	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxSent).Count(&marked).Error; err != nil {
-		return row, err
+		return err
 	}
 	if sent != queued || marked < int64(queued) {
-		return row, checkf("%d of %d emails reached the sink, %d rows marked sent", sent, queued, marked)
+		return checkf("%d of %d emails reached the sink, %d rows marked sent", sent, queued, marked)
 	}
 	left, err := e.queued(ctx)
 	if err != nil {
-		return row, err
+		return err
 	}
 	if left != 0 {
-		return row, checkf("%d emails still queued", left)
+		return checkf("%d emails still queued", left)
 	}
-	row.Count = sent
-	row.Note = fmt.Sprintf("%d emails at the sink, all marked sent and charged", sent)
-	return row, nil
+	return nil
 }
 
 // queued counts the emails waiting to be sent.

@@ -6,31 +6,27 @@
 //
 // It is built on github.com/emersion/go-smtp and sinks thousands of messages
 // per second; set Options.Discard to keep counts only.
+//
+// Test infrastructure: never linked into cmd/feedmail.
+// It delivers nothing anywhere: accepted messages stay in memory.
 package smtptest
 
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	netmail "net/mail"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
-	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 )
 
@@ -157,6 +153,18 @@ func Start(opts Options) (*Server, error) {
 	s.srv = srv
 	go func() { s.serveErr <- srv.Serve(s.ln) }()
 	return s, nil
+}
+
+// StartT is Start for tests: a failure to start fails the test, and the
+// server is closed at the test's cleanup.
+func StartT(t testing.TB, opts Options) *Server {
+	t.Helper()
+	srv, err := Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
 }
 
 // Addr returns host:port.
@@ -304,225 +312,4 @@ func (s *Server) accept(m Message) {
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
-}
-
-// listener wraps accepted connections so a reply can be followed by a
-// hang-up, and counts sessions.
-type listener struct {
-	net.Listener
-	s *Server
-}
-
-func (l *listener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	id := l.s.sessions.Add(1)
-	fc := &faultConn{Conn: c, id: int(id), s: l.s}
-	l.s.connMu.Lock()
-	l.s.conns[fc] = struct{}{}
-	l.s.connMu.Unlock()
-	return fc, nil
-}
-
-// faultConn closes itself after the next write once hangUp is set, so that
-// a 421 reply reaches the client before the connection drops.
-type faultConn struct {
-	net.Conn
-	id     int
-	s      *Server
-	hangUp atomic.Bool
-}
-
-// Close closes the connection and forgets it.
-func (c *faultConn) Close() error {
-	c.s.connMu.Lock()
-	delete(c.s.conns, c)
-	c.s.connMu.Unlock()
-	return c.Conn.Close()
-}
-
-func (c *faultConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	if c.hangUp.Load() {
-		_ = c.Close()
-	}
-	return n, err
-}
-
-// rawConn finds our faultConn under a go-smtp connection (which may have
-// been upgraded to TLS).
-func rawConn(c *smtp.Conn) *faultConn {
-	nc := c.Conn()
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
-	}
-	fc, _ := nc.(*faultConn)
-	return fc
-}
-
-type session struct {
-	s        *Server
-	conn     *smtp.Conn
-	fc       *faultConn
-	authed   bool
-	from     string
-	to       []string
-	accepted int
-}
-
-func (s *Server) newSession(c *smtp.Conn) (smtp.Session, error) {
-	return &session{s: s, conn: c, fc: rawConn(c)}, nil
-}
-
-func (ss *session) AuthMechanisms() []string {
-	if ss.s.opts.Username == "" {
-		return nil
-	}
-	return []string{sasl.Plain}
-}
-
-func (ss *session) Auth(mech string) (sasl.Server, error) {
-	if ss.s.opts.Username == "" || mech != sasl.Plain {
-		return nil, smtp.ErrAuthUnknownMechanism
-	}
-	return sasl.NewPlainServer(func(identity, username, password string) error {
-		if username != ss.s.opts.Username || password != ss.s.opts.Password {
-			return smtp.ErrAuthFailed
-		}
-		ss.authed = true
-		return nil
-	}), nil
-}
-
-func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
-	if ss.s.opts.Username != "" && !ss.authed {
-		return smtp.ErrAuthRequired
-	}
-	if n := ss.s.opts.Reply421After; n > 0 && ss.accepted >= n {
-		if ss.fc != nil {
-			ss.fc.hangUp.Store(true)
-		}
-		ss.s.count(func(st *Stats) { st.Rejected++; st.Replied421++ })
-		return &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 7, 0}, Message: "Too many messages in this session, closing connection"}
-	}
-	ss.from = from
-	ss.to = ss.to[:0]
-	return nil
-}
-
-func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
-	key := strings.ToLower(to)
-	switch {
-	case ss.s.tempFail[key]:
-		ss.s.count(func(st *Stats) { st.Rejected++; st.TempFails++ })
-		return &smtp.SMTPError{Code: 450, EnhancedCode: smtp.EnhancedCode{4, 2, 0}, Message: "Mailbox temporarily unavailable"}
-	case ss.s.permFail[key]:
-		ss.s.count(func(st *Stats) { st.Rejected++; st.PermFails++ })
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user here"}
-	}
-	ss.to = append(ss.to, to)
-	return nil
-}
-
-func (ss *session) anyRcpt(set map[string]bool) bool {
-	for _, t := range ss.to {
-		if set[strings.ToLower(t)] {
-			return true
-		}
-	}
-	return false
-}
-
-func (ss *session) Data(r io.Reader) error {
-	if ss.anyRcpt(ss.s.drop) {
-		buf := make([]byte, 64)
-		_, _ = io.ReadFull(r, buf)
-		ss.s.count(func(st *Stats) { st.Dropped++ })
-		if ss.fc != nil {
-			_ = ss.fc.Close()
-		}
-		return errors.New("connection dropped by smtptest")
-	}
-	raw, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	if ss.anyRcpt(ss.s.stall) {
-		ss.s.count(func(st *Stats) { st.Stalled++ })
-		<-ss.s.done
-		return &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Shutting down"}
-	}
-	to := make([]string, len(ss.to))
-	copy(to, ss.to)
-	m := Message{From: ss.from, To: to, Session: ss.sessionID()}
-	if !ss.s.opts.Discard {
-		m.Raw = raw
-	}
-	ss.s.accept(m)
-	ss.accepted++
-	return nil
-}
-
-func (ss *session) sessionID() int {
-	if ss.fc != nil {
-		return ss.fc.id
-	}
-	return 0
-}
-
-func (ss *session) Reset() {
-	ss.from = ""
-	ss.to = ss.to[:0]
-}
-
-func (ss *session) Logout() error { return nil }
-
-// slogAdapter feeds go-smtp's error log to slog at debug level.
-type slogAdapter struct{ l *slog.Logger }
-
-func (a slogAdapter) Printf(format string, v ...any) {
-	a.l.Debug(fmt.Sprintf(format, v...), "component", "smtptest")
-}
-
-func (a slogAdapter) Println(v ...any) {
-	a.l.Debug(strings.TrimSuffix(fmt.Sprintln(v...), "\n"), "component", "smtptest")
-}
-
-// selfSigned makes a short-lived ECDSA certificate for 127.0.0.1 and
-// localhost, and a pool that trusts it.
-func selfSigned() (tls.Certificate, *x509.CertPool, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("smtptest: key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("smtptest: serial: %w", err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "smtptest"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:              []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("smtptest: certificate: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("smtptest: certificate: %w", err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool, nil
 }

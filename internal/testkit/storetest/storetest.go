@@ -3,6 +3,9 @@
 // schema, dropped afterwards) or unset/"sqlite" (a temporary SQLite file).
 // Tests that need Postgres whatever the run read FEEDMAIL_TEST_POSTGRES_URL
 // through PostgresURL, and skip without it — or fail under CI=true.
+//
+// Test infrastructure: never linked into cmd/feedmail.
+// It never touches a schema or file it did not create.
 package storetest
 
 import (
@@ -115,4 +118,22 @@ func FreshDSN(t testing.TB, base string) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// HoldConnection opens one connection to the run's Postgres database, when
+// the run is on Postgres, and returns the function that closes it (a no-op
+// on SQLite). A suite's TestMain holds it for the whole run so crypto/tls's
+// certificate cache keeps the server's certificate: parallel tests making
+// their first TLS connections at once then only load it, which the race
+// detector does not misreport.
+func HoldConnection() (release func()) {
+	u := URL()
+	if !strings.HasPrefix(u, "postgres") {
+		return func() {}
+	}
+	keep, err := store.Open(context.Background(), u, store.Options{MaxOpenConns: 1})
+	if err != nil {
+		return func() {}
+	}
+	return func() { _ = keep.Close() }
 }

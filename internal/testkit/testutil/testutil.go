@@ -1,6 +1,9 @@
-// Package testutil holds helpers shared by the test suites: where the third-party
-// corpus is, which database a test should use, and polling a condition with a
-// deadline instead of sleeping.
+// Package testutil holds the small helpers shared by the test suites: where
+// the third-party corpus is and reading it, skipping or failing under CI,
+// decoding a multipart email, and polling a condition with a deadline
+// instead of sleeping.
+//
+// Test infrastructure: never linked into cmd/feedmail.
 package testutil
 
 import (
