@@ -728,29 +728,7 @@ func outcomeName(k OutcomeKind) string {
 
 // failureText is the short, public description of a fetch failure that
 // starts the reason ("timeout: penalty 2 h (2nd consecutive error)").
-func failureText(err error) string {
-	switch fetcher.KindOf(err) {
-	case fetcher.KindTimeout:
-		return "timeout"
-	case fetcher.KindDNS:
-		return "DNS lookup failed"
-	case fetcher.KindTLS:
-		return "TLS error"
-	case fetcher.KindConnection:
-		return "connection failed"
-	case fetcher.KindTooLarge:
-		return "body too large"
-	case fetcher.KindTooManyRedirects:
-		return "too many redirects"
-	case fetcher.KindPrivateAddress:
-		return "refused: private or local network address"
-	case fetcher.KindBadURL:
-		return "bad URL"
-	case fetcher.KindBadEncoding:
-		return "bad content encoding"
-	}
-	return "fetch failed"
-}
+func failureText(err error) string { return fetcher.Describe(err).Reason }
 
 // parseFailureText describes a body that did not parse as a feed.
 func parseFailureText(err error) string {

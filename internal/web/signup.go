@@ -409,29 +409,7 @@ func (s *Server) findFeedDepth(ctx context.Context, raw string, depth int) (foun
 }
 
 // fetchProblem says in plain words why a fetch failed.
-func fetchProblem(err error) string {
-	switch fetcher.KindOf(err) {
-	case fetcher.KindDNS:
-		return "that address did not answer (its name does not exist)"
-	case fetcher.KindTimeout:
-		return "that address did not answer in time"
-	case fetcher.KindConnection, fetcher.KindTLS:
-		return "that address did not answer"
-	case fetcher.KindPrivateAddress:
-		return "that address is on a private network, which feedmail does not visit"
-	case fetcher.KindBadURL:
-		return "that is not a web address feedmail can visit"
-	case fetcher.KindTooManyRedirects:
-		return "that address redirects too many times"
-	case fetcher.KindTooLarge:
-		return "that page is too large (over 10 MB)"
-	case fetcher.KindBadEncoding:
-		return "that address sent something that could not be decoded"
-	case fetcher.KindCanceled:
-		return "the check was interrupted; please try again"
-	}
-	return "that address did not answer"
-}
+func fetchProblem(err error) string { return fetcher.Describe(err).Plain }
 
 // clip cuts s to at most n bytes, on a rune boundary, so that a huge field
 // is never echoed back whole.
