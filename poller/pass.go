@@ -24,14 +24,9 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 	w := p.newPollWriter(ctx)
 	defer func() { err = errors.Join(err, w.close()) }()
 
-	// free counts the slots for feeds claimed and not finished. jobs holds
+	// free counts the places for feeds claimed and not finished. jobs holds
 	// a whole batch, so the claim loop hands a batch over at once and claims
-	// the next while the workers are still busy with this one: a claim takes
-	// milliseconds (on Postgres two statements, one of which commits the
-	// host leases), and workers that waited for it idled (a warm pass spent
-	// about 40 % of its time in claims). Neither does work per slot (jobs'
-	// buffer is one allocation of 16 bytes a slot): most passes of a running
-	// poller claim a few feeds, whatever Batch is.
+	// the next while the workers are still busy with this one.
 	free := newSlots(p.cfg.Batch)
 	jobs := make(chan claimedFeed, p.cfg.Batch)
 	var wg sync.WaitGroup

@@ -61,7 +61,7 @@ const (
 	StateBlacklisted = "blacklisted"
 )
 
-// Intervals and limits of the schedule (see DESIGN.md, "Polling interval" and
+// Intervals and limits of the schedule (docs/design.md, "Polling interval" and
 // "Errors").
 const (
 	// MaxInterval caps the interval taken from caching headers, the growing
@@ -150,7 +150,7 @@ type Decision struct {
 // of the poll that just ended, the current time and a random number jitter in
 // [0, 1). It is a pure function: no I/O, no clock, no randomness of its own.
 //
-// The rules (DESIGN.md), in order:
+// The rules (docs/design.md), in order:
 //
 //  1. Success (200, same-hash 200, 304) with an active WebSub subscription:
 //     a weekly backup poll.

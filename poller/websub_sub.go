@@ -83,38 +83,6 @@ type WebSubConfig struct {
 // just records what it found (one UPDATE when something changed), and Kick
 // wakes the loop. The loop claims its work with store.ClaimWebSubWork, so any
 // number of processes can run it against one database.
-//
-// Choices where the spec is silent:
-//
-//   - Of several advertised hubs, the first is used (the one already
-//     subscribed to, if it is still advertised).
-//   - The topic is the advertised self URL; a feed without one is subscribed
-//     under the URL it was finally served from (after redirects).
-//   - The secret (32 random bytes, hex) is sent whatever the hub's scheme.
-//     WebSub says it SHOULD go only over HTTPS; but the callback URL is no
-//     more secret than it, and without a secret anyone who learns the
-//     callback could push content into people's inboxes. It is kept for
-//     renewals and retries, and made anew for a new hub or topic.
-//   - A hub answering the request with anything but 2xx, or not at all,
-//     "failed": retried in a day. A request that was accepted but never
-//     verified within an hour "failed" too.
-//   - A feed that stops advertising its hub, or advertises another hub or
-//     topic, is unsubscribed from the old one first; the next poll then
-//     subscribes to the new one. Its next poll is brought forward to at
-//     most 15 min away (the poll that noticed may have set the weekly
-//     backup poll), and the normal schedule applies from then on.
-//   - Whenever a subscription stops covering a feed (denied, renewal
-//     refused, lease run out), the feed's next poll is brought forward to
-//     now: the weekly backup poll is no longer enough.
-//   - Pushed content is taken only with a valid signature under the
-//     feed's secret, in any subscription state that still holds a secret
-//     (a hub may deliver while a renewal is pending); a feed without a
-//     secret, or no longer active, answers 410. A push never changes the
-//     feed's validators or schedule (Poller.Ingest).
-//   - A lease granted as 0 or not at all is renewed daily and counts as
-//     active for two days after its last verification.
-//   - Hub redirects: 307 and 308 are followed with the body sent again
-//     (websub.rocks 203, 204); the advertised hub URL is the one stored.
 type WebSubManager struct {
 	cfg  WebSubConfig
 	kick chan struct{}

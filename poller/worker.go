@@ -17,100 +17,12 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// The worker.
-//
-// A Poller claims due feeds from the store in batches, each for a lease
-// (store.ClaimDueFeeds: on Postgres through a lease on the feed's host, so
-// any number of processes share the work and never fetch a feed twice; the
-// poller passes the feeds it holds, so it is not handed them again), fetches them with
-// bounded concurrency behind the per-host limiter, turns each answer into a
-// Result, parses and selects new items when the body changed, asks Schedule
-// for the next poll, and writes everything with store.RecordPolls.
-//
-// Choices where DESIGN.md is silent:
-//
-//   - Writes are batched: a writer goroutine collects finished polls and
-//     records up to Config.WriteBatch of them in one transaction (each still
-//     guarded by its own lease). A batch that fails is retried feed by feed,
-//     so one bad row cannot sink the others. Polls that end a feed (410,
-//     blacklisting) or change its URL are recorded on their own.
-//   - At most Config.Batch feeds (by default 1,024) are claimed and not yet
-//     finished at any time; a new claim is made once half of them are done,
-//     so claims stay large (much of a claim's cost is per claim, not per
-//     feed: on a warm pass over 2,000 feeds, claims of 512–1,024 instead of
-//     128–256 cost Postgres 3–6 µs less per feed) and the workers never
-//     wait for one. A feed whose lease has less time left than a whole
-//     fetch may take (also after waiting for a slot of a busy host) is given
-//     back, due in a minute, rather than fetched: a fetch never outlives its
-//     lease, so no other process can claim the feed while it runs. Only a
-//     host that holds most of a claim's feeds and answers slower than about
-//     0.17 s makes its last ones wait that long (2 in flight, 85 s of a
-//     2-minute lease); those are polled a pass later, which its two
-//     request slots would not have allowed sooner anyway, at the cost of
-//     one more write each.
-//   - A pass's claims each start where the previous one ended (by
-//     next_poll_at; store.ClaimDueFeeds' after), so they do not scan again
-//     over the feeds the pass has claimed or written. A feed the pass
-//     passed over because another process held its host is taken by the
-//     next pass (Run starts one at once after a pass that polled anything).
-//   - On Postgres a claim leases each feed together with its host (see
-//     store.ClaimDueFeeds): one process at a time polls a host, so the
-//     limit of MaxPerHost requests in flight holds for the publisher however
-//     many processes run. A pass that ends gives its host leases back
-//     (store.ReleaseHosts), so hosts never stay idle behind a sleeping
-//     process. PollFeed (`feedmail poll`, revivals) takes no host lease.
-//   - The hosts rows (limits, back-offs) of a claimed batch come with it:
-//     on Postgres the claim's host lease returns them, on SQLite they are
-//     read once per batch; a back-off this process causes applies at once
-//     in memory.
-//   - A host that is backed off (this process saw a 429, or the hosts table
-//     says so, which is how other processes learn of it) is not asked: its
-//     claimed feeds are given back, due at the end of the back-off plus up to
-//     10 % of the wait as jitter, so they do not all return in the same
-//     second.
-//   - After downtime, feeds overdue by more than a minute are spread over
-//     Config.SpreadWindow (10 min) when Run starts, so a restart never
-//     stampedes publishers.
-//   - A shutdown (ctx ended) never penalises a feed: an unfinished fetch
-//     gives the feed back, due now; a finished one is still written (with a
-//     detached, bounded context).
-//   - body_hash and validators are only stored from a 200 that parsed as a
-//     feed: an HTML error page answered with 200 is re-fetched in full (and
-//     penalised) until a feed comes back.
-//   - A feed's first successful parse sets last_new_item_at to the date of
-//     its newest item (not later than now) when items are dated, so a feed
-//     that has been quiet for years is polled like one, from the start.
-//   - newest_item_date ignores item dates more than 24 h in the future, so a
-//     mis-dated item cannot make the 7-day rule ignore every later post.
-//   - A 301/308 whose new URL serves a feed (200 that parses, same body as
-//     before, or 304) updates the feed's URL. When a feed with that URL
-//     already exists, this one is merged into it (store.PollRecord.MergeInto):
-//     subscriptions move, this feed's item identities are copied there as
-//     seen so nobody gets a post twice, this feed ends in state "merged", and
-//     the poll's items are not recorded (the surviving feed is polled at
-//     once and delivers them to everyone). The price: a post that the old
-//     feed saw before the surviving feed did is not mailed to the surviving
-//     feed's own subscribers (it counts as seen there); the alternative
-//     would mail it twice to everyone who moved.
-//   - A poll of a blacklisted or gone feed by PollFeed (publisher ping,
-//     `feedmail poll`) that succeeds puts it back to "active": that is how
-//     a feed leaves the blacklist. (Gone feeds have no subscriptions left, so
-//     they are still not polled unless someone subscribes again.)
-//   - poll_log keeps PollLogRetention (7 days) of polls; Run prunes it
-//     hourly. The status page shows the last few. A 304 that repeats the
-//     feed's newest line (that line a 304 too, no error either time, no
-//     redirect, same URL and state, the line less than LogRunMax old) is
-//     counted in feeds.log_seq instead of logged (store.PollRecord.Fold),
-//     and the status page shows "and N more like it": a feed polled every
-//     5 minutes that never changes writes a line a day, not 288, which on a
-//     warm pass is about a quarter of the write's cost in Postgres.
-//   - Pushed content (Ingest) needs no lease: items are idempotent by their
-//     unique keys, and the pushed state (title, newest dates) is merged, not
-//     overwritten, so a push never has to wait for, or be refused by, a poll
-//     in progress.
-
 // Poller polls feeds. Make one per process with New; it is safe for
-// concurrent use (Run, PollDue, PollFeed and Ingest may overlap).
+// concurrent use (Run, PollDue, PollFeed and Ingest may overlap). It claims
+// due feeds in batches, each for a lease (store.ClaimDueFeeds: on Postgres
+// through a lease on the feed's host, so processes never fetch a feed twice
+// and one process at a time polls a host), fetches them behind the
+// per-host limiter, and records each poll with store.RecordPolls.
 type Poller struct {
 	cfg     Config
 	st      *store.Store

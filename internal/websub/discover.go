@@ -1,8 +1,3 @@
-// Package websub holds the protocol pieces of a WebSub subscriber (W3C
-// Recommendation, 23 January 2018): hub and self discovery, subscription
-// requests, verification of intent, signature checks of content
-// distribution, and when to renew a lease. It does no I/O of its own: the
-// poller fetches, the web handler answers, and this package decides.
 package websub
 
 import (
