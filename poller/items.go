@@ -71,7 +71,7 @@ func toStoreItem(it newitems.Item, rule string) store.NewItem {
 // for newest_item_date.
 const maxItemFuture = 24 * time.Hour
 
-// newestDate is the newest item date not more than maxItemFuture after now.
+// newestItemDate is the newest item date not more than maxItemFuture after now.
 func newestItemDate(items []newitems.Item, now time.Time) *time.Time {
 	var best time.Time
 	for _, it := range items {

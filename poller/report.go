@@ -98,7 +98,7 @@ func parseFailureText(err error) string {
 	return "undecodable feed"
 }
 
-// oneLine folds an error message onto one line.
+// pollOneLine folds an error message onto one line, cut at 500 characters.
 func pollOneLine(s string) string {
 	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
 	if r := []rune(s); len(r) > 500 {
