@@ -12,46 +12,16 @@ import (
 // delta-seconds value it cannot represent (2^31 seconds, about 68 years).
 const maxDeltaSeconds = 2147483648
 
-// Freshness reports how long a response stays fresh according to its caching
-// headers (RFC 9111 §4.2.1), measured from the moment it was received.
-//
-// Rules, in order:
-//
-//   - Cache-Control max-age wins over Expires; s-maxage is ignored (it is for
-//     shared caches, and a poller is a private client). When several max-age
-//     directives are present, across one or several Cache-Control lines, the
-//     first one decides (RFC 9111 §4.2.1). A max-age whose value is not a
-//     plain number of seconds is ignored as if absent, so Expires may still
-//     apply. Values above 2^31 seconds are read as 2^31 (RFC 9111 §1.2.2).
-//   - From max-age the Age header is subtracted (the response may have sat in
-//     a CDN for a while), clamped at 0: "Cache-Control max-age=900 minus Age 100".
-//     An Age that is not a plain number is ignored.
-//   - Otherwise Expires − Date; when Date is missing or invalid, now stands in
-//     for it. Age is subtracted here too, as RFC 9111 §4.2.3 does for every
-//     freshness lifetime. The difference is taken between two server-made
-//     dates on purpose: it is immune to a skew between our clock and theirs.
-//   - An Expires that is invalid ("0", "-1", garbage), equal to Date or
-//     earlier than Date carries no freshness information: ok is false and the
-//     caller falls back to its default.
-//   - max-age=0 (or an Age as old as max-age) is ok with d = 0, "poll as soon
-//     as you like": the caller's floor then decides.
-//   - no-cache, no-store, must-revalidate, private, public, Pragma are
-//     ignored. They tell caches whether they may store or reuse a response
-//     without asking; a poller asks every time anyway (conditional GET), and
-//     many servers send "no-store, no-cache" on everything, so reading them
-//     as "poll at the floor" would punish publishers for their framework's
-//     defaults. Without max-age or a usable Expires the result is ok=false.
-//
-// Parsing is lenient: header names are matched case-insensitively even in a
-// hand-built map, directive names are case-insensitive, values may be quoted
-// (max-age="900"), spaces around '=' and stray empty list members are
-// tolerated, and ';' is accepted as a separator next to ',' because some
-// servers write "public; max-age=900". The 24-hour cap is Schedule's job, not
-// this function's.
-//
-// reason describes the source in words for the status page, for example
-// "Cache-Control max-age=900", "Cache-Control max-age=900 minus Age 100" or
-// "Expires − Date = 2 h".
+// Freshness reports how long a response stays fresh according to its
+// caching headers (RFC 9111 §4.2.1), measured from when it was received,
+// and the source in words for the status page ("Cache-Control
+// max-age=900 minus Age 100", "Expires − Date = 2 h"). The first max-age
+// wins over Expires − Date (Date missing: now); Age is subtracted from
+// either, clamped at 0, so max-age=0 is ok with d = 0. An Expires that is
+// invalid or not after Date, or no max-age nor Expires, gives ok false.
+// s-maxage, no-cache, no-store, must-revalidate and Pragma are ignored.
+// Parsing is lenient (any case, quoted values, ';' as a separator). The
+// 24-hour cap is Schedule's job.
 func Freshness(h http.Header, now time.Time) (d time.Duration, reason string, ok bool) {
 	age, hasAge := headerAge(h)
 

@@ -11,7 +11,7 @@ import (
 )
 
 // MaxInFlightPerHost is how many requests feedmail keeps in flight to one
-// host at most (DESIGN.md, "Request hygiene").
+// host at most (docs/design.md, "Request hygiene").
 const MaxInFlightPerHost = 2
 
 // HostLimiter keeps the poller polite per host: it caps the requests in

@@ -3,6 +3,7 @@ package poller
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 
 	"github.com/feedmail/feedmail/internal/store"
@@ -99,5 +100,66 @@ func (w *pollWriter) flush(batch []*polledFeed) {
 			w.err = firstErr
 		}
 		w.mu.Unlock()
+	}
+}
+
+// finish updates the report, metrics and hook after a write.
+func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutcome, err error) {
+	rep := pl.rep
+	if err == nil || errors.Is(err, store.ErrLeaseLost) {
+		p.unhold(pl.feed.ID)
+	}
+	if p.m != nil {
+		p.m.Polls.WithLabelValues(rep.Outcome, strconv.Itoa(rep.Status)).Inc()
+		if pl.elapsed > 0 {
+			p.m.PollSeconds.Observe(pl.elapsed.Seconds())
+		}
+	}
+	if err != nil {
+		if rep.Error == "" {
+			rep.Error = pollOneLine(err.Error())
+		}
+		if errors.Is(err, store.ErrLeaseLost) {
+			p.log.Warn("poll not recorded: lease lost", "feed", pl.feed.ID, "url", pl.feed.URL)
+		} else {
+			p.log.Error("recording a poll failed", "feed", pl.feed.ID, "url", pl.feed.URL, "err", err)
+		}
+		return
+	}
+	// Item lists are for readers of the report (PollFeed's caller, the
+	// hook); a pass of PollDue without a hook only counts them.
+	lists := pl.rep.Trigger != "due" || p.cfg.AfterPoll != nil
+	if lists && pl.byIdent == nil && len(pl.rec.Items) > 0 {
+		pl.byIdent = make(map[string]*store.NewItem, len(pl.rec.Items))
+		for i := range pl.rec.Items {
+			pl.byIdent[pl.rec.Items[i].Identity] = &pl.rec.Items[i]
+		}
+	}
+	for _, it := range out.Items {
+		if lists {
+			ri := ReportItem{Rule: it.IgnoredRule}
+			if ni := pl.byIdent[it.Identity]; ni != nil {
+				ri.Title, ri.Link = ni.Title, ni.Link
+			}
+			if it.IgnoredRule == "" {
+				rep.NewItems = append(rep.NewItems, ri)
+			} else {
+				rep.Ignored = append(rep.Ignored, ri)
+			}
+		}
+		if p.m != nil {
+			switch it.IgnoredRule {
+			case "":
+				p.m.Items.WithLabelValues("new", "").Inc()
+			case store.IgnoredFirstPoll:
+				p.m.Items.WithLabelValues("first_poll", "").Inc()
+			default:
+				p.m.Items.WithLabelValues("ignored", it.IgnoredRule).Inc()
+			}
+		}
+	}
+	rep.Emails, rep.DigestItems, rep.Notices = out.Emails, out.DigestItems, out.Notices
+	if p.cfg.AfterPoll != nil {
+		p.cfg.AfterPoll(ctx, PollEvent{Feed: *pl.feed, Report: rep, Header: pl.header, Parsed: pl.parsed, Result: out})
 	}
 }

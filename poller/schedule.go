@@ -4,10 +4,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // OutcomeKind classifies what one poll of a feed produced. The zero value is
@@ -64,7 +61,7 @@ const (
 	StateBlacklisted = "blacklisted"
 )
 
-// Intervals and limits of the schedule (see DESIGN.md, "Polling interval" and
+// Intervals and limits of the schedule (docs/design.md, "Polling interval" and
 // "Errors").
 const (
 	// MaxInterval caps the interval taken from caching headers, the growing
@@ -153,7 +150,7 @@ type Decision struct {
 // of the poll that just ended, the current time and a random number jitter in
 // [0, 1). It is a pure function: no I/O, no clock, no randomness of its own.
 //
-// The rules (DESIGN.md), in order:
+// The rules (docs/design.md), in order:
 //
 //  1. Success (200, same-hash 200, 304) with an active WebSub subscription:
 //     a weekly backup poll.
@@ -284,143 +281,6 @@ func successPlan(h History, r Result, now time.Time) plan {
 	return plan{iv: iv, reason: "default " + words(iv) + ": " + elapsedWords(r.Elapsed) + " " + validatorWords(r)}
 }
 
-// slowWhy explains why a feed gets the 15-minute floor rather than 5 minutes.
-func slowWhy(r Result, fast, validator bool) string {
-	switch {
-	case fast && validator:
-		return ""
-	case fast:
-		return " (no ETag or Last-Modified)"
-	case validator:
-		return " (" + elapsedWords(r.Elapsed) + ")"
-	}
-	return " (" + elapsedWords(r.Elapsed) + ", no ETag or Last-Modified)"
-}
-
-func elapsedWords(e time.Duration) string {
-	if e < 0 {
-		return "response time unknown"
-	}
-	return "answered in " + words(e)
-}
-
-func validatorWords(r Result) string {
-	switch {
-	case r.HasETag && r.HasLastModified:
-		return "with ETag and Last-Modified"
-	case r.HasETag:
-		return "with ETag"
-	case r.HasLastModified:
-		return "with Last-Modified"
-	}
-	return "without ETag or Last-Modified"
-}
-
-// errorPlan applies rule 5 and fills the error fields of d.
-func errorPlan(h History, r Result, now time.Time, d *Decision) plan {
-	n := max(h.ConsecutiveErrors, 0)
-	if n < math.MaxInt32 {
-		n++
-	}
-	since := h.ErrorsSince
-	if since.IsZero() || since.After(now) {
-		since = now
-	}
-	d.ConsecutiveErrors, d.ErrorsSince, d.Penalty = n, since, true
-	streak := " (" + ordinal(n) + " consecutive error)"
-
-	// Retry-After: a date is measured against the server's own Date when it
-	// sent one (immune to clock skew, like Expires − Date), else against now.
-	var ra time.Duration
-	var raOK bool
-	var raWords string
-	if v, found := firstHeader(r.Header, "Retry-After"); found {
-		ref := now
-		if dv, ok := firstHeader(r.Header, "Date"); ok {
-			if t, err := parseHTTPDate(dv); err == nil {
-				ref = t
-			}
-		}
-		if ra, raOK = ParseRetryAfter(v, ref); raOK {
-			if isRetryAfterSeconds(v) {
-				raWords = strconv.FormatInt(int64(ra/time.Second), 10) + " s"
-			} else if ra == 0 {
-				raWords = "date already passed"
-			} else {
-				raWords = words(ra)
-			}
-			if ra > MaxRetryAfter {
-				ra = MaxRetryAfter
-				raWords += ", capped at " + words(MaxRetryAfter)
-			}
-		}
-	}
-
-	p := plan{isErr: true}
-	hostBackoff := false
-	if r.Kind == HTTPError {
-		label := "HTTP error"
-		if r.Status > 0 {
-			label = strconv.Itoa(r.Status)
-		}
-		switch {
-		case r.Status == http.StatusGone:
-			d.State = StateGone
-			p.iv, p.reason = MaxInterval, "410 Gone: polling stopped"+streak
-		case r.Status == http.StatusNotFound:
-			p.iv, p.reason = notFoundPenalty, label+": penalty "+words(notFoundPenalty)+streak
-		case r.Status == http.StatusForbidden:
-			p.iv, p.reason = statusPenalty, label+": penalty "+words(statusPenalty)+streak
-		case r.Status == http.StatusTooManyRequests && !raOK:
-			hostBackoff = true
-			p.iv, p.reason = statusPenalty, label+" without Retry-After: penalty "+words(statusPenalty)+streak
-		case r.Status == http.StatusTooManyRequests, r.Status == http.StatusServiceUnavailable && raOK:
-			hostBackoff = true
-			p.iv, p.reason = ra, label+": Retry-After "+raWords+streak
-		case r.Status >= 500 && r.Status <= 599:
-			p.iv, p.reason = statusPenalty, label+": penalty "+words(statusPenalty)+streak
-		default:
-			iv := growingPenalty(n)
-			p.iv, p.reason = iv, label+": penalty "+words(iv)+streak
-		}
-		if hostBackoff {
-			d.HostBackoffUntil = now.Add(max(p.iv, minHostBackoff))
-		} else if raOK && d.State != StateGone && ra > p.iv {
-			p.iv = ra
-			p.reason += "; Retry-After " + raWords
-		}
-	} else {
-		// Failure, or an unknown kind.
-		iv := growingPenalty(n)
-		p.iv, p.reason = iv, failureLabel(r.Failure)+": penalty "+words(iv)+streak
-	}
-
-	p.atLeast(slowFloor, "raised to the "+words(slowFloor)+" floor")
-
-	if d.State != StateGone && !h.ErrorsSince.IsZero() && !h.ErrorsSince.After(now) &&
-		now.Sub(h.ErrorsSince) >= BlacklistAfter {
-		d.State = StateBlacklisted
-		p.reason = "blacklisted after " + words(now.Sub(h.ErrorsSince)) + " of nothing but errors; last: " + p.reason
-	}
-
-	if h.WebSubActive {
-		p.atLeast(WebSubBackupInterval, "WebSub active: backup poll weekly")
-	}
-	return p
-}
-
-// growingPenalty is 1 h for the first error in a row, doubling with each
-// further one, capped at MaxInterval: 1, 2, 4, 8, 16, 24, 24 … hours.
-func growingPenalty(n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
-	if n > 6 {
-		return MaxInterval
-	}
-	return min(firstPenalty<<(n-1), MaxInterval)
-}
-
 // inactivityFloor is 12 h per year of inactivity (inactive / 730.5),
 // reaching MaxInterval at two years and capped there.
 func inactivityFloor(inactive time.Duration) time.Duration {
@@ -429,98 +289,4 @@ func inactivityFloor(inactive time.Duration) time.Duration {
 	}
 	// 12 h / 365.25 days = 2 / 1461, exact in integer nanoseconds.
 	return inactive * 2 / 1461
-}
-
-// maxFailureLabel bounds how much of a failure description goes into a
-// public reason.
-const maxFailureLabel = 120
-
-// failureLabel makes a Failure description fit for a one-line public reason:
-// control characters become spaces, runs of spaces collapse, and it is cut
-// at maxFailureLabel characters. Empty becomes "failure".
-func failureLabel(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Join(strings.FieldsFunc(s, func(c rune) bool {
-		return unicode.IsSpace(c) || unicode.IsControl(c)
-	}), " ")
-	if s == "" {
-		return "failure"
-	}
-	if utf8.RuneCountInString(s) > maxFailureLabel {
-		s = string([]rune(s)[:maxFailureLabel]) + "…"
-	}
-	return s
-}
-
-// ordinal returns n with its English suffix: 1st, 2nd, 3rd, 4th, 11th, 12th,
-// 13th, 21st, 101st, 111th.
-func ordinal(n int) string {
-	suffix := "th"
-	if r := n % 100; r < 11 || r > 13 {
-		switch n % 10 {
-		case 1:
-			suffix = "st"
-		case 2:
-			suffix = "nd"
-		case 3:
-			suffix = "rd"
-		}
-	}
-	return strconv.Itoa(n) + suffix
-}
-
-// words renders a duration in plain words for reasons: "120 ms", "1.25 s",
-// "90 s", "15 min", "12 min 30 s", "6 h", "1 h 1 min", "36 h", "7 days",
-// "92 days 3 h". Under 2 min a duration that is not whole minutes stays in
-// seconds; under 48 h whole hours are not turned into days.
-func words(d time.Duration) string {
-	if d < 0 {
-		if d == math.MinInt64 {
-			d++
-		}
-		return "-" + words(-d)
-	}
-	itoa := func(v time.Duration) string { return strconv.FormatInt(int64(v), 10) }
-	switch {
-	case d == 0:
-		return "0 s"
-	case d < time.Second:
-		return itoa(d/time.Millisecond) + " ms"
-	case d < time.Minute:
-		s := d.Round(10 * time.Millisecond).Seconds()
-		return strconv.FormatFloat(s, 'f', -1, 64) + " s"
-	case d < 2*time.Minute && d%time.Minute != 0:
-		return itoa(d.Round(time.Second)/time.Second) + " s"
-	case d < time.Hour:
-		r := d.Round(time.Second)
-		if r%time.Minute == 0 {
-			return itoa(r/time.Minute) + " min"
-		}
-		return itoa(r/time.Minute) + " min " + itoa(r%time.Minute/time.Second) + " s"
-	case d < 48*time.Hour:
-		r := d.Round(time.Minute)
-		if r%time.Hour == 0 {
-			return itoa(r/time.Hour) + " h"
-		}
-		return itoa(r/time.Hour) + " h " + itoa(r%time.Hour/time.Minute) + " min"
-	}
-	r := d.Round(time.Hour)
-	days, hours := r/(24*time.Hour), r%(24*time.Hour)/time.Hour
-	if hours == 0 {
-		return itoa(days) + " days"
-	}
-	return itoa(days) + " days " + itoa(hours) + " h"
-}
-
-// ageWords renders how long a feed has been quiet: days under 61 days,
-// months (of 365.25/12 days) under two years, then years to one decimal.
-func ageWords(d time.Duration) string {
-	if d < 61*24*time.Hour {
-		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + " days"
-	}
-	if months := math.Round(float64(d) / float64(month)); months < 24 {
-		return strconv.FormatFloat(months, 'f', 0, 64) + " months"
-	}
-	years := math.Round(float64(d)/float64(year)*10) / 10
-	return strconv.FormatFloat(years, 'f', -1, 64) + " years"
 }

@@ -1,30 +1,3 @@
-// Package fetcher makes the HTTP requests of the poller: one conditional GET
-// per feed URL, with the request hygiene publishers expect from the politest
-// client in their logs (see "Request hygiene" in DESIGN.md).
-//
-// It is split the way Miniflux's internal/reader/fetcher is: BuildRequest
-// makes the request of one hop (headers only, no network), ReadResponse turns
-// an *http.Response into a Response (decompression, size cap, validators; no
-// network needed to test it), and Client.Fetch strings hops together over one
-// shared, guarded Transport.
-//
-// What a publisher sees from Fetch:
-//
-//   - User-Agent "feedmail/1 (+BASE_URL/bot; N subscribers)", Accept naming
-//     the feed types, Accept-Encoding "gzip, br";
-//   - If-None-Match / If-Modified-Since exactly as stored, only on the hop
-//     whose URL the validators came from;
-//   - no Cookie (there is no jar), no Referer (also not on redirects), no
-//     query string or header we invented, no Cache-Control: no-cache (a
-//     conditional request is enough, and it lets CDNs answer);
-//   - kept-alive connections, at most Config.MaxConnsPerHost per host.
-//
-// The private-network guard lives in the dialer (net.Dialer.Control), so it
-// sees the address actually being connected to, after DNS resolution, on
-// every hop and every retry of the dial.
-//
-// Fetch does not log: everything it learns is in the Response or the error,
-// and the caller logs once with its decision.
 package fetcher
 
 import (
@@ -36,7 +9,7 @@ import (
 	"time"
 )
 
-// Defaults used when a Config field is zero (DESIGN.md, "Limits").
+// Defaults used when a Config field is zero (docs/design.md, "Limits").
 const (
 	DefaultTimeout         = 30 * time.Second
 	DefaultMaxBytes        = 10 << 20

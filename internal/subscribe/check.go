@@ -61,30 +61,9 @@ func NormalizeFeedURL(raw string) (string, string) {
 	return u.String(), ""
 }
 
-// FetchProblem says in plain words why a fetch failed.
-func FetchProblem(err error) string {
-	switch fetcher.KindOf(err) {
-	case fetcher.KindDNS:
-		return "that address did not answer (its name does not exist)"
-	case fetcher.KindTimeout:
-		return "that address did not answer in time"
-	case fetcher.KindConnection, fetcher.KindTLS:
-		return "that address did not answer"
-	case fetcher.KindPrivateAddress:
-		return "that address is on a private network, which feedmail does not visit"
-	case fetcher.KindBadURL:
-		return "that is not a web address feedmail can visit"
-	case fetcher.KindTooManyRedirects:
-		return "that address redirects too many times"
-	case fetcher.KindTooLarge:
-		return "that page is too large (over 10 MB)"
-	case fetcher.KindBadEncoding:
-		return "that address sent something that could not be decoded"
-	case fetcher.KindCanceled:
-		return "the check was interrupted; please try again"
-	}
-	return "that address did not answer"
-}
+// FetchProblem says in plain words why a fetch failed; the wording is the
+// fetcher's, shared with the poller's reasons.
+func FetchProblem(err error) string { return fetcher.Describe(err).Plain }
 
 // StatusText is "200 OK", or "—" for no status (a failure before headers).
 func StatusText(code int) string {

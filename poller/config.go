@@ -1,0 +1,77 @@
+package poller
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/newitems"
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultConcurrency  = 16
+	DefaultLease        = 2 * time.Minute
+	DefaultWriteBatch   = 500
+	DefaultSpreadWindow = 10 * time.Minute
+	DefaultIdleWait     = 5 * time.Second
+	// PollLogRetention is how long poll_log rows are kept.
+	PollLogRetention = 7 * 24 * time.Hour
+)
+
+// Config configures a Poller. Store and Owner are required.
+type Config struct {
+	Store *store.Store
+	// Fetch configures the HTTP client (BaseURL for the User-Agent,
+	// AllowPrivate, limits).
+	Fetch fetcher.Config
+	Clock clock.Clock // default clock.Real{}
+	Log   *slog.Logger
+	// Metrics may be nil.
+	Metrics *metrics.Metrics
+	// Links builds the links in notices (feed gone, blacklisted); nil sends
+	// notices without links.
+	Links *links.Links
+	// Owner names this poller in leases; unique per process.
+	Owner string
+	// Concurrency is how many fetches run at once (default 16).
+	Concurrency int
+	// Batch is how many feeds are claimed per query and at most outstanding
+	// (default 64 × Concurrency).
+	Batch int
+	// Lease is how long a claimed feed is ours (default 2 min, raised to at
+	// least twice the fetch timeout).
+	Lease time.Duration
+	// MaxPerHost is how many requests may be in flight to one host
+	// (default MaxInFlightPerHost, 2).
+	MaxPerHost int
+	// WriteBatch is how many polls are written per transaction (default 500).
+	WriteBatch int
+	// SpreadWindow is how far overdue feeds are spread when Run starts.
+	SpreadWindow time.Duration
+	// IdleWait is the longest Run sleeps between passes (default 5 s).
+	IdleWait time.Duration
+	// Rand draws the jitter; default seeded from crypto/rand. It is used
+	// under a lock.
+	Rand *rand.Rand
+	// AfterPoll, if set, is called after each poll's write committed (and
+	// after each Ingest), from the goroutine that wrote it: it must be quick.
+	// The WebSub subscriber uses it to notice hubs.
+	AfterPoll func(ctx context.Context, ev PollEvent)
+}
+
+// PollEvent is what AfterPoll hears about one recorded poll.
+type PollEvent struct {
+	Feed   store.Feed     // the feed as claimed, before this poll
+	Report *Report        // what happened
+	Header http.Header    // response headers (nil without an HTTP answer)
+	Parsed *newitems.Feed // the parsed document (nil when not parsed)
+	Result store.PollOutcome
+}

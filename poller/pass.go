@@ -1,0 +1,201 @@
+package poller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// PollDue makes one pass over every feed due at the clock's now: it claims
+// them in batches, polls them Config.Concurrency at a time and writes the
+// results, and returns when all are written. n counts the feeds claimed
+// (polled, or given back because their host is backed off). With a fake
+// clock it is how simulations drive the poller without waiting.
+func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
+	now := p.clk.Now()
+	p.hmu.Lock()
+	p.passes++
+	p.hmu.Unlock()
+	defer func() { err = errors.Join(err, p.endPass(ctx)) }()
+	w := p.newPollWriter(ctx)
+	defer func() { err = errors.Join(err, w.close()) }()
+
+	// free counts the places for feeds claimed and not finished. jobs holds
+	// a whole batch, so the claim loop hands a batch over at once and claims
+	// the next while the workers are still busy with this one.
+	free := newSlots(p.cfg.Batch)
+	jobs := make(chan claimedFeed, p.cfg.Batch)
+	var wg sync.WaitGroup
+	for range p.cfg.Concurrency {
+		wg.Go(func() {
+			for j := range jobs {
+				p.pollClaimed(ctx, j, w)
+				free.put(1)
+			}
+		})
+	}
+	defer func() {
+		close(jobs)
+		wg.Wait()
+	}()
+
+	// A claim waits until half a batch of slots is free (all of them at
+	// first), so that claims stay large (their cost is mostly per claim)
+	// while the other half keeps the workers busy.
+	low := max(p.cfg.Batch/2, 1)
+	var after time.Time // where the next claim starts (see store.ClaimDueFeeds)
+	for ctx.Err() == nil {
+		want, werr := free.take(ctx, low)
+		if werr != nil {
+			return n, nil
+		}
+		feeds, hosts, cerr := p.claim(ctx, now, want, after)
+		free.put(want - len(feeds))
+		if cerr != nil {
+			if ctx.Err() != nil {
+				return n, nil
+			}
+			return n, fmt.Errorf("poller: %w", cerr)
+		}
+		if len(feeds) == 0 {
+			return n, nil
+		}
+		for i := range feeds {
+			f := &feeds[i]
+			if f.NextPollAt.After(after) {
+				after = f.NextPollAt
+			}
+			jobs <- claimedFeed{feed: f, host: hosts[f.HostKey()]}
+		}
+		n += len(feeds)
+		if len(feeds) < want {
+			// Claims take the oldest due feeds first: a short batch means
+			// nothing else is due at now.
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
+// claim claims up to want feeds due at now (store.ClaimDueFeeds), passing
+// the feeds this poller holds already, and records the claimed feeds as held
+// and their hosts as leased.
+func (p *Poller) claim(ctx context.Context, now time.Time, want int, after time.Time) ([]store.Feed, map[string]*store.Host, error) {
+	p.cmu.Lock()
+	defer p.cmu.Unlock()
+	clk := p.clk.Now()
+	p.hmu.Lock()
+	held := make([]int64, 0, len(p.held))
+	for id, until := range p.held {
+		if until.After(clk) {
+			held = append(held, id)
+		} else {
+			delete(p.held, id) // its lease ran out: it may be claimed again
+		}
+	}
+	p.hmu.Unlock()
+	feeds, hosts, err := p.st.ClaimDueFeeds(ctx, p.cfg.Owner, p.cfg.Lease, now, want, held, after)
+	p.hmu.Lock()
+	for _, h := range hosts {
+		p.leased[h.Host] = true
+	}
+	for _, f := range feeds {
+		until := now.Add(p.cfg.Lease)
+		if f.LeaseUntil != nil {
+			until = *f.LeaseUntil
+		}
+		p.held[f.ID] = until
+	}
+	p.hmu.Unlock()
+	if err != nil || len(feeds) == 0 {
+		return feeds, nil, err
+	}
+	if hosts == nil { // SQLite: the claim leased feeds, not hosts
+		hosts = p.hostRows(ctx, feeds)
+	}
+	return feeds, hostsByName(hosts), nil
+}
+
+// unhold forgets a held feed once its poll is written or it was given back.
+// A feed whose write failed stays held until its lease ends, as its lease
+// row would on SQLite, so it is not fetched again before then.
+func (p *Poller) unhold(id int64) {
+	p.hmu.Lock()
+	delete(p.held, id)
+	p.hmu.Unlock()
+}
+
+// holds reports whether this poller holds feed id (claimed by a pass, not
+// yet written).
+func (p *Poller) holds(id int64) bool {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	until, ok := p.held[id]
+	return ok && until.After(p.clk.Now())
+}
+
+// endPass ends a PollDue: when no other pass of this poller is running,
+// every feed it claimed is written or given back, so it gives back the host
+// leases its claims took (store.ClaimDueFeeds), letting other processes poll
+// those hosts at once.
+func (p *Poller) endPass(ctx context.Context) error {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	p.passes--
+	if p.passes > 0 || len(p.leased) == 0 {
+		return nil
+	}
+	hosts := make([]string, 0, len(p.leased))
+	for h := range p.leased {
+		hosts = append(hosts, h)
+	}
+	clear(p.leased)
+	wctx, cancel := pollWriteContext(ctx)
+	defer cancel()
+	return p.st.ReleaseHosts(wctx, p.cfg.Owner, hosts)
+}
+
+// claimedFeed is one feed a worker is to poll, with its host's row.
+type claimedFeed struct {
+	feed *store.Feed // in the claim's batch
+	host *store.Host // shared by the claim's feeds of that host; nil: no row
+}
+
+// hostRows loads the hosts rows of a batch's hosts (one query). A failure
+// is logged: the batch then goes ahead with what this process knows. (A
+// running back-off in a row reaches the limiter when a feed of that host
+// comes up: see backedOff.)
+func (p *Poller) hostRows(ctx context.Context, feeds []store.Feed) []store.Host {
+	seen := make(map[string]bool)
+	var names []string
+	for _, f := range feeds {
+		if h := f.HostKey(); h != "" && !seen[h] {
+			seen[h] = true
+			names = append(names, h)
+		}
+	}
+	rows, err := p.st.Hosts(ctx, names)
+	if err != nil {
+		p.log.Warn("reading host limits failed", "err", err)
+		return nil
+	}
+	out := make([]store.Host, 0, len(rows))
+	for _, h := range rows {
+		out = append(out, h)
+	}
+	return out
+}
+
+// hostsByName indexes a claim's host rows by name; the claimed feeds of a
+// host share its row.
+func hostsByName(hosts []store.Host) map[string]*store.Host {
+	rows := make(map[string]*store.Host, len(hosts))
+	for i := range hosts {
+		rows[hosts[i].Host] = &hosts[i]
+	}
+	return rows
+}
