@@ -1,6 +1,7 @@
 package poller_test
 
 import (
+	"cmp"
 	"context"
 	"testing"
 	"time"
@@ -22,10 +23,13 @@ func TestHostileServers(t *testing.T) {
 		guard  bool   // poll with the private-network guard on
 		rawURL string // poll this URL instead of a farm feed
 		reason string // the reason starts with this
+		// timeout is the fetch timeout, 2 s unless set: reading 10 MB may
+		// take longer than that under the race detector on a loaded machine.
+		timeout time.Duration
 	}{
-		{name: "endless body", spec: farm.Spec{Hostile: farm.Endless}, reason: "body too large"},
+		{name: "endless body", spec: farm.Spec{Hostile: farm.Endless}, timeout: 30 * time.Second, reason: "body too large"},
 		{name: "trickle", spec: farm.Spec{Hostile: farm.Trickle, TrickleEvery: 200 * time.Millisecond}, reason: "timeout"},
-		{name: "gzip bomb", spec: farm.Spec{Hostile: farm.GzipBomb}, reason: "body too large"},
+		{name: "gzip bomb", spec: farm.Spec{Hostile: farm.GzipBomb}, timeout: 30 * time.Second, reason: "body too large"},
 		{name: "redirect loop", spec: farm.Spec{Hostile: farm.RedirectLoop}, reason: "too many redirects"},
 		{name: "HTML instead of a feed", spec: farm.Spec{Hostile: farm.HTMLPage}, reason: "not a feed"},
 		{name: "connection reset", spec: farm.Spec{Hostile: farm.Reset}, reason: "connection failed"},
@@ -41,7 +45,8 @@ func TestHostileServers(t *testing.T) {
 			fm := wkFarm(t, clk)
 			ctx := context.Background()
 			ff := fm.AddFeed(farm.Spec{ItemCount: 4, ETag: farm.ETagStrong, LastModified: true, Title: "Good feed"})
-			open := wkPoller(t, s, clk, "open", func(c *poller.Config) { c.Fetch.Timeout = 2 * time.Second })
+			timeout := cmp.Or(tc.timeout, 2*time.Second)
+			open := wkPoller(t, s, clk, "open", func(c *poller.Config) { c.Fetch.Timeout = timeout })
 			f := wkFollow(t, s, ff.URL(), 1, 0)
 			if tc.rawURL != "" {
 				// A feed that once served from elsewhere and now resolves
