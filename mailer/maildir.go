@@ -55,7 +55,7 @@ func NewMaildir(dir string, opts ...Option) (*Maildir, error) {
 		opt(&o)
 	}
 	if o.writeFile == nil {
-		o.writeFile = writeFileSync
+		o.writeFile = WriteFileSync
 	}
 	if o.hostname == "" {
 		h, err := os.Hostname()
@@ -135,9 +135,10 @@ func storeError(err error) error {
 	}
 }
 
-// writeFileSync creates path (which must not exist), writes data and
-// syncs it to disk before closing.
-func writeFileSync(path string, data []byte) error {
+// WriteFileSync creates path (which must not exist), writes data and
+// syncs it to disk before closing. It is the default of WithWriteFile, so
+// a replacement can wrap it.
+func WriteFileSync(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // Timings of the WebSub subscriber. The spec gives renewal at half the lease
@@ -99,18 +100,10 @@ func NewWebSubManager(cfg WebSubConfig) (*WebSubManager, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Lease <= 0 {
-		cfg.Lease = DefaultWebSubLease
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = time.Minute
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = 32
-	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 4
-	}
+	worker.Default(&cfg.Lease, DefaultWebSubLease)
+	worker.Default(&cfg.Interval, time.Minute)
+	worker.Default(&cfg.Batch, 32)
+	worker.Default(&cfg.Concurrency, 4)
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
 	}

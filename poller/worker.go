@@ -15,6 +15,7 @@ import (
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // Poller polls feeds. Make one per process with New; it is safe for
@@ -64,27 +65,15 @@ func New(cfg Config) (*Poller, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = 64 * cfg.Concurrency
-	}
+	worker.Default(&cfg.Concurrency, DefaultConcurrency)
+	worker.Default(&cfg.Batch, 64*cfg.Concurrency)
 	client := fetcher.New(cfg.Fetch)
 	timeout := client.Config().Timeout
-	if cfg.Lease <= 0 {
-		cfg.Lease = DefaultLease
-	}
+	worker.Default(&cfg.Lease, DefaultLease)
 	cfg.Lease = max(cfg.Lease, 2*timeout)
-	if cfg.WriteBatch <= 0 {
-		cfg.WriteBatch = DefaultWriteBatch
-	}
-	if cfg.SpreadWindow <= 0 {
-		cfg.SpreadWindow = DefaultSpreadWindow
-	}
-	if cfg.IdleWait <= 0 {
-		cfg.IdleWait = DefaultIdleWait
-	}
+	worker.Default(&cfg.WriteBatch, DefaultWriteBatch)
+	worker.Default(&cfg.SpreadWindow, DefaultSpreadWindow)
+	worker.Default(&cfg.IdleWait, DefaultIdleWait)
 	if cfg.Rand == nil {
 		var seed [16]byte
 		_, _ = crand.Read(seed[:])

@@ -1,5 +1,5 @@
-// Package worker holds what the background workers of the mailer and the
-// digest share in their setup: filling a config's unset fields with
+// Package worker holds what the background workers (poller, mailer, digest)
+// share in their setup: filling a config's unset fields with
 // defaults. It owns no business rules and touches no database; leasing and
 // claiming are package store's.
 package worker

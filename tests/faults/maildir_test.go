@@ -38,19 +38,7 @@ func (d *disk) write(path string, data []byte) error {
 		}
 		return &os.PathError{Op: "write", Path: path, Err: syscall.ENOSPC}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return mailer.WriteFileSync(path, data)
 }
 
 func (d *disk) free() {
