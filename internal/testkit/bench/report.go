@@ -111,7 +111,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // what machine and database it ran on.
 func (r *Report) WriteTable(w io.Writer) error {
 	m := r.Machine
-	fmt.Fprintf(w, "feedmail bench, %s\n", m.Started.Format(time.RFC3339))
+	fmt.Fprintf(w, "feedbench, %s\n", m.Started.Format(time.RFC3339))
 	cpu := m.CPUModel
 	if cpu == "" {
 		cpu = "CPU"
