@@ -102,8 +102,8 @@ func TestOutboxShutdownMidSend(t *testing.T) {
 	fx := newFixture(t)
 	stalling := smtpServer(t, smtptest.Options{Stall: []string{"slow@example.net"}})
 	healthy := smtpServer(t, smtptest.Options{})
-	tr := &switchTransport{}
-	tr.set(smtpTo(t, stalling, "pool=1&timeout=1m"))
+	tr := &smtptest.Switch{}
+	tr.Set(smtpTo(t, stalling, "pool=1&timeout=1m"))
 	ob := fx.outbox(tr, "w1")
 	fast, fsub := fx.user("fast@example.net", 5)
 	slow, ssub := fx.user("slow@example.net", 5)
@@ -136,7 +136,7 @@ func TestOutboxShutdownMidSend(t *testing.T) {
 			t.Errorf("unsent row %d: %s attempts %d owner %q due %v", r.ID, got.State, got.Attempts, got.LeaseOwner, got.NextAttemptAt)
 		}
 	}
-	tr.set(smtpTo(t, healthy, ""))
+	tr.Set(smtpTo(t, healthy, ""))
 	if n := fx.pass(ob); n != 2 {
 		t.Fatalf("next pass claimed %d, want 2", n)
 	}

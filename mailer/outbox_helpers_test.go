@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/wneessen/go-mail"
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/links"
@@ -222,28 +220,6 @@ func duplicates(counts map[string]int) int {
 	}
 	return d
 }
-
-// switchTransport forwards to a transport that tests can swap (a server
-// that stops failing).
-type switchTransport struct {
-	mu  sync.Mutex
-	cur Transport
-}
-
-func (s *switchTransport) set(t Transport) {
-	s.mu.Lock()
-	s.cur = t
-	s.mu.Unlock()
-}
-
-func (s *switchTransport) Send(ctx context.Context, msgs []*mail.Msg) []error {
-	s.mu.Lock()
-	t := s.cur
-	s.mu.Unlock()
-	return t.Send(ctx, msgs)
-}
-
-func (s *switchTransport) Close() error { return nil }
 
 // hasAll reports whether s contains every one of subs.
 func hasAll(s string, subs ...string) string {

@@ -125,8 +125,8 @@ func TestOutboxSMTPFaults(t *testing.T) {
 			fx := newFixture(t)
 			faulty := smtpServer(t, c.opts)
 			healthy := smtpServer(t, smtptest.Options{})
-			tr := &switchTransport{}
-			tr.set(smtpTo(t, faulty, c.params))
+			tr := &smtptest.Switch{}
+			tr.Set(smtpTo(t, faulty, c.params))
 			ob := fx.outbox(tr, "w1")
 			var users []*store.User
 			var rows []*store.OutboxEmail
@@ -196,7 +196,7 @@ func TestOutboxSMTPFaults(t *testing.T) {
 			// Temporary faults: once the server behaves, the retry delivers
 			// it, exactly once and without a second charge.
 			if got.State == store.OutboxQueued && c.opts.Reply421After == 0 {
-				tr.set(smtpTo(t, healthy, ""))
+				tr.Set(smtpTo(t, healthy, ""))
 			}
 			fx.clk.Advance(RetryBase)
 			fx.pass(ob)

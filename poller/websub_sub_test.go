@@ -105,30 +105,9 @@ func (e *subEnv) newManager(st *store.Store) *poller.WebSubManager {
 }
 
 // feed adds a feed for u with one confirmed subscriber.
-func (e *subEnv) feed(u string) *store.Feed {
-	e.t.Helper()
-	f, _, err := e.st.EnsureFeed(e.ctx, u)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	usr, _, err := e.st.EnsureUser(e.ctx, fmt.Sprintf("reader%d@example.com", f.ID))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := e.st.Subscribe(e.ctx, usr.ID, f.ID, nil, true); err != nil {
-		e.t.Fatal(err)
-	}
-	return e.reload(f.ID)
-}
+func (e *subEnv) feed(u string) *store.Feed { return storetest.FollowedFeed(e.t, e.st, u) }
 
-func (e *subEnv) reload(id int64) *store.Feed {
-	e.t.Helper()
-	f, err := e.st.FeedByID(e.ctx, id)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return f
-}
+func (e *subEnv) reload(id int64) *store.Feed { return storetest.Feed(e.t, e.st, id) }
 
 // poll fetches f like a poll and hands the answer to the subscriber.
 func (e *subEnv) poll(f *store.Feed) {

@@ -99,30 +99,17 @@ func newWSEnv(t *testing.T, opts ...wsOpt) *wsEnv {
 // feed makes a feed with one confirmed subscriber (or none).
 func (e *wsEnv) feed(u string, followed bool) *store.Feed {
 	e.t.Helper()
+	if followed {
+		return storetest.FollowedFeed(e.t, e.st, u)
+	}
 	f, _, err := e.st.EnsureFeed(e.ctx, u)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if followed {
-		usr, _, err := e.st.EnsureUser(e.ctx, fmt.Sprintf("reader%d@example.com", f.ID))
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if _, err := e.st.Subscribe(e.ctx, usr.ID, f.ID, nil, true); err != nil {
-			e.t.Fatal(err)
-		}
-	}
 	return e.reload(f.ID)
 }
 
-func (e *wsEnv) reload(id int64) *store.Feed {
-	e.t.Helper()
-	f, err := e.st.FeedByID(e.ctx, id)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return f
-}
+func (e *wsEnv) reload(id int64) *store.Feed { return storetest.Feed(e.t, e.st, id) }
 
 // setWebSub puts feed f in a websub state.
 func (e *wsEnv) setWebSub(f *store.Feed, state, secret string) *store.Feed {

@@ -84,19 +84,27 @@ type stack struct {
 	digest *digest.Worker
 }
 
-// newStack starts one installation on a fake clock: a store, a feed farm,
-// an SMTP server, the web pages on a loopback port and the workers.
-func newStack(t *testing.T) *stack {
+// newParts starts what every stack of this suite has: a fake clock, a
+// store, a feed farm, an SMTP server and a token signer for secret.
+func newParts(t *testing.T, secret string) (*clock.Fake, *store.Store, *farm.Farm, *smtptest.Server, *token.Signer) {
 	t.Helper()
 	clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
 	st := storetest.Open(t, storetest.Options{Clock: clk})
 	fm := farm.New(clk)
 	t.Cleanup(fm.Close)
 	smtp := smtptest.StartT(t, smtptest.Options{})
-	sign, err := token.NewSigner([]byte("e2e-secret-e2e-secret-e2e-secret"))
+	sign, err := token.NewSigner([]byte(secret))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return clk, st, fm, smtp, sign
+}
+
+// newStack starts one installation on a fake clock: a store, a feed farm,
+// an SMTP server, the web pages on a loopback port and the workers.
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	clk, st, fm, smtp, sign := newParts(t, "e2e-secret-e2e-secret-e2e-secret")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -13,9 +13,7 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
-	"github.com/feedmail/feedmail/internal/testkit/storetest"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
-	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/mailer"
 	"github.com/feedmail/feedmail/poller"
 )
@@ -40,15 +38,7 @@ type dgStack struct {
 
 func newDigestStack(t *testing.T) *dgStack {
 	t.Helper()
-	clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
-	st := storetest.Open(t, storetest.Options{Clock: clk})
-	fm := farm.New(clk)
-	t.Cleanup(fm.Close)
-	smtp := smtptest.StartT(t, smtptest.Options{})
-	sign, err := token.NewSigner([]byte("digest-e2e-secret-digest-e2e"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	clk, st, fm, smtp, sign := newParts(t, "digest-e2e-secret-digest-e2e")
 	const base, from = "http://127.0.0.1:8080", "feedmail@feedmail.test"
 	lk := links.New(base, sign, from)
 	w := newWorkers(t, clk, st, smtp, lk, from, "dg")

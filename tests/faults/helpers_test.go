@@ -4,12 +4,10 @@ import (
 	"context"
 	"math/rand/v2"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/wneessen/go-mail"
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/fetcher"
@@ -246,30 +244,6 @@ func smtpTo(t *testing.T, srv *smtptest.Server, params string) *mailer.SMTPTrans
 	t.Cleanup(func() { _ = tr.Close() })
 	return tr
 }
-
-// switchable forwards to a transport the test can swap (the server that
-// stops failing).
-type switchable struct {
-	mu  sync.Mutex
-	cur mailer.Transport
-}
-
-func (s *switchable) set(t mailer.Transport) {
-	s.mu.Lock()
-	s.cur = t
-	s.mu.Unlock()
-}
-
-// Send implements mailer.Transport.
-func (s *switchable) Send(ctx context.Context, msgs []*mail.Msg) []error {
-	s.mu.Lock()
-	t := s.cur
-	s.mu.Unlock()
-	return t.Send(ctx, msgs)
-}
-
-// Close implements mailer.Transport.
-func (s *switchable) Close() error { return nil }
 
 // messageIDs counts accepted messages per Message-ID over servers.
 func messageIDs(servers ...*smtptest.Server) map[string]int {

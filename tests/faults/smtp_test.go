@@ -82,8 +82,8 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 
 	faulty := smtptest.StartT(t, row.opts)
 	healthy := smtptest.StartT(t, smtptest.Options{})
-	tr := &switchable{}
-	tr.set(smtpTo(t, faulty, row.params))
+	tr := &smtptest.Switch{}
+	tr.Set(smtpTo(t, faulty, row.params))
 	if row.down {
 		if err := faulty.Close(); err != nil {
 			t.Fatal(err)
@@ -139,7 +139,7 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 	e.keepsAll(f.ID, items, queued)
 
 	// The server behaves again; after the backoff everything retried goes.
-	tr.set(smtpTo(t, healthy, ""))
+	tr.Set(smtpTo(t, healthy, ""))
 	e.clk.Advance(mailer.RetryBase)
 	e.send(ob)
 	for _, id := range keys(queued) {

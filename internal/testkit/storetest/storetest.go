@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -136,4 +137,33 @@ func HoldConnection() (release func()) {
 		return func() {}
 	}
 	return func() { _ = keep.Close() }
+}
+
+// FollowedFeed returns the feed of url (created if new) as stored, with one
+// confirmed reader (readerN@example.com), so workers treat it as followed.
+func FollowedFeed(t testing.TB, st *store.Store, url string) *store.Feed {
+	t.Helper()
+	ctx := context.Background()
+	f, _, err := st.EnsureFeed(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usr, _, err := st.EnsureUser(ctx, fmt.Sprintf("reader%d@example.com", f.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Subscribe(ctx, usr.ID, f.ID, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	return Feed(t, st, f.ID)
+}
+
+// Feed returns feed id as stored now.
+func Feed(t testing.TB, st *store.Store, id int64) *store.Feed {
+	t.Helper()
+	f, err := st.FeedByID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
