@@ -109,6 +109,13 @@ func (e *subEnv) feed(u string) *store.Feed { return storetest.FollowedFeed(e.t,
 
 func (e *subEnv) reload(id int64) *store.Feed { return storetest.Feed(e.t, e.st, id) }
 
+// hubFeed returns a followed feed whose document advertises hub.
+func (e *subEnv) hubFeed(t *testing.T, hub *websubtest.Hub) *store.Feed {
+	t.Helper()
+	ts := topicServer(t, nil, map[string]http.HandlerFunc{"/feed": serve("application/atom+xml", atomDoc(hub.URL, "BASE/feed"))})
+	return e.feed(ts.URL + "/feed")
+}
+
 // poll fetches f like a poll and hands the answer to the subscriber.
 func (e *subEnv) poll(f *store.Feed) {
 	e.t.Helper()
@@ -349,8 +356,7 @@ func TestWebSubUnknownTopicRefused(t *testing.T) {
 func TestWebSubContentDistribution(t *testing.T) {
 	e := newSubEnv(t)
 	hub := websubtest.New(t, websubtest.Options{})
-	ts := topicServer(t, nil, map[string]http.HandlerFunc{"/feed": serve("application/atom+xml", atomDoc(hub.URL, "BASE/feed"))})
-	f := e.subscribe(e.feed(ts.URL + "/feed"))
+	f := e.subscribe(e.hubFeed(t, hub))
 	tests := []struct {
 		name   string
 		sig    websubtest.Signing
@@ -430,8 +436,7 @@ func TestWebSubRenewsAtHalfTheLease(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newSubEnv(t)
 			hub := websubtest.New(t, websubtest.Options{Lease: tt.lease})
-			ts := topicServer(t, nil, map[string]http.HandlerFunc{"/feed": serve("application/atom+xml", atomDoc(hub.URL, "BASE/feed"))})
-			f := e.subscribe(e.feed(ts.URL + "/feed"))
+			f := e.subscribe(e.hubFeed(t, hub))
 			if !f.WebSubRenewAt.Equal(subT0.Add(tt.wantRenew)) {
 				t.Fatalf("renew at %v, want +%s", f.WebSubRenewAt, tt.wantRenew)
 			}
@@ -509,8 +514,7 @@ func TestWebSubHubFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newSubEnv(t)
 			hub := websubtest.New(t, tt.opts)
-			ts := topicServer(t, nil, map[string]http.HandlerFunc{"/feed": serve("application/atom+xml", atomDoc(hub.URL, "BASE/feed"))})
-			f := e.feed(ts.URL + "/feed")
+			f := e.hubFeed(t, hub)
 			e.poll(f)
 			e.run()
 			hub.Wait()
@@ -532,8 +536,7 @@ func TestWebSubHubFailures(t *testing.T) {
 func TestWebSubUnsubscribesWhenTheLastSubscriberLeaves(t *testing.T) {
 	e := newSubEnv(t)
 	hub := websubtest.New(t, websubtest.Options{})
-	ts := topicServer(t, nil, map[string]http.HandlerFunc{"/feed": serve("application/atom+xml", atomDoc(hub.URL, "BASE/feed"))})
-	f := e.subscribe(e.feed(ts.URL + "/feed"))
+	f := e.subscribe(e.hubFeed(t, hub))
 	// A second reader, then both leave.
 	usr, _, _ := e.st.EnsureUser(e.ctx, "second@example.com")
 	second, err := e.st.Subscribe(e.ctx, usr.ID, f.ID, nil, true)
@@ -727,8 +730,7 @@ func TestWebSubWithThePoller(t *testing.T) {
 func TestWebSubRenewalsNeverVerified(t *testing.T) {
 	e := newSubEnv(t)
 	hub := websubtest.New(t, websubtest.Options{Lease: 4 * time.Hour})
-	ts := topicServer(t, nil, map[string]http.HandlerFunc{"/feed": serve("application/atom+xml", atomDoc(hub.URL, "BASE/feed"))})
-	f := e.subscribe(e.feed(ts.URL + "/feed"))
+	f := e.subscribe(e.hubFeed(t, hub))
 	week := subT0.Add(7 * 24 * time.Hour)
 	if err := e.st.DB.Model(&store.Feed{}).Where("id = ?", f.ID).Update("next_poll_at", week).Error; err != nil {
 		t.Fatal(err)
