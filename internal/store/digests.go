@@ -14,6 +14,43 @@ import (
 	"gorm.io/gorm"
 )
 
+// Digest is a person's named schedule.
+type Digest struct {
+	ID         int64 `gorm:"primaryKey"`
+	UserID     int64
+	Name       string
+	Schedule   string
+	Timezone   string
+	NextSlotAt time.Time
+	LastSlotAt *time.Time
+	LeaseOwner string
+	LeaseUntil *time.Time
+	CreatedAt  time.Time
+}
+
+// DigestIssue is the one issue of a digest for one slot.
+type DigestIssue struct {
+	ID        int64 `gorm:"primaryKey"`
+	DigestID  int64
+	SlotAt    time.Time
+	State     string
+	FeedCount int
+	ItemCount int
+	Credits   int
+	CreatedAt time.Time
+}
+
+// DigestItem is an item waiting for (or included in) a digest issue.
+type DigestItem struct {
+	ID             int64 `gorm:"primaryKey"`
+	DigestID       int64
+	SubscriptionID int64
+	ItemID         int64
+	FeedID         int64
+	IssueID        *int64
+	QueuedAt       time.Time
+}
+
 // Digests: a person's named schedules, their issues and the items waiting
 // for them. The schedule arithmetic lives in package digest (which imports
 // this package, so the store takes a parsed schedule rather than parsing one);

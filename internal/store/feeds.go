@@ -11,6 +11,59 @@ import (
 	"gorm.io/gorm/clause"
 )
 
+// Feed states.
+const (
+	FeedActive      = "active"
+	FeedGone        = "gone"        // 410: never polled again
+	FeedBlacklisted = "blacklisted" // 90 days of nothing but errors
+)
+
+// Feed is one feed URL, fetched once however many people follow it. It holds
+// everything the poller needs to decide the next poll and to send a polite,
+// conditional request.
+type Feed struct {
+	ID                int64 `gorm:"primaryKey"`
+	URL               string
+	Host              string // HostOf(URL), set by the store whenever URL is written
+	Title             string
+	SiteURL           string
+	State             string
+	SubscriberCount   int // active, confirmed subscriptions; kept in step by the store
+	NextPollAt        time.Time
+	PollReason        string
+	ValidatorURL      string // the final URL the stored validators came from
+	ETag              string `gorm:"column:etag"`
+	LastModified      string
+	BodyHash          string
+	LastPolledAt      *time.Time
+	LastStatus        int
+	LastError         string
+	LastElapsedMS     int `gorm:"column:last_elapsed_ms"`
+	LastSuccessAt     *time.Time
+	PrimedAt          *time.Time // first successful parse: items before it are never mailed
+	LastNewItemAt     *time.Time
+	NewestItemDate    *time.Time
+	ConsecutiveErrors int
+	ErrorsSince       *time.Time
+	LastPingAt        *time.Time
+	WebSubHub         string     `gorm:"column:websub_hub"`
+	WebSubTopic       string     `gorm:"column:websub_topic"`
+	WebSubState       string     `gorm:"column:websub_state"`
+	WebSubSecret      string     `gorm:"column:websub_secret"`
+	WebSubExpiresAt   *time.Time `gorm:"column:websub_expires_at"`
+	WebSubRenewAt     *time.Time `gorm:"column:websub_renew_at"`
+	LeaseOwner        string
+	LeaseUntil        *time.Time
+	// LogSeq counts the polls and pushes recorded. LoggedAt is when the
+	// newest poll_log line was written, if that line is a poll's (a push
+	// clears it): the line later identical polls may be folded into (see
+	// PollRecord.Fold).
+	LogSeq    int64
+	LoggedAt  *time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
 // EnsureFeed returns the feed with this URL, creating it (due now) when absent.
 func (s *Store) EnsureFeed(ctx context.Context, url string) (f *Feed, created bool, err error) {
 	now := s.now()

@@ -8,6 +8,19 @@ import (
 	"time"
 )
 
+// Host is per-host politeness state shared by every poller process.
+type Host struct {
+	Host               string `gorm:"primaryKey"`
+	MinIntervalSeconds int
+	BackoffUntil       *time.Time
+	BackoffReason      string
+	UpdatedAt          time.Time
+	// LeaseOwner holds the host (polls its feeds) until LeaseUntil; see
+	// ClaimDueFeeds. Used on Postgres only.
+	LeaseOwner string
+	LeaseUntil *time.Time
+}
+
 // Per-host politeness shared by every process (the hosts table): a back-off
 // after a host answered 429 (or 503 with Retry-After), and an operator's
 // minimum poll interval for the host. Each poller process also keeps its own

@@ -8,6 +8,21 @@ import (
 	"gorm.io/gorm"
 )
 
+// Item is one entry of a feed, recorded once per (feed, identity).
+type Item struct {
+	ID          int64 `gorm:"primaryKey"`
+	FeedID      int64
+	Identity    string
+	GUID        string `gorm:"column:guid"`
+	Link        string
+	Title       string
+	Content     string
+	Author      string
+	PublishedAt *time.Time
+	SeenAt      time.Time
+	IgnoredRule string // non-empty: recorded as seen, never delivered
+}
+
 // ItemsOfFeed returns up to limit items of a feed, newest first (by when
 // they were seen, then id). limit ≤ 0 means all.
 func (s *Store) ItemsOfFeed(ctx context.Context, feedID int64, limit int) ([]Item, error) {

@@ -6,9 +6,22 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/feedmail/feedmail/billing"
 )
+
+// LedgerEntry is one append-only change to a person's credits.
+type LedgerEntry struct {
+	ID             int64 `gorm:"primaryKey"`
+	UserID         int64
+	Kind           string
+	Amount         int64
+	BalanceAfter   int64
+	IdempotencyKey string
+	Reason         string
+	CreatedAt      time.Time
+}
 
 // The credit ledger: each change to a person's credits is one append-only
 // ledger_entries row with a unique idempotency key (a replayed key changes

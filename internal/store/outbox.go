@@ -9,6 +9,48 @@ import (
 	"unicode/utf8"
 )
 
+// Outbox kinds.
+const (
+	KindItem   = "item"
+	KindDigest = "digest"
+	KindNotice = "notice"
+)
+
+// Outbox states.
+const (
+	OutboxQueued  = "queued"
+	OutboxHeld    = "held" // waiting for credits or for a bouncing address
+	OutboxSent    = "sent"
+	OutboxFailed  = "failed"
+	OutboxExpired = "expired" // waited for credits for too long
+)
+
+// OutboxEmail is one email to send. DedupeKey makes queueing idempotent.
+type OutboxEmail struct {
+	ID             int64 `gorm:"primaryKey"`
+	Kind           string
+	DedupeKey      string
+	UserID         int64
+	SubscriptionID *int64
+	ItemID         *int64
+	IssueID        *int64
+	ToAddr         string
+	Credits        int
+	State          string
+	Attempts       int
+	NextAttemptAt  time.Time
+	LeaseOwner     string
+	LeaseUntil     *time.Time
+	LastError      string
+	MessageID      string
+	Payload        string
+	CreatedAt      time.Time
+	SentAt         *time.Time
+}
+
+// TableName keeps the table name short.
+func (OutboxEmail) TableName() string { return "outbox" }
+
 // The outbox: what the mailer's worker does with the rows it claimed
 // (outbox_claims.go). Every write is guarded by lease_owner and state =
 // 'queued', so a worker whose lease ran out changes nothing. A held row

@@ -8,6 +8,27 @@ import (
 	"gorm.io/gorm"
 )
 
+// PollLog is one poll's record for the public status page.
+type PollLog struct {
+	ID          int64 `gorm:"primaryKey"`
+	FeedID      int64
+	PolledAt    time.Time
+	URL         string
+	Status      int
+	Outcome     string
+	Conditional bool
+	Bytes       int64
+	ElapsedMS   int `gorm:"column:elapsed_ms"`
+	NewItems    int
+	Reason      string
+	// Seq is the feed's LogSeq with this line recorded; 0 on lines written
+	// before lines were folded. See Repeats.
+	Seq int64
+}
+
+// TableName keeps the singular table name.
+func (PollLog) TableName() string { return "poll_log" }
+
 // Repeats returns, for lines (poll_log lines of feed f, newest first, as
 // RecentPolls and FeedForStatus return them), how many more polls each line
 // stands for: the identical polls folded into it (PollRecord.Fold), the gap

@@ -5,9 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm/clause"
 )
+
+// Purchase is a Stripe Checkout session for a credit pack.
+type Purchase struct {
+	ID              int64 `gorm:"primaryKey"`
+	UserID          int64
+	Credits         int64
+	PriceCents      int64
+	Currency        string
+	StripeSessionID string
+	State           string
+	CreatedAt       time.Time
+	CompletedAt     *time.Time
+}
+
+// PaymentEvent records a processed webhook event id so replays do nothing.
+type PaymentEvent struct {
+	EventID    string `gorm:"primaryKey"`
+	Type       string
+	SessionID  string
+	ReceivedAt time.Time
+}
 
 // Purchases: one row per Stripe Checkout Session for a credit pack, made
 // when the session is created, and the webhook events that settle it.

@@ -7,6 +7,12 @@ import (
 	"gorm.io/gorm/clause"
 )
 
+// Setting is one operator or process-wide value (e.g. the generated HMAC secret).
+type Setting struct {
+	Key   string `gorm:"primaryKey"`
+	Value string
+}
+
 // Setting returns the value stored under key, or ErrNotFound.
 func (s *Store) Setting(ctx context.Context, key string) (string, error) {
 	var st Setting

@@ -4,9 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"gorm.io/gorm"
 )
+
+// Subscription states.
+const (
+	SubPending = "pending"
+	SubActive  = "active"
+	SubEnded   = "ended"
+)
+
+// Subscription links a person to a feed, delivered instantly (DigestID nil) or
+// into one of their digests.
+type Subscription struct {
+	ID          int64 `gorm:"primaryKey"`
+	UserID      int64
+	FeedID      int64
+	DigestID    *int64
+	State       string
+	CreatedAt   time.Time
+	ConfirmedAt *time.Time
+	EndedAt     *time.Time
+	EndedReason string
+}
 
 // Subscribe adds (or revives) the subscription of user to feed. With confirmed
 // it is active at once; otherwise it waits in "pending" for the person to

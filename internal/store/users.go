@@ -4,9 +4,25 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm/clause"
 )
+
+// User is a person who receives email. Balance is the cached sum of their
+// ledger entries; the database refuses to let it go below zero.
+type User struct {
+	ID             int64 `gorm:"primaryKey"`
+	Email          string
+	Timezone       string
+	Balance        int64
+	ConfirmedAt    *time.Time
+	TrialGranted   bool
+	HardBounces    int
+	BouncingSince  *time.Time
+	CreditNoticeAt *time.Time // the free out-of-credits notice for the current shortage
+	CreatedAt      time.Time
+}
 
 // NormalizeEmail is the form an address is stored and looked up in: trimmed,
 // with the domain lower-cased (the local part is left as the person typed it).
