@@ -13,9 +13,18 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
+// DeliveryInstant is how Confirm describes instant delivery.
+const DeliveryInstant = "every new post in its own email, as soon as we see it"
+
+// DeliveryDigest is how Confirm describes delivery into the digest named
+// name, made from the preset labelled label.
+func DeliveryDigest(name, label string) string {
+	return "in your digest “" + name + "” (" + label + ")"
+}
+
 // Confirm asks a person who used the signup form to confirm subscription
-// subID to title (at feedURL), delivered as delivery says ("every new post
-// in its own email, …" or the digest). It returns the dedupe key (one per
+// subID to title (at feedURL), delivered as delivery says (DeliveryInstant
+// or DeliveryDigest). It returns the dedupe key (one per
 // subscription per minute) and the notice.
 func Confirm(l links.Links, now time.Time, subID int64, title, feedURL, email, delivery string) (string, store.Notice) {
 	return fmt.Sprintf("confirm:%d:%d", subID, now.Unix()/60), store.Notice{

@@ -92,14 +92,14 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 			return res, err
 		}
 	}
-	delivery := "every new post in its own email, as soon as we see it"
+	delivery := notices.DeliveryInstant
 	if req.Preset != nil {
 		dg, err := s.presetDigest(ctx, u, req.Preset, req.Zone)
 		if err != nil {
 			return nil, err
 		}
 		digestID = &dg.ID
-		delivery = "in your digest “" + dg.Name + "” (" + req.Preset.Label + ")"
+		delivery = notices.DeliveryDigest(dg.Name, req.Preset.Label)
 	}
 	if res.Sub, err = s.Store.Subscribe(ctx, u.ID, res.Feed.ID, digestID, req.Confirmed); err != nil {
 		return nil, err
@@ -108,9 +108,12 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	case res.Sub.State == store.SubActive && req.Confirmed:
 		res.Trial, err = s.PersonConfirmed(ctx, u.ID)
 	case res.Sub.State == store.SubPending:
-		key, n := notices.Confirm(s.Links, now, res.Sub.ID, res.Title, res.Feed.URL, u.Email, delivery)
+		var key string
+		var n store.Notice
 		if req.ByOperator {
 			key, n = notices.ConfirmByOperator(s.Links, now, res.Sub.ID, res.Title, u.Email)
+		} else {
+			key, n = notices.Confirm(s.Links, now, res.Sub.ID, res.Title, res.Feed.URL, u.Email, delivery)
 		}
 		res.ConfirmationSent, err = s.Store.QueueNotice(ctx, u.ID, key, n)
 	}
