@@ -87,12 +87,37 @@ func (p *Poller) PollFeed(ctx context.Context, feedID int64, trigger string) (*R
 // 7-day rules apply as in a poll. A push to a feed never parsed before
 // counts as its first poll (everything seen, nothing mailed).
 func (p *Poller) Ingest(ctx context.Context, feedID int64, body []byte, contentType string) (*Report, error) {
+	return p.ingest(ctx, feedID, body, contentType, ingestPush)
+}
+
+// Baseline records the document a person saw when they signed up to feed
+// feedID (signup fetches the feed to check it) exactly as Ingest records a
+// push: on a feed never parsed before its items become the first poll
+// (seen, not mailed), so whatever the feed publishes next is new to
+// whichever process polls it first; on a known feed its unknown items are
+// new items, as in a poll.
+func (p *Poller) Baseline(ctx context.Context, feedID int64, body []byte, contentType string) error {
+	_, err := p.ingest(ctx, feedID, body, contentType, ingestSignup)
+	return err
+}
+
+// ingestSource says where a document recorded without a poll came from: the
+// report's trigger and outcome, and the poll log's reason.
+type ingestSource struct{ trigger, outcome, reason string }
+
+var (
+	ingestPush   = ingestSource{"websub", "pushed", "content pushed by the WebSub hub"}
+	ingestSignup = ingestSource{"signup", "baseline", "fetched at signup: the items a new subscriber saw"}
+)
+
+// ingest is Ingest and Baseline: src names the source.
+func (p *Poller) ingest(ctx context.Context, feedID int64, body []byte, contentType string, src ingestSource) (*Report, error) {
 	f, err := p.st.FeedByID(ctx, feedID)
 	if err != nil {
 		return nil, fmt.Errorf("poller: ingest: %w", err)
 	}
 	now := p.clk.Now()
-	rep := &Report{FeedID: f.ID, Trigger: "websub", URL: f.URL, Status: http.StatusOK, Outcome: "pushed",
+	rep := &Report{FeedID: f.ID, Trigger: src.trigger, URL: f.URL, Status: http.StatusOK, Outcome: src.outcome,
 		Bytes: int64(len(body)), State: f.State, NewItems: []ReportItem{}, Ignored: []ReportItem{},
 		Reason: f.PollReason}
 	if f.State == store.FeedActive {
@@ -114,8 +139,8 @@ func (p *Poller) Ingest(ctx context.Context, feedID int64, body []byte, contentT
 		st.LastNewItemAt = &now
 	}
 	pl := &polledFeed{feed: f, rep: rep, parsed: parsed, kind: OK, rec: store.PollRecord{
-		FeedID: f.ID, At: now, URL: f.URL, Status: http.StatusOK, Outcome: "pushed", Bytes: int64(len(body)),
-		Reason: "content pushed by the WebSub hub", Items: items, State: st, Push: true,
+		FeedID: f.ID, At: now, URL: f.URL, Status: http.StatusOK, Outcome: src.outcome, Bytes: int64(len(body)),
+		Reason: src.reason, Items: items, State: st, Push: true,
 	}}
 	out, err := p.st.RecordPoll(ctx, "", pl.rec)
 	p.finish(ctx, pl, out, err)

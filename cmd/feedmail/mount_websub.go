@@ -39,7 +39,8 @@ func (a *app) newWebSubManager(s *store.Store) (*poller.WebSubManager, error) {
 // mountWebSub serves the WebSub callback (GET and POST /websub/{token}) and
 // the publishers' pings (GET|POST /ping, POST /RPC2).
 //
-// Pushed content and the poll of a pinged blacklisted feed go through a
+// Pushed content, the baseline a signup fetched (Poller.Baseline) and the
+// poll of a pinged blacklisted feed go through a
 // poller of the web role's own (owner "<host>-<pid>-web-…"): Ingest takes no
 // lease, and PollFeed claims the feed like any poll, so it never fetches a
 // feed another poller holds. Its hub discovery is recorded like the poller
@@ -57,6 +58,7 @@ func mountWebSub(a *app, srv *web.Server) error {
 	if err != nil {
 		return err
 	}
+	srv.SetBaseline(p)
 	srv.MountWebSub(web.WebSubOptions{Ingest: func(ctx context.Context, feedID int64, body []byte, contentType string) error {
 		_, err := p.Ingest(ctx, feedID, body, contentType)
 		if errors.Is(err, newitems.ErrNotAFeed) || errors.Is(err, newitems.ErrInvalidFeed) {

@@ -86,8 +86,13 @@ func (a *app) subscribeService(ctx context.Context) (*subscribe.Service, error) 
 	if err != nil {
 		return nil, err
 	}
+	p, err := a.newPoller(s, "cli", nil)
+	if err != nil {
+		return nil, err
+	}
 	return &subscribe.Service{Store: s, Links: links.New(a.cfg.BaseURL, a.tokens, a.cfg.From), Clock: a.clock,
 		Fetch:        fetcher.New(fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks}),
+		Baseline:     p,
 		TrialCredits: a.cfg.TrialCredits, Log: a.log}, nil
 }
 

@@ -17,6 +17,12 @@ import (
 // HoldBouncing when the address bounces; the mailer charges when it
 // sends); a digest one gets a digest_items row for its next issue. One
 // INSERT … SELECT per kind for the whole batch, ON CONFLICT DO NOTHING.
+//
+// A subscription confirmed after it was asked for also gets, at that
+// moment, the feed's deliverable items seen since it was asked for
+// (routeCatchUp): the items the person saw at signup are the baseline, and
+// a post a poll found while the confirmation email was on its way is theirs
+// too. The same statements, one subscription instead of a batch of items.
 
 // The statements of the routing, around their parameters: the bouncing
 // hold reason, the times and the item ids.
@@ -29,13 +35,13 @@ SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, 1
 FROM items i
 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NULL
 JOIN users u ON u.id = s.user_id
-WHERE i.id`
+`
 	routeDigestHead = `INSERT INTO digest_items (digest_id, subscription_id, item_id, feed_id, queued_at)
 SELECT s.digest_id, s.id, i.id, i.feed_id, `
 	routeDigestFrom = `
 FROM items i
 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NOT NULL
-WHERE i.id`
+`
 )
 
 // routeNewItems is step 3 of a poll's write: it routes the inserted,
@@ -52,13 +58,13 @@ func (s *Store) routeNewItems(ctx context.Context, c gorm.ConnPool, recs []PollR
 	for start, chunk := 0, s.psChunkOf(len(deliver)); start < len(deliver); start += chunk {
 		part := deliver[start:min(start+chunk, len(deliver))]
 		q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
-			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom).in(part).sql(`
+			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom, "WHERE i.id").in(part).sql(`
 ON CONFLICT (dedupe_key) DO NOTHING
 RETURNING item_id`)
 		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.Emails++ }, outs); err != nil {
 			return fmt.Errorf("fan out to instant subscribers: %w", err)
 		}
-		q = s.psNew().sql(routeDigestHead).arg(now, "timestamptz").sql(routeDigestFrom).in(part).sql(`
+		q = s.psNew().sql(routeDigestHead).arg(now, "timestamptz").sql(routeDigestFrom, "WHERE i.id").in(part).sql(`
 ON CONFLICT (subscription_id, item_id) DO NOTHING
 RETURNING item_id`)
 		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.DigestItems++ }, outs); err != nil {
@@ -87,4 +93,33 @@ func (s *Store) psCountByFeed(ctx context.Context, c gorm.ConnPool, q *psQuery, 
 		}
 	}
 	return rows.Err()
+}
+
+// routeCatchUp routes to subscription subID, just made active at now, the
+// deliverable items of its feed seen after it was asked for (see above). It
+// returns the first failure; the caller's transaction makes it all or
+// nothing with the activation.
+func (s *Store) routeCatchUp(ctx context.Context, subID int64, now time.Time) error {
+	var sub Subscription
+	if err := s.DB.WithContext(ctx).Take(&sub, subID).Error; err != nil {
+		return fmt.Errorf("catch up subscription %d: %w", subID, notFound(err))
+	}
+	if sub.RequestedAt == nil || sub.State != SubActive {
+		return nil
+	}
+	c := s.psConn(ctx)
+	where := func(q *psQuery) *psQuery {
+		return q.sql("WHERE s.id = ").arg(sub.ID, "bigint").sql(" AND i.ignored_rule = '' AND i.seen_at > ").
+			arg(sub.RequestedAt.UTC(), "timestamptz")
+	}
+	q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
+		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom)
+	if _, err := where(q).sql("\nON CONFLICT (dedupe_key) DO NOTHING").exec(ctx, c); err != nil {
+		return fmt.Errorf("catch up subscription %d by email: %w", subID, err)
+	}
+	q = s.psNew().sql(routeDigestHead).arg(now, "timestamptz").sql(routeDigestFrom)
+	if _, err := where(q).sql("\nON CONFLICT (subscription_id, item_id) DO NOTHING").exec(ctx, c); err != nil {
+		return fmt.Errorf("catch up subscription %d in its digest: %w", subID, err)
+	}
+	return nil
 }

@@ -19,12 +19,16 @@ const (
 // Subscription links a person to a feed, delivered instantly (DigestID nil) or
 // into one of their digests.
 type Subscription struct {
-	ID          int64 `gorm:"primaryKey"`
-	UserID      int64
-	FeedID      int64
-	DigestID    *int64
-	State       string
-	CreatedAt   time.Time
+	ID        int64 `gorm:"primaryKey"`
+	UserID    int64
+	FeedID    int64
+	DigestID  *int64
+	State     string
+	CreatedAt time.Time
+	// RequestedAt is when the person last asked for it (signup, or asking
+	// again after it ended): the feed's items seen after it are theirs,
+	// even those seen before they confirmed (see ConfirmSubscription).
+	RequestedAt *time.Time
 	ConfirmedAt *time.Time
 	EndedAt     *time.Time
 	EndedReason string
@@ -41,7 +45,7 @@ func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *i
 		err := tx.DB.Where("user_id = ? AND feed_id = ?", userID, feedID).Take(&sub).Error
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
-			sub = Subscription{UserID: userID, FeedID: feedID, DigestID: digestID, State: SubPending, CreatedAt: now}
+			sub = Subscription{UserID: userID, FeedID: feedID, DigestID: digestID, State: SubPending, CreatedAt: now, RequestedAt: &now}
 			if confirmed {
 				sub.State, sub.ConfirmedAt = SubActive, &now
 			}
@@ -53,14 +57,20 @@ func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *i
 		default:
 			upd := map[string]any{"digest_id": digestID}
 			if sub.State == SubEnded {
-				upd["state"], upd["ended_at"], upd["ended_reason"] = SubPending, nil, ""
+				upd["state"], upd["ended_at"], upd["ended_reason"], upd["requested_at"] = SubPending, nil, "", now
 				sub.State = SubPending
 			}
-			if confirmed && sub.State != SubActive {
+			activate := confirmed && sub.State != SubActive
+			if activate {
 				upd["state"], upd["confirmed_at"] = SubActive, now
 			}
 			if err := tx.DB.Model(&sub).Updates(upd).Error; err != nil {
 				return fmt.Errorf("update subscription: %w", err)
+			}
+			if activate {
+				if err := tx.routeCatchUp(ctx, sub.ID, now); err != nil {
+					return err
+				}
 			}
 			if err := tx.DB.Take(&sub, sub.ID).Error; err != nil {
 				return err
@@ -73,13 +83,21 @@ func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *i
 }
 
 // ConfirmSubscription activates a pending subscription (idempotent) and
-// returns it.
+// returns it. The feed's items seen since the person asked for it, while it
+// waited, are routed to it then (routeCatchUp).
 func (s *Store) ConfirmSubscription(ctx context.Context, id int64) (*Subscription, error) {
 	var out Subscription
 	err := s.Tx(ctx, func(tx *Store) error {
-		if err := tx.DB.Model(&Subscription{}).Where("id = ? AND state = ?", id, SubPending).
-			Updates(map[string]any{"state": SubActive, "confirmed_at": tx.now()}).Error; err != nil {
-			return err
+		now := tx.now()
+		res := tx.DB.Model(&Subscription{}).Where("id = ? AND state = ?", id, SubPending).
+			Updates(map[string]any{"state": SubActive, "confirmed_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected > 0 {
+			if err := tx.routeCatchUp(ctx, id, now); err != nil {
+				return err
+			}
 		}
 		if err := tx.DB.Take(&out, id).Error; err != nil {
 			return notFound(err)

@@ -8,6 +8,7 @@
 package subscribe
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/feedmail/feedmail/internal/clock"
@@ -24,8 +25,20 @@ type Service struct {
 	Clock clock.Clock
 	// Fetch fetches feeds to check them (FindFeed, ImportOPML).
 	Fetch *fetcher.Client
+	// Baseline records the feed document a check fetched (signup, OPML
+	// import) as what the person saw: on a feed never polled, its items
+	// are seen and not mailed, so the first post after it reaches the
+	// person once they confirm, whichever process polls first. Nil skips
+	// it (the first poll after confirmation is then the baseline).
+	Baseline Baseliner
 	// TrialCredits are granted on a person's first confirmation.
 	TrialCredits int64
 	// Log receives the failures a use case reports instead of returning.
 	Log *slog.Logger
+}
+
+// Baseliner records a fetched feed document through the poller's own parse →
+// select → record path (poller.Poller.Baseline).
+type Baseliner interface {
+	Baseline(ctx context.Context, feedID int64, body []byte, contentType string) error
 }

@@ -20,6 +20,16 @@ const knownFeedFresh = 7 * 24 * time.Hour
 type Found struct {
 	URL, Title, SiteURL string
 	Candidates          []newitems.Alternate
+	// doc is the feed document fetched to check it, nil when the feed was
+	// not fetched (known and polled lately): Subscribe records it as the
+	// feed's baseline (Service.Baseline).
+	doc *fetchedDoc
+}
+
+// fetchedDoc is a feed document as fetched: its body and Content-Type.
+type fetchedDoc struct {
+	body        []byte
+	contentType string
 }
 
 // FindFeed fetches raw; a feed is returned as is; an HTML page is searched
@@ -62,7 +72,8 @@ func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Fou
 	}
 	feed, perr := newitems.Parse(resp.Body, resp.ContentType, resp.FinalURL)
 	if perr == nil {
-		return Found{URL: feedURL, Title: feed.Title, SiteURL: feed.SiteURL}, nil
+		return Found{URL: feedURL, Title: feed.Title, SiteURL: feed.SiteURL,
+			doc: &fetchedDoc{body: resp.Body, contentType: resp.ContentType}}, nil
 	}
 	if errors.Is(perr, newitems.ErrInvalidFeed) {
 		return Found{}, FieldError{"that feed is broken and could not be read"}

@@ -251,7 +251,8 @@ func (s *Service) importOne(ctx context.Context, userID int64, r ImportResult, o
 	if title == "" {
 		title = r.Title
 	}
-	feed, _, err := s.feed(ctx, Found{URL: feedURL, Title: title, SiteURL: f.SiteURL})
+	feed, _, err := s.feed(ctx, Found{URL: feedURL, Title: title, SiteURL: f.SiteURL,
+		doc: &fetchedDoc{body: resp.Body, contentType: resp.ContentType}})
 	if err != nil {
 		return r, err
 	}

@@ -136,7 +136,10 @@ func (s *Service) person(ctx context.Context, req Request) (*store.User, error) 
 }
 
 // feed finds or creates the feed, fills its title and site when unknown,
-// and returns it with the title to show (its URL when it has none).
+// records the document the check fetched as its baseline, and returns it
+// with the title to show (its URL when it has none). The baseline comes
+// before the subscription is recorded, so what the person saw is never
+// "theirs" (see store.Subscription.RequestedAt).
 func (s *Service) feed(ctx context.Context, f Found) (*store.Feed, string, error) {
 	feed, _, err := s.Store.EnsureFeed(ctx, f.URL)
 	if err != nil {
@@ -144,6 +147,11 @@ func (s *Service) feed(ctx context.Context, f Found) (*store.Feed, string, error
 	}
 	if err := s.Store.SetFeedMetaIfEmpty(ctx, feed.ID, f.Title, f.SiteURL); err != nil {
 		return nil, "", err
+	}
+	if f.doc != nil && s.Baseline != nil && feed.State == store.FeedActive {
+		if err := s.Baseline.Baseline(ctx, feed.ID, f.doc.body, f.doc.contentType); err != nil {
+			return nil, "", fmt.Errorf("record what %s holds now: %w", f.URL, err)
+		}
 	}
 	title := feed.Title
 	if title == "" {

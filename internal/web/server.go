@@ -59,6 +59,11 @@ type Server struct {
 	styleURL, scriptURL string
 }
 
+// SetBaseline makes signup and OPML import record the feed document they
+// fetched as what the person saw (subscribe.Service.Baseline). Call it
+// before serving.
+func (s *Server) SetBaseline(b subscribe.Baseliner) { s.subs.Baseline = b }
+
 // New builds the server and its routes. It panics if the embedded page
 // templates do not parse (a build defect, caught by the tests).
 func New(d Deps) *Server {

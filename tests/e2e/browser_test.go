@@ -118,6 +118,7 @@ func newStack(t *testing.T) *stack {
 	t.Cleanup(func() { _ = hs.Close() })
 
 	w := newWorkers(t, clk, st, smtp, lk, cfg.From, "e2e")
+	srv.SetBaseline(newPoller(t, clk, st, lk, "e2e-web"))
 	return &stack{t: t, clk: clk, st: st, farm: fm, smtp: smtp, base: base, links: lk, poller: w.poller, outbox: w.outbox, digest: w.digest}
 }
 
@@ -148,17 +149,25 @@ func newWorkers(t *testing.T, clk *clock.Fake, st *store.Store, smtp *smtptest.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := poller.New(poller.Config{Store: st, Fetch: fetcher.Config{BaseURL: lk.Base, AllowPrivate: true},
-		Clock: clk, Owner: prefix + "-poller", Links: &lk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pl.Close)
+	pl := newPoller(t, clk, st, lk, prefix+"-poller")
 	dw, err := digest.NewWorker(digest.Config{Store: st, Owner: prefix + "-digest", Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return workers{poller: pl, outbox: ob, digest: dw}
+}
+
+// newPoller is a poller of its own (a process's) on st, owner its lease
+// owner, closed at cleanup.
+func newPoller(t *testing.T, clk *clock.Fake, st *store.Store, lk links.Links, owner string) *poller.Poller {
+	t.Helper()
+	pl, err := poller.New(poller.Config{Store: st, Fetch: fetcher.Config{BaseURL: lk.Base, AllowPrivate: true},
+		Clock: clk, Owner: owner, Links: &lk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pl.Close)
+	return pl
 }
 
 // deliver sends what is due and waits until the SMTP server holds n
