@@ -134,7 +134,7 @@ func (w *Worker) assembleBatch(ctx context.Context, claimed []store.Digest, now 
 		}
 		plans = append(plans, plan)
 	}
-	res, err := w.cfg.Store.AssembleDigestIssues(ctx, w.cfg.Owner, plans, Charge)
+	res, err := w.assemble(ctx, plans, now)
 	if err == nil {
 		w.record(res)
 		return res, nil
@@ -147,7 +147,7 @@ func (w *Worker) assembleBatch(ctx context.Context, claimed []store.Digest, now 
 	var failed int
 	var firstErr error
 	for _, plan := range plans {
-		r, err := w.cfg.Store.AssembleDigestIssues(ctx, w.cfg.Owner, []store.SlotPlan{plan}, Charge)
+		r, err := w.assemble(ctx, []store.SlotPlan{plan}, now)
 		if err != nil {
 			failed++
 			if firstErr == nil {
@@ -169,6 +169,28 @@ func (w *Worker) assembleBatch(ctx context.Context, claimed []store.Digest, now 
 	}
 	return total, nil
 }
+
+// assemble writes plans (digests claimed at claimedAt) in one transaction.
+// While the database is away for a moment (a restart, a cut connection) it
+// tries again for as long as the claim's lease lasts, less a margin, so a
+// restart does not leave the digests leased and their issues late.
+func (w *Worker) assemble(ctx context.Context, plans []store.SlotPlan, claimedAt time.Time) (store.AssembleResult, error) {
+	budget := w.cfg.Lease - w.cfg.Clock.Now().Sub(claimedAt) - assembleRetrySafety
+	var res store.AssembleResult
+	tries, err := store.RetryTransient(ctx, budget, func(ctx context.Context) error {
+		var err error
+		res, err = w.cfg.Store.AssembleDigestIssues(ctx, w.cfg.Owner, plans, Charge)
+		return err
+	})
+	if tries > 1 {
+		w.cfg.Log.Warn("digest: database away while assembling; retried", "digests", len(plans), "tries", tries, "err", err)
+	}
+	return res, err
+}
+
+// assembleRetrySafety is how long before the lease ends assembly stops
+// retrying.
+const assembleRetrySafety = 5 * time.Second
 
 func (w *Worker) record(res store.AssembleResult) {
 	if res.Issued > 0 && w.cfg.Metrics != nil {

@@ -245,6 +245,7 @@ func (o *Outbox) SendDue(ctx context.Context) (int, error) {
 	if err := o.expireHeld(ctx, now); err != nil {
 		o.cfg.Log.Warn("expire held email", "err", err)
 	}
+	leaseEnd := time.Now().Add(o.cfg.Lease)
 	rows, err := o.cfg.Store.ClaimOutbox(ctx, o.cfg.Owner, o.cfg.Lease, now, o.cfg.Batch)
 	if err != nil {
 		return 0, err
@@ -268,7 +269,7 @@ func (o *Outbox) SendDue(ctx context.Context) (int, error) {
 	margin := min(o.cfg.Lease/5, time.Minute)
 	sendCtx, cancel := context.WithTimeout(ctx, o.cfg.Lease-margin)
 	defer cancel()
-	return len(rows), o.process(sendCtx, ctx, rows, now)
+	return len(rows), o.process(sendCtx, ctx, rows, now, leaseEnd)
 }
 
 func (o *Outbox) dies(step string) bool { return o.crash != nil && o.crash(step) }

@@ -12,14 +12,17 @@ import (
 )
 
 // process takes claimed rows through bouncing, render, charge, send and
-// record. ctx bounds the work before recording; parent is the caller's.
-func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, now time.Time) error {
+// record. ctx bounds the work before recording; parent is the caller's;
+// leaseEnd is when the claim's lease ends, on the wall clock.
+func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, now, leaseEnd time.Time) error {
 	jobs := make([]*job, len(rows))
 	for i := range rows {
 		jobs[i] = &job{row: &rows[i]}
 	}
-	// Recording must happen even when the caller's context ends now.
-	rec, cancelRec := context.WithTimeout(context.WithoutCancel(parent), 30*time.Second)
+	// Recording must happen even when the caller's context ends now, and
+	// goes on through a database that is away for a moment (recordRetry)
+	// until shortly before the lease ends.
+	rec, cancelRec := context.WithDeadline(context.WithoutCancel(parent), leaseEnd.Add(-recordSafety))
 	defer cancelRec()
 
 	// Step 1: who each row goes to; paid rows to bouncing addresses wait.
@@ -47,11 +50,40 @@ func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, 
 	stopped = stopped || ctx.Err() != nil
 	release = append(release, o.settleRenderFailures(rec, jobs, stopped)...)
 	if len(release) > 0 {
-		if _, err := o.cfg.Store.ReleaseOutbox(rec, o.cfg.Owner, release); err != nil {
+		if err := o.recordRetry(rec, "release unsent emails", func(ctx context.Context) error {
+			_, err := o.cfg.Store.ReleaseOutbox(ctx, o.cfg.Owner, release)
+			return err
+		}); err != nil {
 			return fmt.Errorf("release unsent emails: %w", err)
 		}
 	}
 	return nil
+}
+
+// recordSafety is how long before the lease ends recording gives up: a
+// write after the lease is refused, and another worker may have claimed
+// the rows by then.
+const recordSafety = 5 * time.Second
+
+// recordRetry runs a recording write, retrying it while the database is
+// away for a moment (store.Transient) until rec ends, so that a restart of
+// the database does not lose the record of mail already handed over (which
+// would go out again after the lease). what names the write in the log.
+func (o *Outbox) recordRetry(rec context.Context, what string, write func(context.Context) error) error {
+	budget := time.Until(deadlineOf(rec))
+	tries, err := store.RetryTransient(rec, budget, write)
+	if tries > 1 {
+		o.cfg.Log.Warn("database away while recording; retried", "what", what, "tries", tries, "err", err)
+	}
+	return err
+}
+
+// deadlineOf is ctx's deadline, or now when it has none.
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now()
 }
 
 // pending returns the jobs neither settled nor failed so far.
@@ -170,7 +202,14 @@ func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job) (release []in
 			o.settleFailure(rec, j, err)
 		}
 	}
-	if n, err := o.cfg.Store.MarkOutboxSent(rec, o.cfg.Owner, marks); err != nil {
+	// A retry after a try whose first statement landed finds those rows
+	// sent already: the most rows any try recorded is the count.
+	var n int64
+	if err := o.recordRetry(rec, "mark sent", func(ctx context.Context) error {
+		m, err := o.cfg.Store.MarkOutboxSent(ctx, o.cfg.Owner, marks)
+		n = max(n, m)
+		return err
+	}); err != nil {
 		return nil, stopped, fmt.Errorf("record %d sent emails: %w", len(marks), err)
 	} else if n < int64(len(marks)) {
 		o.cfg.Log.Warn("sent emails whose lease had passed to another worker", "sent", len(marks), "recorded", n)

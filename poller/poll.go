@@ -43,24 +43,27 @@ func (p *Poller) pollClaimed(ctx context.Context, j claimedFeed, w *pollWriter) 
 	if pl.own {
 		wctx, cancel := pollWriteContext(ctx)
 		defer cancel()
-		out, err := p.st.RecordPoll(wctx, p.cfg.Owner, pl.rec)
-		p.finish(wctx, pl, out, err)
+		p.recordOne(wctx, pl)
 		return
 	}
 	w.add(pl)
 }
 
 // pollWriteContext detaches a write from the caller's cancellation (a poll that
-// finished is recorded even during shutdown) but bounds it.
+// finished is recorded even during shutdown) but bounds it; retries through
+// a database restart stop before the lease ends anyway (recordPolls).
 func pollWriteContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	return context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 }
 
 // giveBack returns a claimed feed without polling it.
 func (p *Poller) giveBack(ctx context.Context, id int64, next time.Time, reason string) {
 	wctx, cancel := pollWriteContext(ctx)
 	defer cancel()
-	if _, err := p.st.DeferFeed(wctx, id, p.cfg.Owner, next, reason); err != nil {
+	if _, err := store.RetryTransient(wctx, time.Minute, func(ctx context.Context) error {
+		_, err := p.st.DeferFeed(ctx, id, p.cfg.Owner, next, reason)
+		return err
+	}); err != nil {
 		p.log.Warn("giving back a feed failed", "feed", id, "err", err)
 		return
 	}
@@ -173,7 +176,14 @@ func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host
 	var items []store.NewItem
 	if a.Parsed != nil {
 		var err error
-		if items, a.Delivered, err = p.selectItems(ctx, *f, a.Parsed, now); err != nil {
+		// The fetch is done: a database away for a moment must not cost
+		// it (the feed would stay leased, its posts late).
+		_, err = store.RetryTransient(ctx, p.leaseLeft(f), func(ctx context.Context) error {
+			var err error
+			items, a.Delivered, err = p.selectItems(ctx, *f, a.Parsed, now)
+			return err
+		})
+		if err != nil {
 			p.giveBack(ctx, f.ID, now.Add(time.Minute), "")
 			return nil, err
 		}

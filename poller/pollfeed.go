@@ -68,8 +68,7 @@ func (p *Poller) PollFeed(ctx context.Context, feedID int64, trigger string) (*R
 	}
 	wctx, cancel := pollWriteContext(ctx)
 	defer cancel()
-	out, err := p.st.RecordPoll(wctx, p.cfg.Owner, pl.rec)
-	p.finish(wctx, pl, out, err)
+	err = p.recordOne(wctx, pl)
 	if err != nil {
 		return pl.rep, fmt.Errorf("poll feed %d: %w", feedID, err)
 	}

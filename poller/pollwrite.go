@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -63,7 +64,8 @@ func (w *pollWriter) run() {
 	}
 }
 
-// flush writes one batch; if the transaction fails as a whole it writes the
+// flush writes one batch, retrying through a database away for a moment
+// (recordPolls); if the transaction still fails as a whole it writes the
 // polls one by one, so one bad row does not lose the others.
 func (w *pollWriter) flush(batch []*polledFeed) {
 	ctx, cancel := pollWriteContext(w.ctx)
@@ -72,7 +74,7 @@ func (w *pollWriter) flush(batch []*polledFeed) {
 	for i, pl := range batch {
 		recs[i] = pl.rec
 	}
-	outs, err := w.p.st.RecordPolls(ctx, w.p.cfg.Owner, recs)
+	outs, err := w.p.recordPolls(ctx, batch, recs)
 	if err == nil {
 		for i, pl := range batch {
 			var ferr error
@@ -101,6 +103,57 @@ func (w *pollWriter) flush(batch []*polledFeed) {
 		}
 		w.mu.Unlock()
 	}
+}
+
+// recordPolls writes recs (the polls of batch) in one transaction. While
+// the database is away for a moment (a restart, a cut connection) it tries
+// again, for as long as the first of the batch's leases lasts less a
+// margin: the polls' results are not lost, the feeds are not left leased
+// for their posts to arrive late, and no try outlives a lease (after it,
+// another poller may poll the feed again).
+func (p *Poller) recordPolls(ctx context.Context, batch []*polledFeed, recs []store.PollRecord) ([]store.PollOutcome, error) {
+	budget := time.Duration(-1)
+	for i, pl := range batch {
+		if left := p.leaseLeft(pl.feed); i == 0 || left < budget {
+			budget = left
+		}
+	}
+	var outs []store.PollOutcome
+	tries, err := store.RetryTransient(ctx, budget, func(ctx context.Context) error {
+		var err error
+		outs, err = p.st.RecordPolls(ctx, p.cfg.Owner, recs)
+		return err
+	})
+	if tries > 1 {
+		p.log.Warn("database away while recording polls; retried", "polls", len(recs), "tries", tries, "err", err)
+	}
+	return outs, err
+}
+
+// recordOne writes one poll (recordPolls) and finishes it; it returns the
+// write's error, store.ErrLeaseLost when the lease was lost.
+func (p *Poller) recordOne(ctx context.Context, pl *polledFeed) error {
+	var out store.PollOutcome
+	outs, err := p.recordPolls(ctx, []*polledFeed{pl}, []store.PollRecord{pl.rec})
+	if err == nil {
+		if out = outs[0]; out.Lost {
+			err = store.ErrLeaseLost
+		}
+	}
+	p.finish(ctx, pl, out, err)
+	return err
+}
+
+// writeRetrySafety is how long before a lease ends a write stops retrying.
+const writeRetrySafety = 5 * time.Second
+
+// leaseLeft is how long work on claimed feed f may retry the database:
+// until writeRetrySafety before its lease ends (0 without a lease).
+func (p *Poller) leaseLeft(f *store.Feed) time.Duration {
+	if f.LeaseUntil == nil {
+		return 0
+	}
+	return f.LeaseUntil.Sub(p.clk.Now()) - writeRetrySafety
 }
 
 // finish updates the report, metrics and hook after a write.

@@ -111,6 +111,9 @@ func (ss *session) Data(r io.Reader) error {
 	if !ss.s.opts.Discard {
 		m.Raw = raw
 	}
+	if ss.s.opts.BeforeAccept != nil {
+		ss.s.opts.BeforeAccept()
+	}
 	ss.s.accept(m)
 	ss.accepted++
 	return nil

@@ -54,6 +54,10 @@ type Options struct {
 	TLS bool
 	// Discard keeps counts only, not the messages (for benchmarks).
 	Discard bool
+	// BeforeAccept, when set, runs after a message's DATA is read and
+	// before the server answers 250: a test does there what must happen
+	// while the client waits for the acceptance (a database restart, say).
+	BeforeAccept func()
 	// Logger receives the go-smtp server's error log at debug level.
 	// Default: discard.
 	Logger *slog.Logger
