@@ -209,6 +209,8 @@ type itemMarkup struct {
 	// one the parsers look for items in; nil when the item sits where it
 	// should.
 	swallower *openElement
+	rootLocal string // the root element's local name
+	local     string // the first item's local name
 }
 
 // scanItemMarkup counts the item and entry start tags of an XML document
@@ -231,9 +233,12 @@ func scanItemMarkup(doc []byte) itemMarkup {
 			line, _ := d.InputPos()
 			raw := rawName(doc[prev:off])
 			el := openElement{local: t.Name.Local, raw: raw, line: line}
+			if len(stack) == 0 {
+				m.rootLocal = t.Name.Local
+			}
 			if isItemName(t.Name.Local) {
 				if m.count == 0 {
-					m.name, m.line, m.space = raw, line, t.Name.Space
+					m.name, m.local, m.line, m.space = raw, t.Name.Local, line, t.Name.Space
 					for i, e := range stack {
 						if !itemLevelParents[e.local] || i > 1 {
 							sw := stack[i]
@@ -267,6 +272,10 @@ func unseenItemsWarning(m itemMarkup) *Warning {
 		w.Line = m.swallower.line
 		w.Text = head + ": the <" + m.swallower.raw + "> element opened on line " + strconv.Itoa(m.swallower.line) +
 			" is not closed before the first <" + m.name + "> (line " + strconv.Itoa(m.line) + "), so it swallows " + them(m.count)
+	case m.rootLocal == "feed" && m.local == "item":
+		w.Text = head + ": the items of an Atom <feed> are <entry> elements, not <item>"
+	case (m.rootLocal == "rss" || m.rootLocal == "RDF") && m.local == "entry":
+		w.Text = head + ": the items of an RSS feed are <item> elements, not <entry>"
 	case m.space != "" && !knownItemSpaces[m.space]:
 		w.Text = head + ": " + they(m.count) + " in the namespace " + strconv.Quote(m.space) + ", which is not RSS's or Atom's"
 	default:
