@@ -28,10 +28,19 @@ type Answer struct {
 // Classification is what Classify concluded from one fetch: the outcome,
 // the feed columns to write and when the feed is polled next.
 type Classification struct {
-	Result    Result          // Schedule's input
-	Decision  Decision        // Schedule's output, already applied to State
-	LastError string          // the error line of poll_log and the Report; "" after a success
-	State     store.FeedState // the feed's columns after this poll
+	Result    Result   // Schedule's input
+	Decision  Decision // Schedule's output, already applied to State
+	LastError string   // the error line of poll_log and the Report; "" after a success
+	// Warning is what was wrong with a document that still parsed (see
+	// newitems.Feed.Warning), as one line; "" otherwise. It is kept in the
+	// feed's last_error (a success leaves that empty otherwise), so the
+	// status page shows it, and carried over by the 304s and unchanged
+	// bodies that follow, which repeat the same document.
+	Warning string
+	// Partial: the document was cut short and only its complete items were
+	// read; the poll is a success all the same.
+	Partial bool
+	State   store.FeedState // the feed's columns after this poll
 	// MovedTo is the URL a successful poll was permanently redirected to
 	// (301/308 on every hop); whether the feed moves there or is merged
 	// into a feed that has it is the caller's to find out.
@@ -56,7 +65,8 @@ func Classify(f *store.Feed, hostMin time.Duration, a Answer, now time.Time, jit
 	resp := a.Resp
 	c := Classification{Result: Result{Status: resp.Status, Header: resp.Header, Elapsed: resp.Elapsed}}
 	c.Result.Kind, c.Result.Failure, c.LastError = answerKind(f, a)
-	c.State = feedStateAfter(f, a, c.Result.Kind, c.LastError, now)
+	c.Warning, c.Partial = parseWarning(f, a, c.Result.Kind)
+	c.State = feedStateAfter(f, a, c.Result.Kind, firstNonEmpty(c.LastError, c.Warning), now)
 	c.Result.HasETag, c.Result.HasLastModified = c.State.ETag != "", c.State.LastModified != ""
 	c.Result.NewItems = a.Parsed != nil && a.Delivered > 0
 	c.Decision = Schedule(history(f, hostMin, now), c.Result, now, jitter)
@@ -102,6 +112,32 @@ func answerKind(f *store.Feed, a Answer) (kind OutcomeKind, failure, lastError s
 		return OK, "", ""
 	}
 	return HTTPError, "", strconv.Itoa(resp.Status) + " " + http.StatusText(resp.Status)
+}
+
+// parseWarning is the warning a poll of kind leaves on feed f: that of the
+// document parsed now, or after a 304 or an unchanged body (the same
+// document) the one the last successful poll left, if it left one. partial
+// reports a document cut short (newitems.WarnTruncated) parsed now.
+func parseWarning(f *store.Feed, a Answer, kind OutcomeKind) (warning string, partial bool) {
+	switch kind {
+	case OK:
+		if a.Parsed != nil && a.Parsed.Warning != nil {
+			w := a.Parsed.Warning
+			return pollOneLine(w.Text), w.Kind == newitems.WarnTruncated
+		}
+	case Unchanged, NotModified:
+		if f.ConsecutiveErrors == 0 {
+			return f.LastError, false
+		}
+	}
+	return "", false
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // feedStateAfter is the feed's columns after a poll of kind, before the

@@ -182,6 +182,69 @@ func TestClassify(t *testing.T) {
 			want(t, c.LastError, dnsErr.Error())
 			want(t, c.State.PollReason, "DNS lookup failed: penalty 1 h (1st consecutive error)")
 		}},
+		{"200 cut short: a partial success with a warning", nil, func() Answer {
+			r := resp(http.StatusOK)
+			r.BodyHash = "h2"
+			p := *parsed
+			p.Warning = &newitems.Warning{Kind: newitems.WarnTruncated, Text: "the feed ends on line 9 after 1 complete item\nwithout its closing tags"}
+			return Answer{Resp: r, Parsed: &p, Delivered: 1}
+		}, func(t *testing.T, c Classification) {
+			want(t, c.Result.Kind, OK)
+			want(t, c.Partial, true)
+			want(t, c.Warning, "the feed ends on line 9 after 1 complete item without its closing tags")
+			want(t, c.LastError, "")
+			want(t, c.State.LastError, c.Warning)
+			want(t, c.State.BodyHash, "h2")
+			want(t, c.State.ConsecutiveErrors, 0)
+			want(t, c.Decision.Penalty, false)
+			want(t, *c.State.LastSuccessAt, now)
+			want(t, *c.State.LastNewItemAt, now)
+		}},
+		{"200 with unseen items: a success with a warning", nil, func() Answer {
+			r := resp(http.StatusOK)
+			r.BodyHash = "h2"
+			return Answer{Resp: r, Parsed: &newitems.Feed{Title: "T", Warning: &newitems.Warning{Kind: newitems.WarnItemsUnseen, Text: "12 <item> elements"}}}
+		}, func(t *testing.T, c Classification) {
+			want(t, c.Result.Kind, OK)
+			want(t, c.Partial, false)
+			want(t, c.State.LastError, "12 <item> elements")
+			want(t, c.Decision.Penalty, false)
+		}},
+		{"a sound 200 clears the warning", func(f *store.Feed) { f.LastError = "12 <item> elements" }, func() Answer {
+			r := resp(http.StatusOK)
+			r.BodyHash = "h2"
+			return Answer{Resp: r, Parsed: parsed}
+		}, func(t *testing.T, c Classification) {
+			want(t, c.Warning, "")
+			want(t, c.State.LastError, "")
+		}},
+		{"the same body keeps the warning", func(f *store.Feed) { f.LastError = "12 <item> elements" }, func() Answer {
+			r := resp(http.StatusOK)
+			r.BodyHash = "h1"
+			return Answer{Resp: r}
+		}, func(t *testing.T, c Classification) {
+			want(t, c.Result.Kind, Unchanged)
+			want(t, c.State.LastError, "12 <item> elements")
+			want(t, c.Partial, false)
+		}},
+		{"a 304 keeps the warning", func(f *store.Feed) { f.LastError = "12 <item> elements" }, func() Answer {
+			return Answer{Resp: resp(http.StatusNotModified)}
+		}, func(t *testing.T, c Classification) {
+			want(t, c.State.LastError, "12 <item> elements")
+		}},
+		{"a 304 after an error keeps no error", func(f *store.Feed) {
+			f.LastError, f.ConsecutiveErrors = "500 Internal Server Error", 1
+		}, func() Answer {
+			return Answer{Resp: resp(http.StatusNotModified)}
+		}, func(t *testing.T, c Classification) {
+			want(t, c.State.LastError, "")
+		}},
+		{"an error replaces the warning", func(f *store.Feed) { f.LastError = "12 <item> elements" }, func() Answer {
+			return Answer{Resp: resp(http.StatusInternalServerError)}
+		}, func(t *testing.T, c Classification) {
+			want(t, c.State.LastError, "500 Internal Server Error")
+			want(t, c.Warning, "")
+		}},
 		{"304 after 304 folds", func(f *store.Feed) {
 			logged := now.Add(-time.Hour)
 			f.LastStatus, f.LoggedAt = http.StatusNotModified, &logged

@@ -189,6 +189,10 @@ func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host
 		}
 	}
 	c := Classify(f, time.Duration(hostRow.MinIntervalSeconds)*time.Second, a, now, p.jitter())
+	if c.Result.Kind == OK && c.Warning != "" {
+		p.log.Info("feed parsed with a warning", "feed", f.ID, "url", f.URL, "partial", c.Partial,
+			"items", len(a.Parsed.Items), "warning", c.Warning)
+	}
 	if until := c.Decision.HostBackoffUntil; !until.IsZero() {
 		p.recordHostBackoff(ctx, f, resp.Status, until)
 	}
@@ -256,6 +260,9 @@ func (p *Poller) followMove(ctx context.Context, pl *polledFeed, c *Classificati
 func (pl *polledFeed) complete(c *Classification, resp *fetcher.Response, now time.Time) {
 	rep, rec := pl.rep, &pl.rec
 	rep.Outcome = outcomeName(c.Result.Kind)
+	if c.Partial {
+		rep.Outcome = outcomePartial
+	}
 	if pl.parsed != nil {
 		rep.Title, rep.HubURL, rep.SelfURL = pl.parsed.Title, pl.parsed.HubURL, pl.parsed.SelfURL
 	}
@@ -271,6 +278,12 @@ func (pl *polledFeed) complete(c *Classification, resp *fetcher.Response, now ti
 	rec.Fold = c.Fold
 	if c.LastError != "" {
 		rep.Error = c.LastError
+	}
+	if c.Warning != "" && c.Result.Kind == OK {
+		// A 304 or an unchanged body carries the warning in the feed's
+		// state only: its poll_log line is not about a document read now.
+		rep.Warning = c.Warning
+		rec.Reason = warningLogLine(c.Warning, c.Partial, c.State.PollReason)
 	}
 	rep.State = c.State.State
 	rep.Reason = c.State.PollReason

@@ -128,6 +128,9 @@ func (p *Poller) ingest(ctx context.Context, feedID int64, body []byte, contentT
 		return rep, fmt.Errorf("poller: ingest into feed %d: %w", feedID, err)
 	}
 	rep.Title, rep.HubURL, rep.SelfURL = parsed.Title, parsed.HubURL, parsed.SelfURL
+	if parsed.Warning != nil {
+		rep.Warning = pollOneLine(parsed.Warning.Text)
+	}
 	items, deliver, err := p.selectItems(ctx, *f, parsed, now)
 	if err != nil {
 		return nil, fmt.Errorf("poller: ingest into feed %d: %w", feedID, err)

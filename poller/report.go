@@ -48,6 +48,10 @@ type Report struct {
 	// Error is what went wrong: the fetch or parse failure, a host back-off
 	// that kept the poll from happening, a lost lease.
 	Error string `json:"error,omitempty"`
+	// Warning is what was wrong with a document that still parsed: cut
+	// short (Outcome "partial": only its complete items were read), or
+	// holding item markup the parser found no item in.
+	Warning string `json:"warning,omitempty"`
 	// Polled is false when no request was made (host backed off, shutdown).
 	Polled bool `json:"polled"`
 }
@@ -85,6 +89,21 @@ func outcomeName(k OutcomeKind) string {
 		return "http_error"
 	}
 	return "failure"
+}
+
+// outcomePartial is the outcome name of a 200 whose document was cut short
+// and whose complete items were read: a success.
+const outcomePartial = "partial"
+
+// warningLogLine is the poll_log reason of a poll that parsed with a
+// warning: the warning first (as an error's line starts with the error),
+// then the schedule's reason.
+func warningLogLine(warning string, partial bool, reason string) string {
+	head := "warning: "
+	if partial {
+		head = "partial: "
+	}
+	return head + warning + "; " + reason
 }
 
 // parseFailureText describes a body that did not parse as a feed.

@@ -11,8 +11,9 @@ import (
 // jsonFeedExtras is what Parse reads from a JSON document itself: whether
 // it is a JSON Feed at all, and the WebSub hub gofeed does not keep.
 type jsonFeedExtras struct {
-	hub string
-	doc []byte // the document, with non-string item ids made strings
+	hub   string
+	doc   []byte // the document, with non-string item ids made strings
+	items int    // entries of its "items" array
 }
 
 // readJSONFeedExtras checks that a JSON document is a JSON Feed: an object
@@ -49,7 +50,7 @@ func readJSONFeedExtras(doc []byte) (*jsonFeedExtras, error) {
 	if !strings.Contains(version, "jsonfeed.org/version") && head.Items == nil {
 		return nil, fmt.Errorf("%w: JSON document is not a JSON Feed (version %q)", ErrNotAFeed, version)
 	}
-	x := &jsonFeedExtras{doc: doc}
+	x := &jsonFeedExtras{doc: doc, items: len(head.Items)}
 	for _, h := range head.Hubs {
 		if strings.EqualFold(strings.TrimSpace(h.Type), "websub") && strings.TrimSpace(h.URL) != "" {
 			x.hub = h.URL

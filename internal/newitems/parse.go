@@ -47,6 +47,12 @@ type Feed struct {
 	// ItemsSeen is how many items the document holds, before the MaxItems
 	// cap and before removing repeated identities.
 	ItemsSeen int
+	// Warning is set when the document gave a feed, but not all of it: it
+	// stops before its closing tags and only the items complete before the
+	// cut were kept (WarnTruncated), or it holds item markup the parser
+	// found no item in (WarnItemsUnseen). Nil for a sound document,
+	// including one that has no items at all.
+	Warning *Warning
 }
 
 // Item is one entry of a feed.
@@ -85,17 +91,36 @@ type Item struct {
 // the given HTTP Content-Type (either may be empty). The body is first
 // converted to UTF-8 with Decode. At most MaxItems items are looked at.
 //
+// An RSS or Atom document that stops before its end (a truncated transfer,
+// a generator that crashed) is cut after its last complete item, closed and
+// parsed again: the items complete before the cut are returned, never the
+// one cut short, and Feed.Warning says so. A feed that parses to no items
+// although it holds item markup gets a Warning too.
+//
 // Errors wrap ErrNotAFeed when the document is not a feed (HTML, unknown
 // JSON, nothing recognisable), ErrInvalidFeed when a feed fails to parse
-// (the parser's error is wrapped too), or ErrDecode.
+// and holds no complete item to salvage (the parser's error is wrapped too),
+// or ErrDecode.
 func Parse(body []byte, contentType, feedURL string) (*Feed, error) {
 	doc, jf, err := prepare(body, contentType)
 	if err != nil {
 		return nil, err
 	}
 	gf, err := parseGofeed(doc)
+	var cut *truncation
 	if err != nil {
-		return nil, err
+		if jf != nil || !errors.Is(err, ErrInvalidFeed) {
+			return nil, err
+		}
+		fixed, tr, ok := salvageTruncated(doc)
+		if !ok {
+			return nil, err
+		}
+		sgf, serr := parseGofeed(fixed)
+		if serr != nil || len(sgf.Items) == 0 {
+			return nil, err
+		}
+		gf, doc, cut = sgf, fixed, &tr
 	}
 	base, _ := url.Parse(strings.TrimSpace(feedURL))
 	if base != nil && !base.IsAbs() {
@@ -103,6 +128,18 @@ func Parse(body []byte, contentType, feedURL string) (*Feed, error) {
 	}
 	f := feedHeader(gf, doc, jf, base)
 	f.Items = feedItems(gf, base)
+	switch {
+	case cut != nil:
+		f.Warning = truncatedWarning(*cut, len(gf.Items))
+	case len(gf.Items) > 0:
+	case jf != nil:
+		if jf.items > 0 {
+			f.Warning = &Warning{Kind: WarnItemsUnseen, ItemMarkup: jf.items,
+				Text: "the document has " + plural(jf.items, "entry", "entries") + ` in "items" but the parser found none`}
+		}
+	default:
+		f.Warning = unseenItemsWarning(scanItemMarkup(doc))
+	}
 	return f, nil
 }
 

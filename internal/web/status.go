@@ -21,14 +21,18 @@ const statusPolls = 20
 // subscribers except whether anyone follows the feed at all (which decides
 // whether it is polled, and which publishers see in our User-Agent anyway).
 type statusData struct {
-	URL         string
-	Found       bool
-	Feed        *store.Feed
-	Polls       []statusPoll
-	Now         time.Time
-	StateWords  string
-	NextWords   string // "in 12 min (14:05 UTC)"
-	Reason      string // the poller's reason, as stored
+	URL        string
+	Found      bool
+	Feed       *store.Feed
+	Polls      []statusPoll
+	Now        time.Time
+	StateWords string
+	NextWords  string // "in 12 min (14:05 UTC)"
+	Reason     string // the poller's reason, as stored
+	// LastProblem labels the feed's last_error: "Error" after a failed
+	// poll, "Warning" after a success whose document was cut short or held
+	// items the parser did not find (the poller keeps that in last_error).
+	LastProblem string
 	ReasonPlain string // the same in plain words
 	Followed    bool
 	WebSub      string
@@ -93,6 +97,10 @@ func (s *Server) renderStatus(ctx context.Context, raw string) (cachedPage, erro
 	d.Followed = f.SubscriberCount > 0
 	d.Reason = f.PollReason
 	d.ReasonPlain = plainReason(f.PollReason)
+	d.LastProblem = "Error"
+	if f.ConsecutiveErrors == 0 {
+		d.LastProblem = "Warning"
+	}
 	d.StateWords = stateWords(f, d.Followed)
 	if f.State == store.FeedActive && d.Followed {
 		if f.NextPollAt.After(d.Now) {

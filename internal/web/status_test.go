@@ -75,6 +75,23 @@ func TestStatusPage(t *testing.T) {
 		t.Error("a line with nothing folded into it shows repeats")
 	}
 
+	// A success that left a warning (a feed cut short, items the parser
+	// did not find) shows it as a warning, an error streak as an error.
+	const warning = "the feed ends on line 80 after 14 complete items without its closing tags (truncated?): 14 items kept, the one cut short ignored"
+	for _, c := range []struct {
+		errors int
+		want   string
+	}{{0, "<strong>Warning:</strong> " + warning}, {2, `<span class="muted">Error: ` + warning}} {
+		if err := h.st.DB.Model(&store.Feed{}).Where("url = ?", f.URL()).Updates(map[string]any{
+			"last_error": warning, "consecutive_errors": c.errors}).Error; err != nil {
+			t.Fatal(err)
+		}
+		h.clk.Advance(statusCacheTTL)
+		if body := h.get("/feeds/status?url=" + url.QueryEscape(f.URL())).Body.String(); !strings.Contains(body, c.want) {
+			t.Errorf("with %d errors the status page lacks %q", c.errors, c.want)
+		}
+	}
+
 	if w := h.get("/feeds/status?url=" + url.QueryEscape("https://nobody.example/feed")); w.Code != http.StatusNotFound ||
 		!strings.Contains(w.Body.String(), "We do not follow this feed") {
 		t.Fatalf("unknown feed: %d", w.Code)
