@@ -179,9 +179,11 @@ type PingResult int
 const (
 	// PingScheduled: the feed is due now (an early conditional poll).
 	PingScheduled PingResult = iota + 1
-	// PingInProgress: a poll of the feed is running right now; the ping is
-	// recorded and changes nothing else.
-	PingInProgress
+	// PingQueued: a poll of the feed is running right now (it may have
+	// fetched before the post); the ping is queued, and that poll's write
+	// makes the feed due again at once if its request went out at or after
+	// the ping (see RecordPolls), so one more conditional poll follows.
+	PingQueued
 	// PingTooSoon: the feed was pinged less than the minimum gap ago; this
 	// ping is accepted and does nothing.
 	PingTooSoon
@@ -199,8 +201,8 @@ func (r PingResult) String() string {
 	switch r {
 	case PingScheduled:
 		return "scheduled"
-	case PingInProgress:
-		return "in_progress"
+	case PingQueued:
+		return "queued"
 	case PingTooSoon:
 		return "too_soon"
 	case PingRevive:
@@ -219,8 +221,11 @@ func (r PingResult) String() string {
 // followed feed that is not being polled right now it makes the feed due
 // now (never later than it already was) with the reason "publisher ping".
 // Being polled means leased, or on Postgres also due while a poller holds
-// its host (PingInProgress: the publisher should ping again after the poll).
-// A blacklisted feed only gets last_ping_at: the caller polls it (PingRevive).
+// its host; then next_poll_at is left to the poll in progress, whose write
+// would overwrite it, and the ping is queued in ping_queued_at instead
+// (PingQueued): that write makes the feed due again (see RecordPolls). The
+// minimum gap holds for queued pings too. A blacklisted feed only gets
+// last_ping_at: the caller polls it (PingRevive).
 func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap time.Duration) (PingResult, error) {
 	now = utc(now)
 	switch {
@@ -252,12 +257,13 @@ func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap tim
 		// A poller holds a feed through its host's lease (ClaimDueFeeds):
 		// a due feed whose host is held may be being fetched right now, and
 		// the poll's result would overwrite a next_poll_at set now. It
-		// counts as in progress, so the publisher pings again later. The
-		// CTE judges the row as it was before this UPDATE.
+		// counts as in progress: the ping is queued. The CTE judges the row
+		// as it was before this UPDATE (after any poll write it waited for).
 		r = tx.Raw(`WITH o AS (SELECT id, (lease_until IS NULL OR lease_until <= @now)
     AND NOT `+pgDueOnHeldHost("@now", "''")+` AS free
   FROM feeds WHERE id = @id FOR UPDATE)
 UPDATE feeds SET last_ping_at = @now,
+  ping_queued_at = CASE WHEN o.free THEN feeds.ping_queued_at ELSE @now END,
   poll_reason = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @reason ELSE feeds.poll_reason END,
   next_poll_at = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @now ELSE feeds.next_poll_at END
 FROM o WHERE feeds.id = o.id AND feeds.state = @state AND feeds.subscriber_count > 0
@@ -267,11 +273,12 @@ RETURNING o.free`, sql.Named("now", now), sql.Named("id", f.ID), sql.Named("reas
 	} else {
 		free := `(lease_until IS NULL OR lease_until <= ?)`
 		r = tx.Raw(`UPDATE feeds SET last_ping_at = ?,
+  ping_queued_at = CASE WHEN `+free+` THEN ping_queued_at ELSE ? END,
   poll_reason = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE poll_reason END,
   next_poll_at = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE next_poll_at END
 WHERE id = ? AND state = ? AND subscriber_count > 0 AND `+gap+`
 RETURNING (lease_until IS NULL OR lease_until <= ?) AS free`,
-			now, now, now, "publisher ping: poll now", now, now, now, f.ID, FeedActive, cutoff, now).Scan(&out)
+			now, now, now, now, now, "publisher ping: poll now", now, now, now, f.ID, FeedActive, cutoff, now).Scan(&out)
 	}
 	if r.Error != nil {
 		return 0, fmt.Errorf("ping feed %d: %w", f.ID, r.Error)
@@ -280,7 +287,7 @@ RETURNING (lease_until IS NULL OR lease_until <= ?) AS free`,
 	case len(out) == 0:
 		return PingTooSoon, nil
 	case !out[0].Free:
-		return PingInProgress, nil
+		return PingQueued, nil
 	}
 	return PingScheduled, nil
 }

@@ -300,7 +300,7 @@ func TestPingFeed(t *testing.T) {
 		{"active: due now", active, wsT0, store.PingScheduled, wsT0},
 		{"second ping within the minute does nothing", active, wsT0.Add(59 * time.Second), store.PingTooSoon, wsT0},
 		{"a minute later counts again", active, wsT0.Add(time.Minute), store.PingScheduled, wsT0},
-		{"poll in progress", leased, wsT0, store.PingInProgress, later},
+		{"poll in progress", leased, wsT0, store.PingQueued, later},
 		{"not followed", lonely, wsT0, store.PingNotFollowed, later},
 		{"gone", gone, wsT0, store.PingGone, later},
 		{"blacklisted: revive", black, wsT0, store.PingRevive, later},
