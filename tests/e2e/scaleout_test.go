@@ -339,7 +339,7 @@ func (w *scaleOut) run() {
 		}
 	}
 	w.pingWG.Wait()
-	t.Logf("publishing: %d posts in %d rounds over %s (%d pings repeated because a poll was in progress, %d because the database failed)",
+	t.Logf("publishing: %d posts in %d rounds over %s (%d pings repeated as too soon, %d because the database failed)",
 		len(w.posts), w.size.rounds, time.Since(start).Round(time.Millisecond), w.pingRetries, w.pingErrors)
 
 	// Everything arrives.
