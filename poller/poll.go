@@ -99,6 +99,7 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), backedOffReason(host, until, why))
 		return nil, nil
 	}
+	fetchedAt := p.clk.Now()
 	resp, ferr := p.client.Fetch(ctx, fetcher.Request{
 		URL: f.URL, ValidatorURL: f.ValidatorURL, ETag: f.ETag, LastModified: f.LastModified,
 		Subscribers: f.SubscriberCount,
@@ -108,7 +109,7 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 		p.giveBack(ctx, f.ID, p.clk.Now(), "")
 		return nil, nil
 	}
-	return p.evaluate(ctx, f, hostRow, resp, ferr, trigger)
+	return p.evaluate(ctx, f, hostRow, resp, ferr, trigger, fetchedAt)
 }
 
 // acquireHost takes a request slot for f's host. Waiting for a slot of a
@@ -166,8 +167,9 @@ func (p *Poller) afterBackoff(now, until time.Time) time.Time {
 //  6. the notices of a feed that this poll ends (410, blacklisting).
 //
 // Everything else is written by the poll's recording transaction
-// (store.RecordPoll or RecordPolls) from the returned polledFeed.
-func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host, resp *fetcher.Response, ferr error, trigger string) (*polledFeed, error) {
+// (store.RecordPoll or RecordPolls) from the returned polledFeed. fetchedAt
+// is when the request went out (a ping queued since asks for one more poll).
+func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host, resp *fetcher.Response, ferr error, trigger string, fetchedAt time.Time) (*polledFeed, error) {
 	now := p.clk.Now()
 	a := Answer{Resp: resp, Err: ferr}
 	if needsParse(f, resp, ferr) {
@@ -211,6 +213,7 @@ func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host
 		pl.own = true
 	}
 	pl.complete(&c, resp, now)
+	pl.rec.FetchedAt = fetchedAt
 	return pl, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // OutcomeKind classifies what one poll of a feed produced. The zero value is
@@ -70,8 +72,9 @@ const (
 	// at least daily.
 	MaxInterval = 24 * time.Hour
 	// WebSubBackupInterval is the backup poll of a feed with an active WebSub
-	// subscription.
-	WebSubBackupInterval = 7 * 24 * time.Hour
+	// subscription (the callback also puts a feed's next poll off to it when
+	// a subscription is verified: store.WebSubBackupAt).
+	WebSubBackupInterval = store.WebSubBackupInterval
 	// BlacklistAfter is how long a feed may produce nothing but errors before
 	// it is blacklisted.
 	BlacklistAfter = 90 * 24 * time.Hour

@@ -3,8 +3,10 @@ package poller
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -137,7 +139,7 @@ func (m *WebSubManager) handle(ctx context.Context, f *store.Feed, now time.Time
 			}
 		}
 		m.count("renew")
-		err := m.send(ctx, f, cur, websub.ModeSubscribe)
+		err := m.sendSubscribe(ctx, f, cur)
 		if err == nil {
 			// The hub verifies (now or soon): that sets the next renewal. If
 			// it never does, the claim brings the feed back in an hour.
@@ -159,7 +161,7 @@ func (m *WebSubManager) handle(ctx context.Context, f *store.Feed, now time.Time
 			return err
 		}
 		m.count("unsubscribe")
-		if err := m.send(ctx, f, cur, websub.ModeUnsubscribe); err != nil {
+		if err := m.send(ctx, f, cur, websub.ModeUnsubscribe, 0); err != nil {
 			m.count("unsubscribe_failed")
 			m.cfg.Log.Info("websub: unsubscription refused; forgetting the subscription (its lease runs out)", "feed", f.ID, "hub", cur.Hub, "err", err)
 			_, err = m.cfg.Store.SetWebSub(ctx, f.ID, to, store.WebSubFields{}, time.Time{}, "")
@@ -191,7 +193,7 @@ func (m *WebSubManager) subscribe(ctx context.Context, f *store.Feed, cur store.
 		return err
 	}
 	m.count("subscribe")
-	if err := m.send(ctx, f, to, websub.ModeSubscribe); err != nil {
+	if err := m.sendSubscribe(ctx, f, to); err != nil {
 		m.count("subscribe_failed")
 		m.cfg.Log.Info("websub: subscription request failed; polling, retry later", "feed", f.ID, "hub", to.Hub, "topic", to.Topic, "err", err)
 		fail := to
@@ -203,10 +205,59 @@ func (m *WebSubManager) subscribe(ctx context.Context, f *store.Feed, cur store.
 	return nil
 }
 
-// send posts a (un)subscription request for w to its hub and returns nil
-// when the hub accepted it (any 2xx; WebSub says 202).
-func (m *WebSubManager) send(ctx context.Context, f *store.Feed, w store.WebSubFields, mode string) error {
+// sendSubscribe asks w's hub for (or renews) the subscription of feed f
+// and returns nil when the hub accepted. hub.lease_seconds is optional
+// (WebSub §5.1) and some hubs refuse a lease longer than theirs: when the
+// hub answers a request carrying one with a 4xx (but 408 or 429), the
+// request is sent again at once without it, the hub then grants the lease
+// it likes (its verification says which), and once that is accepted the
+// store remembers that this hub takes no lease for this topic, so renewals
+// leave it out from the start.
+func (m *WebSubManager) sendSubscribe(ctx context.Context, f *store.Feed, w store.WebSubFields) error {
 	lease := m.cfg.Lease
+	if f.WebSubNoLease && f.WebSubHub == w.Hub && f.WebSubTopic == w.Topic {
+		lease = 0
+	}
+	err := m.send(ctx, f, w, websub.ModeSubscribe, lease)
+	var he *hubStatusError
+	if lease <= 0 || !errors.As(err, &he) || !leaseMayBeRefused(he.status) {
+		return err
+	}
+	m.count("lease_refused")
+	m.cfg.Log.Info("websub: hub refused the request with a lease; asking without one", "feed", f.ID, "hub", w.Hub, "err", err)
+	if err := m.send(ctx, f, w, websub.ModeSubscribe, 0); err != nil {
+		return err
+	}
+	if err := m.cfg.Store.SetWebSubNoLease(ctx, f.ID, w.Hub, w.Topic); err != nil && ctx.Err() == nil {
+		// The subscription stands; the next renewal asks with a lease again.
+		m.cfg.Log.Warn("websub: could not record that the hub takes no lease", "feed", f.ID, "hub", w.Hub, "err", err)
+	}
+	return nil
+}
+
+// leaseMayBeRefused reports whether a hub's answer status may be its
+// refusal of the hub.lease_seconds asked: a 4xx, but not 408 (timeout) or
+// 429 (too many requests), which say nothing about the request's content.
+func leaseMayBeRefused(status int) bool {
+	return status/100 == 4 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
+}
+
+// hubStatusError is a hub's non-2xx answer to a request.
+type hubStatusError struct {
+	mode, hub string
+	status    int
+	msg       string
+}
+
+func (e *hubStatusError) Error() string {
+	return fmt.Sprintf("%s request: hub %s answered %d: %s", e.mode, e.hub, e.status, e.msg)
+}
+
+// send posts a (un)subscription request for w to its hub, asking for lease
+// (none when 0; unsubscriptions carry none), and returns nil when the hub
+// accepted it (any 2xx; WebSub says 202), a *hubStatusError for another
+// status.
+func (m *WebSubManager) send(ctx context.Context, f *store.Feed, w store.WebSubFields, mode string, lease time.Duration) error {
 	req, err := websub.SubscribeRequest(ctx, w.Hub, w.Topic, m.cfg.Callback(f.ID), w.Secret, lease, mode)
 	if err != nil {
 		return err
@@ -219,7 +270,7 @@ func (m *WebSubManager) send(ctx context.Context, f *store.Feed, w store.WebSubF
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, hubAnswerLimit))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s request: hub %s answered %d: %s", mode, w.Hub, resp.StatusCode, hubMessage(string(msg), 200))
+		return &hubStatusError{mode: mode, hub: w.Hub, status: resp.StatusCode, msg: hubMessage(string(msg), 200)}
 	}
 	return nil
 }

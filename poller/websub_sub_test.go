@@ -761,3 +761,83 @@ func TestWebSubRenewalsNeverVerified(t *testing.T) {
 		}
 	}
 }
+
+// TestWebSubHubRefusingOurLease: a hub with a 24-hour maximum lease answers
+// 400 to hub.lease_seconds=864000. The request is sent again at once
+// without a lease, the hub's own lease is honoured, renewals leave the
+// lease out from the start, and the verification turns the poll scheduled
+// 5 minutes on into the weekly backup poll without another fetch. A 429 is
+// not taken for a refused lease.
+func TestWebSubHubRefusingOurLease(t *testing.T) {
+	const day = 24 * time.Hour
+	e := newSubEnv(t)
+	hub := websubtest.New(t, websubtest.Options{RefuseLease: true, Lease: day})
+	fm := farm.New(e.clk)
+	t.Cleanup(fm.Close)
+	ff := fm.AddFeed(farm.Spec{Format: farm.Atom, ItemCount: 3, Hub: hub.URL, HubPlacement: farm.HubInFeed, ETag: farm.ETagStrong})
+	p, err := poller.New(poller.Config{Store: e.st, Owner: "test", Clock: e.clk,
+		Fetch: fetcher.Config{AllowPrivate: true, BaseURL: e.web.URL}, AfterPoll: e.mgr.OnPoll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	f := e.feed(ff.URL())
+	if _, err := p.PollFeed(e.ctx, f.ID, "manual"); err != nil {
+		t.Fatal(err)
+	}
+	now := e.clk.Now()
+	if g := e.reload(f.ID); g.WebSubState != store.WebSubStateWanted || g.NextPollAt.Sub(now) > time.Hour {
+		t.Fatalf("after the first poll: %+v, next poll in %s; want wanted, polled within the hour", g.WebSub(), g.NextPollAt.Sub(now))
+	}
+
+	e.run()
+	reqs := hub.Requests()
+	if len(reqs) != 2 || reqs[0].LeaseSeconds != "864000" || reqs[0].Status != http.StatusBadRequest ||
+		reqs[1].LeaseSeconds != "" || reqs[1].Status != http.StatusAccepted || reqs[1].Secret != reqs[0].Secret {
+		t.Fatalf("hub requests %+v; want one with our lease refused, then the same without a lease accepted", reqs)
+	}
+	g := e.reload(f.ID)
+	if !store.WebSubActive(g, now) || !g.WebSubNoLease {
+		t.Fatalf("after subscribing: %+v (no lease %v), want active, remembering that the hub takes no lease", g.WebSub(), g.WebSubNoLease)
+	}
+	if !g.WebSubExpiresAt.Equal(now.Add(day)) || !g.WebSubRenewAt.Equal(now.Add(day/2)) {
+		t.Errorf("expires %v renew %v; want the hub's lease: +24 h, renewed at +12 h", g.WebSubExpiresAt, g.WebSubRenewAt)
+	}
+	if d := g.NextPollAt.Sub(now); d < 7*day || d > 7*day*11/10 || g.PollReason != "WebSub subscription verified: backup poll weekly" {
+		t.Errorf("next poll in %s (%q), want the weekly backup poll at once", d, g.PollReason)
+	}
+	if n := len(ff.Requests()); n != 1 {
+		t.Errorf("the feed was fetched %d times, want once", n)
+	}
+	if a, b := e.counter("lease_refused"), e.counter("subscribe_failed"); a != 1 || b != 0 {
+		t.Errorf("lease_refused %v, subscribe_failed %v; want 1 and 0", a, b)
+	}
+
+	// The renewal leaves the lease out: no 400 again. A renewal does not
+	// move the backup poll.
+	backup := g.NextPollAt
+	e.clk.Set(now.Add(day / 2))
+	if n := e.run(); n != 1 {
+		t.Fatalf("loop handled %d feeds at the renewal, want 1", n)
+	}
+	reqs = hub.Requests()
+	if len(reqs) != 3 || reqs[2].LeaseSeconds != "" || reqs[2].Status != http.StatusAccepted {
+		t.Fatalf("renewal requests %+v, want one more, without a lease", reqs[2:])
+	}
+	g = e.reload(f.ID)
+	if !store.WebSubActive(g, e.clk.Now()) || !g.WebSubExpiresAt.Equal(e.clk.Now().Add(day)) || !g.NextPollAt.Equal(backup) {
+		t.Errorf("after the renewal: %+v, next poll %s; want active for 24 h more, next poll still %s", g.WebSub(), g.NextPollAt, backup)
+	}
+
+	// A hub that answers 429 is not asked again without a lease.
+	busy := websubtest.New(t, websubtest.Options{Status: http.StatusTooManyRequests})
+	f2 := e.hubFeed(t, busy)
+	e.poll(f2)
+	e.run()
+	if reqs := busy.Requests(); len(reqs) != 1 || reqs[0].LeaseSeconds != "864000" {
+		t.Errorf("hub answering 429 got %+v, want the one request with our lease", reqs)
+	}
+	if g := e.reload(f2.ID); g.WebSubState != store.WebSubStateFailed || g.WebSubNoLease {
+		t.Errorf("after a 429: %+v (no lease %v), want failed", g.WebSub(), g.WebSubNoLease)
+	}
+}

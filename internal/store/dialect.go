@@ -239,7 +239,7 @@ func (q *psQuery) query(ctx context.Context, c gorm.ConnPool) (*sql.Rows, error)
 
 // psChunk is how many rows go into one multi-row statement: well under the
 // parameter limits of both databases (Postgres 65535, SQLite 32766) for the
-// widest statement here (~21 columns).
+// widest statement here (~24 columns).
 const psChunk = 500
 
 // psChunkOf is the dialect's chunk size for a statement over n rows.

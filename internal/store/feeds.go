@@ -46,14 +46,22 @@ type Feed struct {
 	ConsecutiveErrors int
 	ErrorsSince       *time.Time
 	LastPingAt        *time.Time
-	WebSubHub         string     `gorm:"column:websub_hub"`
-	WebSubTopic       string     `gorm:"column:websub_topic"`
-	WebSubState       string     `gorm:"column:websub_state"`
-	WebSubSecret      string     `gorm:"column:websub_secret"`
-	WebSubExpiresAt   *time.Time `gorm:"column:websub_expires_at"`
-	WebSubRenewAt     *time.Time `gorm:"column:websub_renew_at"`
-	LeaseOwner        string
-	LeaseUntil        *time.Time
+	// PingQueuedAt is set when a publisher pinged while a poll of the feed
+	// was in progress: the write of that poll (or of the next one) makes the
+	// feed due at once and clears it (see PingFeed).
+	PingQueuedAt    *time.Time
+	WebSubHub       string     `gorm:"column:websub_hub"`
+	WebSubTopic     string     `gorm:"column:websub_topic"`
+	WebSubState     string     `gorm:"column:websub_state"`
+	WebSubSecret    string     `gorm:"column:websub_secret"`
+	WebSubExpiresAt *time.Time `gorm:"column:websub_expires_at"`
+	WebSubRenewAt   *time.Time `gorm:"column:websub_renew_at"`
+	// WebSubNoLease: the hub refused a request with hub.lease_seconds and
+	// took it without, so requests to it leave the lease out. Only
+	// SetWebSubNoLease sets it; SetWebSub clears it with a new hub or topic.
+	WebSubNoLease bool `gorm:"column:websub_no_lease"`
+	LeaseOwner    string
+	LeaseUntil    *time.Time
 	// LogSeq counts the polls and pushes recorded. LoggedAt is when the
 	// newest poll_log line was written, if that line is a poll's (a push
 	// clears it): the line later identical polls may be folded into (see
@@ -163,7 +171,8 @@ func (s *Store) FillFeedHosts(ctx context.Context) (int, error) {
 const feedColumns = `id, url, host, title, site_url, state, subscriber_count, next_poll_at, poll_reason,
   validator_url, etag, last_modified, body_hash, last_polled_at, last_status, last_error, last_elapsed_ms,
   last_success_at, primed_at, last_new_item_at, newest_item_date, consecutive_errors, errors_since,
-  last_ping_at, websub_hub, websub_topic, websub_state, websub_secret, websub_expires_at, websub_renew_at,
+  last_ping_at, ping_queued_at, websub_hub, websub_topic, websub_state, websub_secret, websub_expires_at, websub_renew_at,
+  websub_no_lease,
   lease_owner, lease_until, log_seq, logged_at, created_at, updated_at`
 
 // scanFeeds reads rows of feedColumns and closes rows.
@@ -176,7 +185,8 @@ func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
 		if err := rows.Scan(&f.ID, &f.URL, &f.Host, &f.Title, &f.SiteURL, &f.State, &subs, &f.NextPollAt, &f.PollReason,
 			&f.ValidatorURL, &f.ETag, &f.LastModified, &f.BodyHash, &f.LastPolledAt, &status, &f.LastError, &elapsed,
 			&f.LastSuccessAt, &f.PrimedAt, &f.LastNewItemAt, &f.NewestItemDate, &errs, &f.ErrorsSince,
-			&f.LastPingAt, &f.WebSubHub, &f.WebSubTopic, &f.WebSubState, &f.WebSubSecret, &f.WebSubExpiresAt, &f.WebSubRenewAt,
+			&f.LastPingAt, &f.PingQueuedAt, &f.WebSubHub, &f.WebSubTopic, &f.WebSubState, &f.WebSubSecret, &f.WebSubExpiresAt, &f.WebSubRenewAt,
+			&f.WebSubNoLease,
 			&f.LeaseOwner, &f.LeaseUntil, &f.LogSeq, &f.LoggedAt, &f.CreatedAt, &f.UpdatedAt); err != nil {
 			return nil, err
 		}

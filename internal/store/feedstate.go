@@ -42,6 +42,7 @@ var psStateCols = []psCol{
 	{"last_error", "text"}, {"last_elapsed_ms", "integer"}, {"last_success_at", "timestamptz"},
 	{"primed_at", "timestamptz"}, {"last_new_item_at", "timestamptz"}, {"newest_item_date", "timestamptz"},
 	{"consecutive_errors", "integer"}, {"errors_since", "timestamptz"}, {"fold", "boolean"},
+	{"fetched_at", "timestamptz"},
 }
 
 func psStateVals(r *PollRecord) []any {
@@ -51,7 +52,7 @@ func psStateVals(r *PollRecord) []any {
 		st.LastModified, st.BodyHash, utcPtrOrNil(st.LastPolledAt), st.LastStatus,
 		st.LastError, st.LastElapsedMS, utcPtrOrNil(st.LastSuccessAt),
 		utcPtrOrNil(st.PrimedAt), utcPtrOrNil(st.LastNewItemAt), utcPtrOrNil(st.NewestItemDate),
-		st.ConsecutiveErrors, utcPtrOrNil(st.ErrorsSince), r.folded()}
+		st.ConsecutiveErrors, utcPtrOrNil(st.ErrorsSince), r.folded(), utc(r.FetchedAt)}
 }
 
 // host is the host key of a state's new URL ("" when the URL stays).
@@ -62,22 +63,57 @@ func (st *FeedState) host() string {
 	return HostOf(st.URL)
 }
 
-// psStateSet is the SET list that writes a poll's state from the row v
-// (columns psStateCols), counts the poll in log_seq (and, unless it is
-// folded, its line in logged_at) and clears the lease.
-const psStateSet = `
+// psStateSet appends the SET list that writes a poll's state from the row
+// v (columns psStateCols), counts the poll in log_seq (and, unless it is
+// folded, its line in logged_at), clears the lease and takes up a queued
+// ping (psQueuedPing), then ", updated_at = now".
+func psStateSet(q *psQuery, now time.Time) *psQuery {
+	q.sql(`
   url = COALESCE(NULLIF(v.url, ''), feeds.url),
   host = CASE WHEN v.url <> '' THEN v.host ELSE feeds.host END,
   title = COALESCE(NULLIF(v.title, ''), feeds.title),
   site_url = COALESCE(NULLIF(v.site_url, ''), feeds.site_url),
-  state = v.state, next_poll_at = v.next_poll_at, poll_reason = v.poll_reason,
+  state = v.state,
   validator_url = v.validator_url, etag = v.etag, last_modified = v.last_modified, body_hash = v.body_hash,
   last_polled_at = v.last_polled_at, last_status = v.last_status, last_error = v.last_error,
   last_elapsed_ms = v.last_elapsed_ms, last_success_at = v.last_success_at, primed_at = v.primed_at,
   last_new_item_at = v.last_new_item_at, newest_item_date = v.newest_item_date,
   consecutive_errors = v.consecutive_errors, errors_since = v.errors_since,
   log_seq = feeds.log_seq + 1, logged_at = CASE WHEN v.fold THEN feeds.logged_at ELSE v.last_polled_at END,
-  lease_owner = '', lease_until = NULL`
+  lease_owner = '', lease_until = NULL,`)
+	return psQueuedPing(q, "v.state", now).sql(", updated_at = ").arg(now, "timestamptz")
+}
+
+// PingRepollReason is the poll reason of a feed made due again because a
+// publisher pinged it while it was being polled (see PingFeed).
+const PingRepollReason = "publisher ping during the previous poll: poll again now"
+
+// psQueuedPing appends the SET items next_poll_at, poll_reason and
+// ping_queued_at of a poll's write from the row v (v.next_poll_at,
+// v.poll_reason, v.fetched_at; state is the SQL of the feed's new state): a
+// ping queued while the poll was in progress, at or after its request went
+// out (PingFeed), makes a feed that stays active due at now, the one more
+// conditional poll the publisher asked for; an older one was answered by
+// this poll. Either way the queue is emptied. The SET expressions read the
+// row as it was before the UPDATE, so a ping that committed first is seen.
+func psQueuedPing(q *psQuery, state string, now time.Time) *psQuery {
+	q.sql(`
+  next_poll_at = CASE WHEN `)
+	psRepoll(q, state, now)
+	q.sql(" THEN ").arg(now, "timestamptz").sql(` ELSE v.next_poll_at END,
+  poll_reason = CASE WHEN `)
+	psRepoll(q, state, now)
+	q.sql(" THEN ").arg(PingRepollReason, "text").sql(` ELSE v.poll_reason END,
+  ping_queued_at = NULL`)
+	return q
+}
+
+// psRepoll appends the condition under which a poll's write takes up a
+// queued ping (see psQueuedPing).
+func psRepoll(q *psQuery, state string, now time.Time) {
+	q.sql("feeds.ping_queued_at IS NOT NULL AND feeds.ping_queued_at >= v.fetched_at AND "+state+
+		" = 'active' AND v.next_poll_at > ").arg(now, "timestamptz")
+}
 
 // psWriteStates writes the state of recs[part...] with one UPDATE … FROM a
 // VALUES list, guarded by heldBy, clearing the leases.
@@ -106,8 +142,8 @@ func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string
 		}
 		q.sql(")")
 	}
-	q.sql("\nUPDATE feeds SET "+psStateSet+", updated_at = ").arg(now, "timestamptz").
-		sql("\nFROM v WHERE feeds.id = v.id AND ").heldBy(owner, now)
+	q.sql("\nUPDATE feeds SET ")
+	psStateSet(q, now).sql("\nFROM v WHERE feeds.id = v.id AND ").heldBy(owner, now)
 	n, err := q.exec(ctx, c)
 	if err != nil {
 		return 0, fmt.Errorf("write feed state: %w", err)
@@ -131,6 +167,7 @@ type psStateArrays struct {
 	errCounts                                            []int32
 	errSince                                             []*time.Time
 	folds                                                []bool
+	fetched                                              []time.Time
 }
 
 // newPSStateArrays makes the slices for n records at once.
@@ -143,7 +180,7 @@ func newPSStateArrays(n int) *psStateArrays {
 		next: make([]time.Time, 0, n), reasons: strs(), validatorURLs: strs(), etags: strs(), lastModifieds: strs(),
 		hashes: strs(), polled: times(), statuses: ints(), errTexts: strs(), elapsed: ints(), success: times(),
 		primed: times(), lastNew: times(), newest: times(), errCounts: ints(), errSince: times(),
-		folds: make([]bool, 0, n),
+		folds: make([]bool, 0, n), fetched: make([]time.Time, 0, n),
 	}
 }
 
@@ -159,14 +196,14 @@ func (a *psStateArrays) add(r *PollRecord) {
 	a.elapsed, a.success, a.primed = append(a.elapsed, int32(st.LastElapsedMS)), append(a.success, st.LastSuccessAt), append(a.primed, st.PrimedAt)
 	a.lastNew, a.newest = append(a.lastNew, st.LastNewItemAt), append(a.newest, st.NewestItemDate)
 	a.errCounts, a.errSince = append(a.errCounts, int32(st.ConsecutiveErrors)), append(a.errSince, st.ErrorsSince)
-	a.folds = append(a.folds, r.folded())
+	a.folds, a.fetched = append(a.folds, r.folded()), append(a.fetched, r.FetchedAt)
 }
 
 // arrays returns the slices in the order of psStateCols.
 func (a *psStateArrays) arrays() []any {
 	return []any{a.ids, a.urls, a.hosts, a.titles, a.siteURLs, a.states, a.next, a.reasons, a.validatorURLs, a.etags,
 		a.lastModifieds, a.hashes, a.polled, a.statuses, a.errTexts, a.elapsed, a.success, a.primed, a.lastNew,
-		a.newest, a.errCounts, a.errSince, a.folds}
+		a.newest, a.errCounts, a.errSince, a.folds, a.fetched}
 }
 
 // psPushState writes what pushed content may change.

@@ -92,10 +92,11 @@ ON CONFLICT (host) DO UPDATE SET min_interval_seconds = excluded.min_interval_se
 
 // DeferFeed gives back owner's lease on feed id without polling it, making
 // it due at next with reason (a host back-off, a lease too short to fetch
-// in, a shutdown). It reports whether owner still held the lease.
+// in, a shutdown). It reports whether owner still held the lease. A ping
+// queued meanwhile (PingFeed) is dropped: the poll at next starts after it.
 func (s *Store) DeferFeed(ctx context.Context, id int64, owner string, next time.Time, reason string) (bool, error) {
 	now := s.now()
-	q := s.psNew().sql("UPDATE feeds SET lease_owner = '', lease_until = NULL, next_poll_at = ").arg(utc(next), "timestamptz").
+	q := s.psNew().sql("UPDATE feeds SET lease_owner = '', lease_until = NULL, ping_queued_at = NULL, next_poll_at = ").arg(utc(next), "timestamptz").
 		sql(",\n  poll_reason = CASE WHEN ").arg(reason, "text").sql(" <> '' THEN ").arg(reason, "text").
 		sql(" ELSE poll_reason END, updated_at = ").arg(now, "timestamptz").
 		sql("\nWHERE id = ").arg(id, "bigint").sql(" AND ").heldBy(owner, now)

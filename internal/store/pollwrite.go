@@ -31,6 +31,10 @@ var ErrLeaseLost = errors.New("feed lease lost")
 type PollRecord struct {
 	FeedID int64
 	At     time.Time // when the poll ended (poll_log.polled_at, seen_at)
+	// FetchedAt is when the poll's request went out: a ping queued at or
+	// after it makes the feed due again at once (see PingFeed). Zero takes
+	// up any queued ping.
+	FetchedAt time.Time
 
 	// poll_log
 	URL         string

@@ -99,8 +99,8 @@ func (s *Store) psWriteQuiet(ctx context.Context, c gorm.ConnPool, owner string,
 	}
 	q := s.psNew()
 	q.psUnnestV(psQuietCols, append(sa.arrays(), la.arrays()...))
-	q.sql(",\nu AS (UPDATE feeds SET "+psStateSet+", updated_at = ").arg(now, "timestamptz").
-		sql("\n  FROM v WHERE feeds.id = v.id AND ").heldBy(owner, now).sql(` RETURNING feeds.id, feeds.log_seq),
+	q.sql(",\nu AS (UPDATE feeds SET ")
+	psStateSet(q, now).sql("\n  FROM v WHERE feeds.id = v.id AND ").heldBy(owner, now).sql(` RETURNING feeds.id, feeds.log_seq),
 l AS (INSERT INTO poll_log (feed_id, polled_at, url, status, outcome, conditional, bytes, elapsed_ms, new_items, reason, seq)
   SELECT v.id, v.log_at, v.log_url, v.log_status, v.log_outcome, v.log_conditional, v.log_bytes, v.log_elapsed_ms, 0, v.log_reason, u.log_seq
   FROM v JOIN u ON u.id = v.id)
@@ -116,7 +116,7 @@ SELECT id FROM u`)
 var psFoldCols = []psCol{
 	{"id", "bigint"}, {"next_poll_at", "timestamptz"}, {"poll_reason", "text"}, {"validator_url", "text"},
 	{"etag", "text"}, {"last_modified", "text"}, {"last_polled_at", "timestamptz"},
-	{"last_elapsed_ms", "integer"}, {"last_success_at", "timestamptz"},
+	{"last_elapsed_ms", "integer"}, {"last_success_at", "timestamptz"}, {"fetched_at", "timestamptz"},
 }
 
 // psWriteFolded writes the folded records recs[part...] (no poll_log line)
@@ -126,21 +126,24 @@ func (s *Store) psWriteFolded(ctx context.Context, c gorm.ConnPool, owner string
 	n := len(part)
 	ids, next, polled, success := make([]int64, 0, n), make([]time.Time, 0, n), make([]*time.Time, 0, n), make([]*time.Time, 0, n)
 	reasons, vurls, etags, lms := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-	elapsed := make([]int32, 0, n)
+	elapsed, fetched := make([]int32, 0, n), make([]time.Time, 0, n)
 	for _, i := range part {
 		r := &recs[i]
 		st := &r.State
 		ids, next, reasons = append(ids, r.FeedID), append(next, st.NextPollAt), append(reasons, st.PollReason)
+		fetched = append(fetched, r.FetchedAt)
 		vurls, etags, lms = append(vurls, st.ValidatorURL), append(etags, st.ETag), append(lms, st.LastModified)
 		polled, elapsed, success = append(polled, st.LastPolledAt), append(elapsed, int32(st.LastElapsedMS)), append(success, st.LastSuccessAt)
 	}
 	q := s.psNew()
-	q.psUnnestV(psFoldCols, []any{ids, next, reasons, vurls, etags, lms, polled, elapsed, success})
+	q.psUnnestV(psFoldCols, []any{ids, next, reasons, vurls, etags, lms, polled, elapsed, success, fetched})
 	q.sql(`
-UPDATE feeds SET next_poll_at = v.next_poll_at, poll_reason = v.poll_reason, validator_url = v.validator_url,
+UPDATE feeds SET validator_url = v.validator_url,
   etag = v.etag, last_modified = v.last_modified, last_polled_at = v.last_polled_at,
   last_elapsed_ms = v.last_elapsed_ms, last_success_at = v.last_success_at,
-  log_seq = feeds.log_seq + 1, lease_owner = '', lease_until = NULL, updated_at = `).arg(now, "timestamptz").
+  log_seq = feeds.log_seq + 1, lease_owner = '', lease_until = NULL,`)
+	// A folded poll leaves the feed active (see PollRecord.Fold).
+	psQueuedPing(q, "'active'", now).sql(", updated_at = ").arg(now, "timestamptz").
 		sql("\nFROM v WHERE feeds.id = v.id AND ").heldBy(owner, now).sql(" RETURNING feeds.id")
 	if err := psReadHeld(ctx, c, q, held); err != nil {
 		return fmt.Errorf("write folded polls: %w", err)

@@ -524,3 +524,105 @@ func TestFoldedPollsAreCountedNotLogged(t *testing.T) {
 		t.Fatalf("%d poll_log lines for 9 recorded polls and pushes, want 4", n)
 	}
 }
+
+// A ping that arrives while a poll holds the feed is queued; that poll's
+// write makes the feed due again at once when its request went out at or
+// before the ping, whatever path writes it (with items, quiet, folded), and
+// empties the queue either way. A feed the poll ends stays ended, and a
+// feed given back without a fetch drops the ping.
+func TestQueuedPingRepollsOnce(t *testing.T) {
+	clk := clock.NewFake(pollT0)
+	s := storetest.Open(t, storetest.Options{Clock: clk})
+	ctx := context.Background()
+	tests := []struct {
+		name       string
+		ping       bool
+		fetchedAgo time.Duration // before the ping; negative: after it
+		record     func(fx *pollFixture) store.PollRecord
+		wantRepoll bool
+	}{
+		{"with items, ping after the request", true, time.Second, func(fx *pollFixture) store.PollRecord {
+			return fx.record([]store.NewItem{item("q1", "")}, true)
+		}, true},
+		{"quiet 304, ping after the request", true, time.Second, func(fx *pollFixture) store.PollRecord {
+			r := fx.record(nil, true)
+			r.Status, r.Outcome, r.Conditional = 304, "not_modified", true
+			return r
+		}, true},
+		{"folded 304, ping after the request", true, time.Second, func(fx *pollFixture) store.PollRecord {
+			r := fx.record(nil, true)
+			r.Status, r.Outcome, r.Conditional, r.Fold = 304, "not_modified", true, true
+			return r
+		}, true},
+		{"ping at the instant the request went out", true, 0, func(fx *pollFixture) store.PollRecord {
+			return fx.record(nil, true)
+		}, true},
+		{"ping before the request: answered by this poll", true, -time.Second, func(fx *pollFixture) store.PollRecord {
+			return fx.record(nil, true)
+		}, false},
+		{"no ping", false, time.Second, func(fx *pollFixture) store.PollRecord {
+			return fx.record(nil, true)
+		}, false},
+		{"the poll ends the feed", true, time.Second, func(fx *pollFixture) store.PollRecord {
+			r := fx.record(nil, true)
+			r.Status, r.Outcome, r.State.State, r.State.LastStatus = 410, "gone", store.FeedGone, 410
+			return r
+		}, false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := newPollFixture(t, s, clk, fmt.Sprintf("https://example.com/queued-%d", i), 1, 0, false)
+			fx.claim(t, "w")
+			now := clk.Now()
+			if tt.ping {
+				if r, err := s.PingFeed(ctx, storetest.Feed(t, s, fx.feed.ID), now, time.Minute); err != nil || r != store.PingQueued {
+					t.Fatalf("ping during the poll: %v %v, want queued", r, err)
+				}
+				// A second ping within the minute queues nothing more.
+				if r, err := s.PingFeed(ctx, storetest.Feed(t, s, fx.feed.ID), now.Add(30*time.Second), time.Minute); err != nil || r != store.PingTooSoon {
+					t.Fatalf("second ping: %v %v, want too soon", r, err)
+				}
+				if g := storetest.Feed(t, s, fx.feed.ID); g.PingQueuedAt == nil || !g.PingQueuedAt.Equal(now) {
+					t.Fatalf("ping_queued_at %v, want %v", g.PingQueuedAt, now)
+				}
+			}
+			rec := tt.record(fx)
+			rec.FetchedAt = now.Add(-tt.fetchedAgo)
+			if _, err := s.RecordPoll(ctx, "w", rec); err != nil {
+				t.Fatal(err)
+			}
+			g := storetest.Feed(t, s, fx.feed.ID)
+			if g.PingQueuedAt != nil {
+				t.Errorf("ping_queued_at %v left after the poll's write", g.PingQueuedAt)
+			}
+			if g.LeaseOwner != "" {
+				t.Errorf("lease %q left", g.LeaseOwner)
+			}
+			if tt.wantRepoll {
+				if !g.NextPollAt.Equal(now) || g.PollReason != store.PingRepollReason {
+					t.Errorf("next poll %s (%q), want due now (%q)", g.NextPollAt, g.PollReason, store.PingRepollReason)
+				}
+				return
+			}
+			if !g.NextPollAt.Equal(rec.State.NextPollAt) || g.PollReason != rec.State.PollReason {
+				t.Errorf("next poll %s (%q), want the poll's %s (%q)", g.NextPollAt, g.PollReason, rec.State.NextPollAt, rec.State.PollReason)
+			}
+		})
+	}
+	t.Run("given back without a fetch", func(t *testing.T) {
+		fx := newPollFixture(t, s, clk, "https://example.com/queued-deferred", 1, 0, false)
+		fx.claim(t, "w")
+		now := clk.Now()
+		if r, err := s.PingFeed(ctx, storetest.Feed(t, s, fx.feed.ID), now, time.Minute); err != nil || r != store.PingQueued {
+			t.Fatalf("ping during the poll: %v %v, want queued", r, err)
+		}
+		backoff := now.Add(10 * time.Minute)
+		if ok, err := s.DeferFeed(ctx, fx.feed.ID, "w", backoff, "host backed off"); err != nil || !ok {
+			t.Fatalf("defer: %v %v", ok, err)
+		}
+		g := storetest.Feed(t, s, fx.feed.ID)
+		if g.PingQueuedAt != nil || !g.NextPollAt.Equal(backoff) {
+			t.Errorf("after giving back: ping_queued_at %v, next poll %s; want none and %s", g.PingQueuedAt, g.NextPollAt, backoff)
+		}
+	})
+}

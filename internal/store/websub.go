@@ -42,7 +42,22 @@ const (
 	// WebSubUnknownLeaseExpiry is how long a subscription verified without
 	// hub.lease_seconds counts as active (it is renewed daily).
 	WebSubUnknownLeaseExpiry = 48 * time.Hour
+	// WebSubBackupInterval is the backup poll of a feed with an active
+	// WebSub subscription (the poller's schedule, rule 1).
+	WebSubBackupInterval = 7 * 24 * time.Hour
+	// webSubBackupJitter is the spread added to a backup poll set at
+	// verification: up to 10 % of the interval, as the poller's jitter.
+	webSubBackupJitter = WebSubBackupInterval / 10
 )
+
+// WebSubBackupAt is when feed id's backup poll falls once a subscription
+// verified at now covers it: WebSubBackupInterval later plus up to 10 % of
+// it, spread by feed id (as the poller's jitter spreads polls), so feeds
+// verified together are not all polled in the same minute a week later.
+func WebSubBackupAt(id int64, now time.Time) time.Time {
+	spread := time.Duration(uint64(id)*7919%1000) * (webSubBackupJitter / 1000)
+	return now.Add(WebSubBackupInterval + spread)
+}
 
 // WebSubActive reports whether feed f is covered by a verified WebSub
 // subscription at now: state active and a lease that has not run out. It is
@@ -71,7 +86,9 @@ func (f *Feed) WebSub() WebSubFields {
 
 // SetWebSub replaces the websub_* columns of feed id with to, provided they
 // still hold from's Hub, Topic, State and Secret (the times are not
-// compared). It reports whether the row was changed.
+// compared). It reports whether the row was changed. websub_no_lease is
+// kept while the hub and topic stay, and cleared when either changes (see
+// SetWebSubNoLease).
 //
 // A non-zero resumeAt also brings the feed's next poll forward to resumeAt
 // when it was due later, with poll reason resumeReason: the subscription
@@ -79,14 +96,46 @@ func (f *Feed) WebSub() WebSubFields {
 // A feed that is leased by a poll in progress keeps its next_poll_at (the
 // poll in progress writes a new one).
 func (s *Store) SetWebSub(ctx context.Context, id int64, from, to WebSubFields, resumeAt time.Time, resumeReason string) (bool, error) {
-	set := `websub_hub = ?, websub_topic = ?, websub_state = ?, websub_secret = ?, websub_expires_at = ?, websub_renew_at = ?, updated_at = ?`
-	args := []any{to.Hub, to.Topic, to.State, to.Secret, utcPtrOrNil(to.ExpiresAt), utcPtrOrNil(to.RenewAt), s.now()}
-	if !resumeAt.IsZero() {
+	return s.setWebSub(ctx, id, from, to, func(set *string, args *[]any) {
+		if resumeAt.IsZero() {
+			return
+		}
 		at := utc(resumeAt)
-		set += `,
+		*set += `,
   poll_reason = CASE WHEN next_poll_at > ? AND (lease_until IS NULL OR lease_until <= ?) THEN ? ELSE poll_reason END,
   next_poll_at = CASE WHEN next_poll_at > ? AND (lease_until IS NULL OR lease_until <= ?) THEN ? ELSE next_poll_at END`
-		args = append(args, at, at, resumeReason, at, at, at)
+		*args = append(*args, at, at, resumeReason, at, at, at)
+	})
+}
+
+// SetWebSubCovering is SetWebSub for a change that makes the subscription
+// cover the feed (a hub verified it at now): it also puts the feed's next
+// poll off to backupAt (WebSubBackupAt), with poll reason reason, so the
+// poll scheduled as for a feed without WebSub becomes the backup poll at
+// once. Only a later poll of an active feed is put off; a feed that is due
+// (a ping, a first poll, a poll that is late), leased by a poll in progress
+// (its write decides) or holding a queued ping keeps its next_poll_at, and
+// one already due after backupAt too.
+func (s *Store) SetWebSubCovering(ctx context.Context, id int64, from, to WebSubFields, now, backupAt time.Time, reason string) (bool, error) {
+	return s.setWebSub(ctx, id, from, to, func(set *string, args *[]any) {
+		cond := `state = 'active' AND next_poll_at > ? AND next_poll_at < ? AND (lease_until IS NULL OR lease_until <= ?)
+    AND ping_queued_at IS NULL`
+		n, at := utc(now), utc(backupAt)
+		*set += `,
+  poll_reason = CASE WHEN ` + cond + ` THEN ? ELSE poll_reason END,
+  next_poll_at = CASE WHEN ` + cond + ` THEN ? ELSE next_poll_at END`
+		*args = append(*args, n, at, n, reason, n, at, n, at)
+	})
+}
+
+// setWebSub is the compare-and-set of SetWebSub; poll, when not nil, adds
+// SET items (and their arguments) that move the feed's next poll.
+func (s *Store) setWebSub(ctx context.Context, id int64, from, to WebSubFields, poll func(set *string, args *[]any)) (bool, error) {
+	set := `websub_no_lease = CASE WHEN websub_hub = ? AND websub_topic = ? THEN websub_no_lease ELSE FALSE END,
+  websub_hub = ?, websub_topic = ?, websub_state = ?, websub_secret = ?, websub_expires_at = ?, websub_renew_at = ?, updated_at = ?`
+	args := []any{to.Hub, to.Topic, to.Hub, to.Topic, to.State, to.Secret, utcPtrOrNil(to.ExpiresAt), utcPtrOrNil(to.RenewAt), s.now()}
+	if poll != nil {
+		poll(&set, &args)
 	}
 	q := `UPDATE feeds SET ` + set + `
 WHERE id = ? AND websub_hub = ? AND websub_topic = ? AND websub_state = ? AND websub_secret = ?`
@@ -96,6 +145,19 @@ WHERE id = ? AND websub_hub = ? AND websub_topic = ? AND websub_state = ? AND we
 		return false, fmt.Errorf("set websub of feed %d: %w", id, tx.Error)
 	}
 	return tx.RowsAffected == 1, nil
+}
+
+// SetWebSubNoLease records that feed id's hub refused a subscription
+// request carrying hub.lease_seconds and accepted one without: later
+// requests for that hub and topic leave the lease out. It changes nothing
+// when the feed's subscription has moved to another hub or topic since.
+func (s *Store) SetWebSubNoLease(ctx context.Context, id int64, hub, topic string) error {
+	err := s.DB.WithContext(ctx).Exec(`UPDATE feeds SET websub_no_lease = TRUE, updated_at = ?
+WHERE id = ? AND websub_hub = ? AND websub_topic = ?`, s.now(), id, hub, topic).Error
+	if err != nil {
+		return fmt.Errorf("set websub no-lease of feed %d: %w", id, err)
+	}
+	return nil
 }
 
 // ClaimWebSubWork hands out up to limit feeds whose websub_renew_at has come
@@ -179,9 +241,11 @@ type PingResult int
 const (
 	// PingScheduled: the feed is due now (an early conditional poll).
 	PingScheduled PingResult = iota + 1
-	// PingInProgress: a poll of the feed is running right now; the ping is
-	// recorded and changes nothing else.
-	PingInProgress
+	// PingQueued: a poll of the feed is running right now (it may have
+	// fetched before the post); the ping is queued, and that poll's write
+	// makes the feed due again at once if its request went out at or after
+	// the ping (see RecordPolls), so one more conditional poll follows.
+	PingQueued
 	// PingTooSoon: the feed was pinged less than the minimum gap ago; this
 	// ping is accepted and does nothing.
 	PingTooSoon
@@ -199,8 +263,8 @@ func (r PingResult) String() string {
 	switch r {
 	case PingScheduled:
 		return "scheduled"
-	case PingInProgress:
-		return "in_progress"
+	case PingQueued:
+		return "queued"
 	case PingTooSoon:
 		return "too_soon"
 	case PingRevive:
@@ -219,8 +283,11 @@ func (r PingResult) String() string {
 // followed feed that is not being polled right now it makes the feed due
 // now (never later than it already was) with the reason "publisher ping".
 // Being polled means leased, or on Postgres also due while a poller holds
-// its host (PingInProgress: the publisher should ping again after the poll).
-// A blacklisted feed only gets last_ping_at: the caller polls it (PingRevive).
+// its host; then next_poll_at is left to the poll in progress, whose write
+// would overwrite it, and the ping is queued in ping_queued_at instead
+// (PingQueued): that write makes the feed due again (see RecordPolls). The
+// minimum gap holds for queued pings too. A blacklisted feed only gets
+// last_ping_at: the caller polls it (PingRevive).
 func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap time.Duration) (PingResult, error) {
 	now = utc(now)
 	switch {
@@ -252,12 +319,13 @@ func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap tim
 		// A poller holds a feed through its host's lease (ClaimDueFeeds):
 		// a due feed whose host is held may be being fetched right now, and
 		// the poll's result would overwrite a next_poll_at set now. It
-		// counts as in progress, so the publisher pings again later. The
-		// CTE judges the row as it was before this UPDATE.
+		// counts as in progress: the ping is queued. The CTE judges the row
+		// as it was before this UPDATE (after any poll write it waited for).
 		r = tx.Raw(`WITH o AS (SELECT id, (lease_until IS NULL OR lease_until <= @now)
     AND NOT `+pgDueOnHeldHost("@now", "''")+` AS free
   FROM feeds WHERE id = @id FOR UPDATE)
 UPDATE feeds SET last_ping_at = @now,
+  ping_queued_at = CASE WHEN o.free THEN feeds.ping_queued_at ELSE @now END,
   poll_reason = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @reason ELSE feeds.poll_reason END,
   next_poll_at = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @now ELSE feeds.next_poll_at END
 FROM o WHERE feeds.id = o.id AND feeds.state = @state AND feeds.subscriber_count > 0
@@ -267,11 +335,12 @@ RETURNING o.free`, sql.Named("now", now), sql.Named("id", f.ID), sql.Named("reas
 	} else {
 		free := `(lease_until IS NULL OR lease_until <= ?)`
 		r = tx.Raw(`UPDATE feeds SET last_ping_at = ?,
+  ping_queued_at = CASE WHEN `+free+` THEN ping_queued_at ELSE ? END,
   poll_reason = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE poll_reason END,
   next_poll_at = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE next_poll_at END
 WHERE id = ? AND state = ? AND subscriber_count > 0 AND `+gap+`
 RETURNING (lease_until IS NULL OR lease_until <= ?) AS free`,
-			now, now, now, "publisher ping: poll now", now, now, now, f.ID, FeedActive, cutoff, now).Scan(&out)
+			now, now, now, now, now, "publisher ping: poll now", now, now, now, f.ID, FeedActive, cutoff, now).Scan(&out)
 	}
 	if r.Error != nil {
 		return 0, fmt.Errorf("ping feed %d: %w", f.ID, r.Error)
@@ -280,7 +349,7 @@ RETURNING (lease_until IS NULL OR lease_until <= ?) AS free`,
 	case len(out) == 0:
 		return PingTooSoon, nil
 	case !out[0].Free:
-		return PingInProgress, nil
+		return PingQueued, nil
 	}
 	return PingScheduled, nil
 }

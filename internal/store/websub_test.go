@@ -147,6 +147,113 @@ func TestSetWebSubResumesPolling(t *testing.T) {
 	}
 }
 
+// A verification that makes a subscription cover the feed puts its next
+// poll off to the backup poll, unless the feed is due, being polled, holds
+// a queued ping, is due later anyway, or is not polled.
+func TestSetWebSubCoveringPutsThePollOff(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(wsT0)})
+	soon := wsT0.Add(5 * time.Minute)
+	later := wsT0.Add(30 * 24 * time.Hour)
+	tests := []struct {
+		name     string
+		cols     map[string]any
+		wantMove bool
+	}{
+		{"poll in 5 minutes becomes the backup poll", map[string]any{"next_poll_at": soon}, true},
+		{"a due poll stays", map[string]any{"next_poll_at": wsT0}, false},
+		{"a poll in progress decides", map[string]any{"next_poll_at": soon, "lease_owner": "w1", "lease_until": wsT0.Add(time.Minute)}, false},
+		{"a queued ping stays", map[string]any{"next_poll_at": soon, "ping_queued_at": wsT0.Add(-time.Second)}, false},
+		{"a poll due after the backup stays", map[string]any{"next_poll_at": later}, false},
+		{"a blacklisted feed is left alone", map[string]any{"next_poll_at": soon, "state": store.FeedBlacklisted}, false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := wsFeed(t, s, fmt.Sprintf("https://cover%d.example/feed", i), true)
+			cols := map[string]any{"poll_reason": "before", "websub_state": store.WebSubStatePending,
+				"websub_hub": "https://hub.example/", "websub_topic": f.URL, "websub_secret": "x"}
+			for k, v := range tt.cols {
+				cols[k] = v
+			}
+			if err := s.DB.Model(&store.Feed{}).Where("id = ?", f.ID).Updates(cols).Error; err != nil {
+				t.Fatal(err)
+			}
+			f = wsReload(t, s, f.ID)
+			to := f.WebSub()
+			to.State, to.ExpiresAt = store.WebSubStateActive, wsAt(wsT0.Add(24*time.Hour))
+			backup := store.WebSubBackupAt(f.ID, wsT0)
+			if ok, err := s.SetWebSubCovering(ctx, f.ID, f.WebSub(), to, wsT0, backup, "covered"); err != nil || !ok {
+				t.Fatalf("set: %v %v", ok, err)
+			}
+			g := wsReload(t, s, f.ID)
+			if g.WebSubState != store.WebSubStateActive {
+				t.Fatalf("state %q, want active", g.WebSubState)
+			}
+			want, reason := f.NextPollAt, "before"
+			if tt.wantMove {
+				want, reason = backup, "covered"
+			}
+			if !g.NextPollAt.Equal(want) || g.PollReason != reason {
+				t.Errorf("next poll %s (%q), want %s (%q)", g.NextPollAt, g.PollReason, want, reason)
+			}
+		})
+	}
+}
+
+func TestWebSubBackupAt(t *testing.T) {
+	week := 7 * 24 * time.Hour
+	seen := map[time.Time]bool{}
+	for id := int64(1); id <= 50; id++ {
+		at := store.WebSubBackupAt(id, wsT0)
+		if d := at.Sub(wsT0); d < week || d >= week*11/10 {
+			t.Fatalf("feed %d: backup poll in %s, want a week plus up to 10 %%", id, d)
+		}
+		seen[at] = true
+	}
+	if len(seen) < 40 {
+		t.Errorf("50 feeds share %d backup times, want them spread", len(seen))
+	}
+}
+
+// websub_no_lease is set for the feed's hub and topic only, kept while
+// they stay, and cleared when SetWebSub moves to another hub.
+func TestSetWebSubNoLease(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(wsT0)})
+	f := wsFeed(t, s, "https://nolease.example/feed", true)
+	pending := store.WebSubFields{Hub: "https://hub.example/", Topic: f.URL, State: store.WebSubStatePending, Secret: "x"}
+	if ok, err := s.SetWebSub(ctx, f.ID, f.WebSub(), pending, time.Time{}, ""); err != nil || !ok {
+		t.Fatalf("set: %v %v", ok, err)
+	}
+	if err := s.SetWebSubNoLease(ctx, f.ID, "https://other.example/", f.URL); err != nil {
+		t.Fatal(err)
+	}
+	if wsReload(t, s, f.ID).WebSubNoLease {
+		t.Fatal("no-lease recorded for a hub the feed does not use")
+	}
+	if err := s.SetWebSubNoLease(ctx, f.ID, pending.Hub, f.URL); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		to   store.WebSubFields
+		want bool
+	}{
+		{"same hub, now active", store.WebSubFields{Hub: pending.Hub, Topic: f.URL, State: store.WebSubStateActive, Secret: "x"}, true},
+		{"same hub, failed", store.WebSubFields{Hub: pending.Hub, Topic: f.URL, State: store.WebSubStateFailed, Secret: "x"}, true},
+		{"another hub", store.WebSubFields{Hub: "https://other.example/", Topic: f.URL, State: store.WebSubStateWanted}, false},
+	}
+	for _, st := range steps {
+		cur := wsReload(t, s, f.ID)
+		if ok, err := s.SetWebSub(ctx, f.ID, cur.WebSub(), st.to, time.Time{}, ""); err != nil || !ok {
+			t.Fatalf("%s: set: %v %v", st.name, ok, err)
+		}
+		if got := wsReload(t, s, f.ID).WebSubNoLease; got != st.want {
+			t.Errorf("%s: no lease %v, want %v", st.name, got, st.want)
+		}
+	}
+}
+
 func TestClaimWebSubWorkOnce(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(wsT0)})
@@ -300,7 +407,7 @@ func TestPingFeed(t *testing.T) {
 		{"active: due now", active, wsT0, store.PingScheduled, wsT0},
 		{"second ping within the minute does nothing", active, wsT0.Add(59 * time.Second), store.PingTooSoon, wsT0},
 		{"a minute later counts again", active, wsT0.Add(time.Minute), store.PingScheduled, wsT0},
-		{"poll in progress", leased, wsT0, store.PingInProgress, later},
+		{"poll in progress", leased, wsT0, store.PingQueued, later},
 		{"not followed", lonely, wsT0, store.PingNotFollowed, later},
 		{"gone", gone, wsT0, store.PingGone, later},
 		{"blacklisted: revive", black, wsT0, store.PingRevive, later},

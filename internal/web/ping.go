@@ -51,8 +51,10 @@ var DefaultPingLimit = Limit{Every: 2 * time.Second, Burst: 30}
 // MountPings adds the publishers' ping endpoints: GET or POST /ping?url=URL
 // (plain text, one line per feed the URL names) and POST /RPC2 (XML-RPC
 // weblogUpdates.ping and extendedPing). A ping makes a followed feed due
-// now, at most once per feed per minute, and polls a blacklisted one at
-// once. The status codes and faults are in docs/design.md.
+// now, at most once per feed per minute (while a poll of the feed is in
+// progress it is queued, and one more poll follows that one: /ping answers
+// 202), and polls a blacklisted one at once. The status codes and faults
+// are in docs/design.md.
 func (s *Server) MountPings(o PingOptions) {
 	if o.PerIP.Every <= 0 {
 		o.PerIP = DefaultPingLimit
@@ -133,6 +135,7 @@ func (p *pinger) ping(ctx context.Context, urls []string) pingOutcome {
 	now := p.s.Clock.Now()
 	out := pingOutcome{status: http.StatusNotFound}
 	gone := 0
+	queued := false
 	var msgs []string
 	for i := range feeds {
 		f := &feeds[i]
@@ -147,8 +150,9 @@ func (p *pinger) ping(ctx context.Context, urls []string) pingOutcome {
 		switch res {
 		case store.PingScheduled:
 			msg = "poll scheduled now"
-		case store.PingInProgress:
-			msg = "a poll is in progress right now; this ping changes nothing"
+		case store.PingQueued:
+			msg = "a poll is in progress right now; this ping is queued: a poll that starts after it follows at once"
+			queued = true
 		case store.PingTooSoon:
 			msg = "already pinged within the last minute; this ping changes nothing"
 		case store.PingRevive:
@@ -168,6 +172,8 @@ func (p *pinger) ping(ctx context.Context, urls []string) pingOutcome {
 	}
 	switch {
 	case out.status == http.StatusInternalServerError:
+	case out.ok && queued:
+		out.status = http.StatusAccepted // the poll the ping asks for waits for the one in progress
 	case out.ok:
 		out.status = http.StatusOK
 	case gone == len(feeds):

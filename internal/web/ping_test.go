@@ -5,9 +5,13 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -349,5 +353,88 @@ func TestPingRevivesBlacklistedFeedWithThePoller(t *testing.T) {
 				t.Errorf("farm saw %d requests, want 1", n)
 			}
 		})
+	}
+}
+
+// TestPingDuringPollIsQueued pings a feed while the real poller is fetching
+// it (the feed's server holds the request): the ping is queued (202), a
+// second ping within the minute adds nothing, and once the poll is written
+// exactly one more poll follows at once, conditional, and then none.
+func TestPingDuringPollIsQueued(t *testing.T) {
+	e := newWSEnv(t)
+	const etag = `"v1"`
+	entered, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var conditional []bool // per request: it carried If-None-Match
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conditional = append(conditional, r.Header.Get("If-None-Match") == etag)
+		first := len(conditional) == 1
+		mu.Unlock()
+		if first {
+			entered <- struct{}{}
+			<-release
+		}
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Content-Type", "application/rss+xml")
+		_, _ = io.WriteString(w, `<?xml version="1.0"?><rss version="2.0"><channel><title>Held</title>
+<link>https://held.example/</link><item><guid>a</guid><title>A</title><link>https://held.example/a</link></item>
+</channel></rss>`)
+	}))
+	t.Cleanup(srv.Close)
+	requests := func() []bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(conditional)
+	}
+	p, err := poller.New(poller.Config{Store: e.st, Owner: "held-poll", Clock: e.clk,
+		Fetch: fetcher.Config{AllowPrivate: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	f := e.feed(srv.URL+"/feed.xml", true)
+	ping := func() (int, string) {
+		code, body, _ := e.do("GET", e.ts.URL+"/ping?url="+url.QueryEscape(f.URL), nil, nil)
+		return code, body
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.PollDue(e.ctx)
+		done <- err
+	}()
+	<-entered // the first poll's request is at the server
+	if code, body := ping(); code != http.StatusAccepted || !strings.Contains(body, "this ping is queued") {
+		t.Fatalf("ping during the poll: %d %q, want 202 saying it is queued", code, body)
+	}
+	e.clk.Advance(30 * time.Second)
+	if code, body := ping(); code != http.StatusOK || !strings.Contains(body, "already pinged within the last minute") {
+		t.Fatalf("second ping within the minute: %d %q", code, body)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	g := e.reload(f.ID)
+	if !g.NextPollAt.Equal(e.clk.Now()) || g.PollReason != store.PingRepollReason || g.PingQueuedAt != nil {
+		t.Fatalf("after the poll: next %s (%q), queued %v; want due now by the queued ping", g.NextPollAt, g.PollReason, g.PingQueuedAt)
+	}
+	// The queued ping's poll, at once; then nothing is due.
+	for i, want := range []int{1, 0} {
+		n, err := p.PollDue(e.ctx)
+		if err != nil || n != want {
+			t.Fatalf("pass %d after the poll: %d feeds (%v), want %d", i+1, n, err, want)
+		}
+	}
+	if got := requests(); len(got) != 2 || got[0] || !got[1] {
+		t.Fatalf("requests (conditional?) %v, want [false true]: the held poll and one conditional poll", got)
+	}
+	if g := e.reload(f.ID); g.LastStatus != http.StatusNotModified || !g.NextPollAt.After(e.clk.Now()) || g.PollReason == store.PingRepollReason {
+		t.Errorf("after the queued poll: status %d, next %s (%q)", g.LastStatus, g.NextPollAt, g.PollReason)
 	}
 }

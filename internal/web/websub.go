@@ -87,7 +87,10 @@ func (h *webSubHandler) feed(w http.ResponseWriter, r *http.Request) (*store.Fee
 
 // verify is GET /websub/{token}: the hub checks that we asked for the
 // (un)subscription it is about to make. It answers the challenge when the
-// request matches what the feed is waiting for, and records the outcome.
+// request matches what the feed is waiting for, and records the outcome,
+// with the lease the hub grants (daily renewal when it names none). A
+// subscription that starts covering the feed also puts its next poll off
+// to the weekly backup poll (store.SetWebSubCovering).
 func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	f, ok := h.feed(w, r)
@@ -126,7 +129,15 @@ func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
 			to.ExpiresAt = wsTimePtr(now.Add(store.WebSubUnknownLeaseExpiry))
 		}
 	}
-	changed, err := h.s.Store.SetWebSub(r.Context(), f.ID, cur, to, time.Time{}, "")
+	var changed bool
+	if expect == websub.ModeSubscribe && !store.WebSubActive(f, now) {
+		// The subscription covers the feed from now on: the poll scheduled
+		// as for a feed without WebSub becomes the weekly backup poll.
+		changed, err = h.s.Store.SetWebSubCovering(r.Context(), f.ID, cur, to, now, store.WebSubBackupAt(f.ID, now),
+			"WebSub subscription verified: backup poll weekly")
+	} else {
+		changed, err = h.s.Store.SetWebSub(r.Context(), f.ID, cur, to, time.Time{}, "")
+	}
 	if err != nil {
 		h.s.Log.Error("websub: record verification", "feed", f.ID, "err", err)
 		textAnswer(w, http.StatusInternalServerError, "try again later\n")

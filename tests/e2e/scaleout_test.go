@@ -153,8 +153,7 @@ type scaleOut struct {
 
 	mu    sync.Mutex
 	pings map[int][]*soPing // by feed index
-	// pingRetries counts pings that found a poll in progress and were
-	// repeated.
+	// pingRetries counts pings refused as too soon and repeated.
 	pingRetries int
 	// pingErrors counts pings that failed (the database was away) and
 	// were repeated.
@@ -340,7 +339,7 @@ func (w *scaleOut) run() {
 		}
 	}
 	w.pingWG.Wait()
-	t.Logf("publishing: %d posts in %d rounds over %s (%d pings repeated because a poll was in progress, %d because the database failed)",
+	t.Logf("publishing: %d posts in %d rounds over %s (%d pings repeated as too soon, %d because the database failed)",
 		len(w.posts), w.size.rounds, time.Since(start).Round(time.Millisecond), w.pingRetries, w.pingErrors)
 
 	// Everything arrives.
@@ -497,12 +496,14 @@ func (w *scaleOut) ping(f *soFeed) {
 			continue
 		}
 		switch res {
-		case store.PingScheduled:
+		case store.PingScheduled, store.PingQueued:
+			// Queued: a poll that starts after the ping follows the one in
+			// progress.
 			w.mu.Lock()
 			w.pings[f.idx] = append(w.pings[f.idx], &soPing{at: at})
 			w.mu.Unlock()
 			return
-		case store.PingInProgress, store.PingTooSoon:
+		case store.PingTooSoon:
 			w.mu.Lock()
 			w.pingRetries++
 			w.mu.Unlock()

@@ -2,9 +2,9 @@
 // a subscriber modelled on the websub.rocks subscriber tests: it accepts
 // subscription and unsubscription requests, verifies intent against the
 // callback with a random challenge, can deny, can redirect its endpoint
-// (307/308), can grant any lease or none, publishes content signed with a
-// chosen method (or badly, or not at all), can send verifications nobody
-// asked for, and records everything it did.
+// (307/308), can grant any lease or none (or refuse any asked for),
+// publishes content signed with a chosen method (or badly, or not at all),
+// can send verifications nobody asked for, and records everything it did.
 //
 // Test infrastructure: never linked into cmd/feedmail.
 // It only calls the callbacks it is given.
@@ -45,6 +45,11 @@ type Options struct {
 	Lease time.Duration
 	// NoVerify accepts requests (202) and never verifies them.
 	NoVerify bool
+	// RefuseLease answers 400 to every subscription request that carries
+	// hub.lease_seconds, and treats those without as usual (a hub with a
+	// maximum lease that refuses longer ones instead of shortening them;
+	// set Lease for what it grants).
+	RefuseLease bool
 }
 
 // Request is one (un)subscription request the hub received.

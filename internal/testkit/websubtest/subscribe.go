@@ -46,6 +46,8 @@ func (h *Hub) endpoint(advertised bool) http.HandlerFunc {
 			status = http.StatusBadRequest
 		case req.Topic == "" || req.Callback == "":
 			status = http.StatusBadRequest
+		case o.RefuseLease && req.Mode == websub.ModeSubscribe && req.LeaseSeconds != "":
+			status = http.StatusBadRequest
 		}
 		req.Status = status
 		h.mu.Lock()
