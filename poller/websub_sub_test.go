@@ -662,16 +662,7 @@ func TestWebSubTwoProcessesSendOnce(t *testing.T) {
 // content the hub pushes goes through Poller.Ingest into the items.
 func TestWebSubWithThePoller(t *testing.T) {
 	e := newSubEnv(t)
-	hub := websubtest.New(t, websubtest.Options{})
-	fm := farm.New(e.clk)
-	t.Cleanup(fm.Close)
-	ff := fm.AddFeed(farm.Spec{Format: farm.Atom, ItemCount: 3, Hub: hub.URL, HubPlacement: farm.HubInFeed, ETag: farm.ETagStrong})
-	p, err := poller.New(poller.Config{Store: e.st, Owner: "test", Clock: e.clk,
-		Fetch: fetcher.Config{AllowPrivate: true, BaseURL: e.web.URL}, AfterPoll: e.mgr.OnPoll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
+	hub, ff, p := e.hubFeedPoller(t, websubtest.Options{})
 	e.mu.Lock()
 	e.ingest = func(ctx context.Context, id int64, body []byte, ct string) error {
 		_, err := p.Ingest(ctx, id, body, ct)
@@ -771,16 +762,7 @@ func TestWebSubRenewalsNeverVerified(t *testing.T) {
 func TestWebSubHubRefusingOurLease(t *testing.T) {
 	const day = 24 * time.Hour
 	e := newSubEnv(t)
-	hub := websubtest.New(t, websubtest.Options{RefuseLease: true, Lease: day})
-	fm := farm.New(e.clk)
-	t.Cleanup(fm.Close)
-	ff := fm.AddFeed(farm.Spec{Format: farm.Atom, ItemCount: 3, Hub: hub.URL, HubPlacement: farm.HubInFeed, ETag: farm.ETagStrong})
-	p, err := poller.New(poller.Config{Store: e.st, Owner: "test", Clock: e.clk,
-		Fetch: fetcher.Config{AllowPrivate: true, BaseURL: e.web.URL}, AfterPoll: e.mgr.OnPoll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
+	hub, ff, p := e.hubFeedPoller(t, websubtest.Options{RefuseLease: true, Lease: day})
 	f := e.feed(ff.URL())
 	if _, err := p.PollFeed(e.ctx, f.ID, "manual"); err != nil {
 		t.Fatal(err)
@@ -840,4 +822,21 @@ func TestWebSubHubRefusingOurLease(t *testing.T) {
 	if g := e.reload(f2.ID); g.WebSubState != store.WebSubStateFailed || g.WebSubNoLease {
 		t.Errorf("after a 429: %+v (no lease %v), want failed", g.WebSub(), g.WebSubNoLease)
 	}
+}
+
+// hubFeedPoller starts a test hub with opts, a farm Atom feed that names it
+// and a poller whose AfterPoll is the environment's WebSub manager.
+func (e *subEnv) hubFeedPoller(t *testing.T, opts websubtest.Options) (*websubtest.Hub, *farm.Feed, *poller.Poller) {
+	t.Helper()
+	hub := websubtest.New(t, opts)
+	fm := farm.New(e.clk)
+	t.Cleanup(fm.Close)
+	ff := fm.AddFeed(farm.Spec{Format: farm.Atom, ItemCount: 3, Hub: hub.URL, HubPlacement: farm.HubInFeed, ETag: farm.ETagStrong})
+	p, err := poller.New(poller.Config{Store: e.st, Owner: "test", Clock: e.clk,
+		Fetch: fetcher.Config{AllowPrivate: true, BaseURL: e.web.URL}, AfterPoll: e.mgr.OnPoll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return hub, ff, p
 }
