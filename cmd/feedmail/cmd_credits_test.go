@@ -110,7 +110,8 @@ func TestCreditsCommands(t *testing.T) {
 
 func TestSubscribeCommand(t *testing.T) {
 	dsn := storetest.FreshDSN(t, storetest.URL())
-	cli := cliFor(dsn, nil)
+	cli := cliFor(dsn, map[string]string{"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1"})
+	site := feedSite(t)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -118,20 +119,33 @@ func TestSubscribeCommand(t *testing.T) {
 		{"no feed", []string{"subscribe", "--email", "a@example.com"}},
 		{"feed not http", []string{"subscribe", "--email", "a@example.com", "--feed", "ftp://x.example/feed"}},
 		{"relative feed", []string{"subscribe", "--email", "a@example.com", "--feed", "/feed.xml"}},
-		{"no email", []string{"subscribe", "--feed", "https://x.example/feed"}},
+		{"no email", []string{"subscribe", "--feed", site + "/feed"}},
 	} {
 		if code, _, errs := cli(c.args...); code != 2 || !strings.Contains(errs, "usage") {
 			t.Errorf("%s: exit %d, %s", c.name, code, errs)
 		}
 	}
-	if code, _, errs := cli("subscribe", "--email", "a@example.com", "--feed", "https://x.example/feed", "--digest", "Morning"); code != 1 ||
+	// The feed is checked as the web form checks it: nothing is recorded
+	// for an address that is not a feed.
+	for _, c := range []struct{ name, path, want string }{
+		{"404", "/missing.xml", "answered 404 Not Found, not a feed"},
+		{"page without feeds", "/nofeed.html", "that page has no feed"},
+		{"page with two feeds", "/two", "advertises 2 feeds; pick one:\n  --feed " + site + "/feed  (Posts)\n  --feed " + site + "/other  (Comments)"},
+	} {
+		code, out, errs := cli("subscribe", "--email", "checked@example.com", "--feed", site+c.path)
+		if code != 1 || out != "" || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 3 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 saying %q", c.name, code, out, errs, c.want)
+		}
+	}
+	if code, _, errs := cli("subscribe", "--email", "a@example.com", "--feed", site+"/feed", "--digest", "Morning"); code != 1 ||
 		!strings.Contains(errs, `no digest "Morning"`) {
 		t.Errorf("unknown digest: %d %s", code, errs)
 	}
 
-	code, out, errs := cli("subscribe", "--email", "pending@example.com", "--feed", "https://x.example/feed#top")
+	// A site's page leads to its one feed.
+	code, out, errs := cli("subscribe", "--email", "pending@example.com", "--feed", site+"/site#top")
 	if code != 0 || !strings.Contains(out, `"state": "pending"`) || !strings.Contains(out, `"confirmation_sent": true`) ||
-		!strings.Contains(out, `"feed": "https://x.example/feed"`) || !strings.Contains(out, `"balance": 0`) {
+		!strings.Contains(out, `"feed": "`+site+`/feed"`) || !strings.Contains(out, `"balance": 0`) {
 		t.Fatalf("pending subscribe: %d %s %s", code, out, errs)
 	}
 	s := storetest.OpenDSN(t, dsn, storetest.Options{NoMigrate: true})
@@ -143,7 +157,7 @@ func TestSubscribeCommand(t *testing.T) {
 		t.Errorf("confirmation notices: %+v", notices)
 	}
 
-	code, out, errs = cli("subscribe", "--email", "ok@example.com", "--feed", "https://x.example/feed", "--confirmed")
+	code, out, errs = cli("subscribe", "--email", "ok@example.com", "--feed", site+"/feed", "--confirmed")
 	if code != 0 || !strings.Contains(out, `"state": "active"`) || !strings.Contains(out, `"trial_credits": 50`) ||
 		!strings.Contains(out, `"balance": 50`) {
 		t.Fatalf("confirmed subscribe: %d %s %s", code, out, errs)
@@ -154,7 +168,7 @@ func TestSubscribeCommand(t *testing.T) {
 	if err := s.DB.Model(&store.User{}).Where("id = ?", u.ID).Updates(map[string]any{"hard_bounces": 3, "bouncing_since": time.Now().UTC()}).Error; err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ = cli("subscribe", "--email", "ok@example.com", "--feed", "https://y.example/feed", "--confirmed")
+	code, out, _ = cli("subscribe", "--email", "ok@example.com", "--feed", site+"/y", "--confirmed")
 	if code != 0 || strings.Contains(out, "trial_credits") || !strings.Contains(out, `"balance": 50`) {
 		t.Errorf("second confirmed subscribe: %d %s", code, out)
 	}
@@ -162,7 +176,7 @@ func TestSubscribeCommand(t *testing.T) {
 	if u.BouncingSince != nil || u.HardBounces != 0 {
 		t.Errorf("bouncing mark not cleared: %v %d", u.BouncingSince, u.HardBounces)
 	}
-	if f, err := s.FeedByURL(ctx, "https://x.example/feed"); err != nil || f.SubscriberCount != 1 {
-		t.Errorf("feed: %+v %v", f, err)
+	if f, err := s.FeedByURL(ctx, site+"/feed"); err != nil || f.SubscriberCount != 1 || f.PrimedAt == nil {
+		t.Errorf("feed (one active subscriber, primed by the command's fetch): %+v %v", f, err)
 	}
 }

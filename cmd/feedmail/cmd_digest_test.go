@@ -13,7 +13,8 @@ import (
 
 func TestDigestCommands(t *testing.T) {
 	dsn := storetest.FreshDSN(t, storetest.URL())
-	cli := cliFor(dsn, nil)
+	cli := cliFor(dsn, map[string]string{"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1"})
+	site := feedSite(t)
 
 	bad := []struct {
 		name, want string
@@ -70,10 +71,10 @@ func TestDigestCommands(t *testing.T) {
 	}
 
 	// subscribe --digest resolves the digest by name; an unknown name is an error.
-	if code, _, errs := cli("subscribe", "--email", "a@example.com", "--feed", "https://example.com/feed.xml", "--digest", "MORNING", "--confirmed"); code != 0 {
+	if code, _, errs := cli("subscribe", "--email", "a@example.com", "--feed", site+"/feed", "--digest", "MORNING", "--confirmed"); code != 0 {
 		t.Fatalf("subscribe --digest: exit %d: %s", code, errs)
 	}
-	if code, _, errs := cli("subscribe", "--email", "a@example.com", "--feed", "https://example.com/other.xml", "--digest", "Evening"); code == 0 || !strings.Contains(errs, `no digest "Evening"`) {
+	if code, _, errs := cli("subscribe", "--email", "a@example.com", "--feed", site+"/other", "--digest", "Evening"); code == 0 || !strings.Contains(errs, `no digest "Evening"`) {
 		t.Fatalf("subscribe to an unknown digest: exit %d: %s", code, errs)
 	}
 	st := storetest.OpenDSN(t, dsn, storetest.Options{NoMigrate: true})

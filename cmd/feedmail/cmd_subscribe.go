@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/feedmail/feedmail/internal/store"
@@ -14,12 +13,13 @@ import (
 const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed]"
 
 // cmdSubscribe adds (or revives) a subscription for the operator through
-// the subscribe use case. The account is created when missing. --feed is
-// taken as the feed's URL as given (no discovery: the operator names the
-// feed itself); it must be an absolute http(s) URL. Without --confirmed the
-// subscription waits for the person, who gets a confirmation email; with it
-// the subscription is active at once and counts as the person's
-// confirmation.
+// the subscribe use case, with the web form's checks: --feed is fetched
+// and must be a feed, or a page that advertises exactly one (autodiscovery;
+// several are listed for the operator to pick). What the fetch saw is the
+// feed's baseline. The account is created when missing. Without
+// --confirmed the subscription waits for the person, who gets a
+// confirmation email; with it the subscription is active at once and
+// counts as the person's confirmation.
 func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "subscribe")
 	email := fs.String("email", "", "the person's email address (the account is created if missing)")
@@ -41,8 +41,12 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	found, err := findFeed(ctx, svc, feed)
+	if err != nil {
+		return err
+	}
 	name := strings.TrimSpace(*digestName)
-	res, err := svc.Subscribe(ctx, subscribe.Request{Email: addr, Feed: subscribe.Found{URL: feed},
+	res, err := svc.Subscribe(ctx, subscribe.Request{Email: addr, Feed: found,
 		DigestName: name, Confirmed: *confirmed, ByOperator: true})
 	var nd *subscribe.NoDigestError
 	if errors.As(err, &nd) {
@@ -72,18 +76,42 @@ func (a *app) printSubscribed(ctx context.Context, s *store.Store, res *subscrib
 	return a.printJSON(out)
 }
 
-// subscribeFeedURL checks --feed: an absolute http(s) URL without
-// credentials; the fragment is dropped.
+// subscribeFeedURL checks --feed as the web form does (subscribe.
+// NormalizeFeedURL: "example.com/blog" is https://example.com/blog).
 func subscribeFeedURL(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return "", fmt.Errorf("%w: --feed is required", errUsage)
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		strings.ContainsAny(raw, " \t\r\n") {
-		return "", fmt.Errorf("%w: --feed %q is not an http(s) URL", errUsage, raw)
+	u, msg := subscribe.NormalizeFeedURL(raw)
+	if msg != "" {
+		return "", fmt.Errorf("%w: --feed %q: %s", errUsage, raw, msg)
 	}
-	u.Fragment = ""
-	return u.String(), nil
+	return u, nil
+}
+
+// findFeed fetches --feed and finds the feed (subscribe.FindFeed); what is
+// wrong is one line naming the address, and a page with several feeds
+// lists them for the operator to pick one.
+func findFeed(ctx context.Context, svc *subscribe.Service, feed string) (subscribe.Found, error) {
+	found, err := svc.FindFeed(ctx, feed)
+	var fe subscribe.FieldError
+	if errors.As(err, &fe) {
+		return found, fmt.Errorf("--feed %s: %s", feed, fe.Msg)
+	}
+	if err != nil {
+		return found, err
+	}
+	if len(found.Candidates) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "--feed %s is a page that advertises %d feeds; pick one:", feed, len(found.Candidates))
+		for _, c := range found.Candidates {
+			fmt.Fprintf(&b, "\n  --feed %s", c.URL)
+			if c.Title != "" {
+				fmt.Fprintf(&b, "  (%s)", c.Title)
+			}
+		}
+		return found, errors.New(b.String())
+	}
+	return found, nil
 }

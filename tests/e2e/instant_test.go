@@ -139,7 +139,7 @@ func runInstant(t *testing.T, bin, transport string) {
 	ctx := context.Background()
 	testutil.Eventually(t, 60*time.Second, func() bool {
 		f, err := st.FeedByURL(ctx, feed.URL())
-		return err == nil && f.PrimedAt != nil && f.LeaseOwner == ""
+		return err == nil && f.LastPolledAt != nil && f.LeaseOwner == ""
 	}, "the first poll records the feed's items as seen")
 
 	// Three posts at once; the third is dated 8 days before the newest
