@@ -98,6 +98,8 @@ func sameBody(f *store.Feed, resp *fetcher.Response) bool {
 func answerKind(f *store.Feed, a Answer) (kind OutcomeKind, failure, lastError string) {
 	resp := a.Resp
 	switch {
+	case fetcher.KindOf(a.Err) == fetcher.KindPrivateAddress:
+		return Refused, fetcher.Describe(a.Err).Reason, pollOneLine(a.Err.Error())
 	case a.Err != nil:
 		return Failure, fetcher.Describe(a.Err).Reason, pollOneLine(a.Err.Error())
 	case resp.Status == http.StatusNotModified:

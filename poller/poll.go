@@ -191,6 +191,10 @@ func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host
 		}
 	}
 	c := Classify(f, time.Duration(hostRow.MinIntervalSeconds)*time.Second, a, now, p.jitter())
+	if c.Result.Kind == Refused {
+		p.log.Warn("feed refused: on a private or local network; FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1 allows them",
+			"feed", f.ID, "url", f.URL, "err", ferr)
+	}
 	if c.Result.Kind == OK && c.Warning != "" {
 		p.log.Info("feed parsed with a warning", "feed", f.ID, "url", f.URL, "partial", c.Partial,
 			"items", len(a.Parsed.Items), "warning", c.Warning)

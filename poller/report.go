@@ -87,6 +87,8 @@ func outcomeName(k OutcomeKind) string {
 		return "not_modified"
 	case HTTPError:
 		return "http_error"
+	case Refused:
+		return "refused"
 	}
 	return "failure"
 }

@@ -27,6 +27,10 @@ const (
 	// connection reset, body too large, too many redirects, not a feed,
 	// parse error.
 	Failure
+	// Refused: this installation's own setting refused the address (a
+	// private or local network while FEEDMAIL_ALLOW_PRIVATE_NETWORKS is
+	// off). Not the publisher's doing: no penalty, no error streak.
+	Refused
 )
 
 // String returns the kind's name, for logs.
@@ -42,6 +46,8 @@ func (k OutcomeKind) String() string {
 		return "http-error"
 	case Failure:
 		return "failure"
+	case Refused:
+		return "refused"
 	}
 	return "outcome(" + strconv.Itoa(int(k)) + ")"
 }
@@ -173,6 +179,10 @@ type Decision struct {
 //     410 → State "gone". An error while the streak started ≥ 90 days ago →
 //     "blacklisted" (410 stays "gone"). With WebSub active an error waits at
 //     least the weekly backup interval as well.
+//     A refusal by this installation's own setting (Refused) is not an
+//     error: the streak is left as it was and the feed is tried again in
+//     RefusedRetry (the poller makes such feeds due at once when it starts
+//     with the setting changed).
 //  6. Every outcome: a feed without a new item for over a month
 //     (365.25/12 days) waits at least 12 h per year of inactivity,
 //     continuously (one month → 1 h, six months → 6 h), capped at 24 h from
@@ -184,9 +194,12 @@ type Decision struct {
 func Schedule(h History, r Result, now time.Time, jitter float64) Decision {
 	d := Decision{State: StateActive}
 	var p plan
-	if r.Kind.success() {
+	switch {
+	case r.Kind.success():
 		p = successPlan(h, r, now)
-	} else {
+	case r.Kind == Refused:
+		p = refusedPlan(h, &d)
+	default:
 		p = errorPlan(h, r, now, &d)
 	}
 
@@ -292,4 +305,21 @@ func inactivityFloor(inactive time.Duration) time.Duration {
 	}
 	// 12 h / 365.25 days = 2 / 1461, exact in integer nanoseconds.
 	return inactive * 2 / 1461
+}
+
+// RefusedRetry is how long a feed refused by this installation's own
+// setting waits before it is tried again.
+const RefusedRetry = time.Hour
+
+// RefusedReasonPrefix starts the reason of a feed refused by this
+// installation's own setting; the poller finds such feeds by it when it
+// starts with private networks allowed.
+const RefusedReasonPrefix = "refused by this installation's settings"
+
+// refusedPlan is rule 5's exception: no penalty and the streak unchanged.
+func refusedPlan(h History, d *Decision) plan {
+	d.ConsecutiveErrors, d.ErrorsSince = h.ConsecutiveErrors, h.ErrorsSince
+	return plan{iv: RefusedRetry, reason: RefusedReasonPrefix +
+		": a private or local network address, not visited unless FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1; no penalty, tried again in " +
+		words(RefusedRetry)}
 }

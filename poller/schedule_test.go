@@ -208,6 +208,10 @@ func TestSchedule(t *testing.T) {
 		{"huge streak does not overflow", failing(math.MaxInt, day), Result{Kind: Failure, Failure: "reset"}, want{interval: 24 * time.Hour, reason: "reset: penalty 24 h (9223372036854775807th consecutive error)", errs: math.MaxInt, since: testNow.Add(-day)}},
 		{"empty failure text", active, Result{Kind: Failure}, want{interval: time.Hour, reason: "failure: penalty 1 h (1st consecutive error)", errs: 1, since: testNow}},
 		{"failure text on one line", active, Result{Kind: Failure, Failure: "parse error:\n\tline 3\r\n"}, want{interval: time.Hour, reason: "parse error: line 3: penalty 1 h (1st consecutive error)", errs: 1, since: testNow}},
+		{"refused by our setting: no penalty, no streak", active, Result{Kind: Refused, Failure: "refused: private or local network address"},
+			want{interval: RefusedRetry, reason: RefusedReasonPrefix + ": a private or local network address, not visited unless FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1; no penalty, tried again in 1 h"}},
+		{"refused after errors: the streak stays", failing(3, day), Result{Kind: Refused},
+			want{interval: RefusedRetry, reason: RefusedReasonPrefix + ": a private or local network address, not visited unless FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1; no penalty, tried again in 1 h", errs: 3, since: testNow.Add(-day)}},
 		{"zero kind is a failure", active, Result{}, want{interval: time.Hour, reason: "failure: penalty 1 h (1st consecutive error)", errs: 1, since: testNow}},
 		{"unknown kind is a failure", active, Result{Kind: 99, Failure: "weird"}, want{interval: time.Hour, reason: "weird: penalty 1 h (1st consecutive error)", errs: 1, since: testNow}},
 		{"streak start in the future is reset to now", History{ConsecutiveErrors: 1, ErrorsSince: testNow.Add(time.Hour)}, httpErr(403),
@@ -254,8 +258,8 @@ func TestSchedule(t *testing.T) {
 			if !d.ErrorsSince.Equal(w.since) {
 				t.Errorf("ErrorsSince = %v; want %v", d.ErrorsSince, w.since)
 			}
-			if d.Penalty != (w.errs > 0) {
-				t.Errorf("Penalty = %v; want %v", d.Penalty, w.errs > 0)
+			if wantPenalty := w.errs > 0 && tt.r.Kind != Refused; d.Penalty != wantPenalty {
+				t.Errorf("Penalty = %v; want %v", d.Penalty, wantPenalty)
 			}
 			var wantBackoff time.Time
 			if w.hostBackoff > 0 {

@@ -142,6 +142,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	} else if n > 0 {
 		p.log.Info("filled in feed hosts", "feeds", n)
 	}
+	p.releaseRefused(ctx)
 	if _, err := p.SpreadOverdue(ctx); err != nil && ctx.Err() == nil {
 		p.log.Warn("spreading overdue feeds failed", "err", err)
 	}
@@ -183,5 +184,23 @@ func (p *Poller) Run(ctx context.Context) error {
 		case <-p.wake:
 			t.Stop()
 		}
+	}
+}
+
+// releaseRefused makes due now the feeds this installation refused for
+// being on a private network (Refused, and the penalty older versions gave
+// them) when this poller may visit private networks: the refusal was the
+// setting's doing, so the publisher keeps no wait once it allows them.
+func (p *Poller) releaseRefused(ctx context.Context) {
+	if !p.cfg.Fetch.AllowPrivate {
+		return
+	}
+	prefixes := []string{RefusedReasonPrefix, fetcher.DescribeKind(fetcher.KindPrivateAddress).Reason + ":"}
+	n, err := p.st.DueAgainByReason(ctx, prefixes, p.clk.Now(), "private networks now allowed: poll now")
+	switch {
+	case err != nil && ctx.Err() == nil:
+		p.log.Warn("making feeds refused as private due again failed", "err", err)
+	case n > 0:
+		p.log.Info("private networks allowed: feeds refused before are due now", "feeds", n)
 	}
 }

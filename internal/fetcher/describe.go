@@ -13,8 +13,11 @@ type Wording struct {
 
 // Describe returns the wording of err's Kind (see KindOf); an error of no
 // known kind is "fetch failed", "that address did not answer".
-func Describe(err error) Wording {
-	switch KindOf(err) {
+func Describe(err error) Wording { return DescribeKind(KindOf(err)) }
+
+// DescribeKind is Describe for a Kind.
+func DescribeKind(k Kind) Wording {
+	switch k {
 	case KindTimeout:
 		return Wording{"timeout", "that address did not answer in time"}
 	case KindDNS:
@@ -29,7 +32,8 @@ func Describe(err error) Wording {
 		return Wording{"too many redirects", "that address redirects too many times"}
 	case KindPrivateAddress:
 		return Wording{"refused: private or local network address",
-			"that address is on a private network, which feedmail does not visit"}
+			"that address is on a private or local network, which this feedmail does not visit " +
+				"(its operator can allow it with FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1)"}
 	case KindBadURL:
 		return Wording{"bad URL", "that is not a web address feedmail can visit"}
 	case KindBadEncoding:

@@ -18,7 +18,7 @@ func TestDescribe(t *testing.T) {
 		{newError(KindConnection, "", nil), "connection failed", "that address did not answer"},
 		{newError(KindTooLarge, "", nil), "body too large", "that page is too large (over 10 MB)"},
 		{newError(KindTooManyRedirects, "", nil), "too many redirects", "that address redirects too many times"},
-		{newError(KindPrivateAddress, "", nil), "refused: private or local network address", "that address is on a private network, which feedmail does not visit"},
+		{newError(KindPrivateAddress, "", nil), "refused: private or local network address", "that address is on a private or local network, which this feedmail does not visit (its operator can allow it with FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1)"},
 		{newError(KindBadURL, "", nil), "bad URL", "that is not a web address feedmail can visit"},
 		{newError(KindBadEncoding, "", nil), "bad content encoding", "that address sent something that could not be decoded"},
 		{context.Canceled, "fetch failed", "the check was interrupted; please try again"},

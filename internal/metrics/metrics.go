@@ -36,7 +36,7 @@ func New() *Metrics {
 	m := &Metrics{
 		Registry: r,
 		Polls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_polls_total",
-			Help: "Feed polls by outcome (ok, unchanged, not_modified, http_error, failure, pushed, baseline) and HTTP status."}, []string{"outcome", "status"}),
+			Help: "Feed polls by outcome (ok, unchanged, not_modified, http_error, failure, refused, pushed, baseline) and HTTP status."}, []string{"outcome", "status"}),
 		PollSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "feedmail_poll_duration_seconds",
 			Help: "Time from request to full response body.", Buckets: []float64{.01, .05, .1, .25, .5, 1, 2, 5, 10, 30}}),
 		Items: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_items_total",

@@ -251,3 +251,29 @@ func (s *Store) FeedForStatus(ctx context.Context, url string, polls int) (*Feed
 	}
 	return &f, logs, nil
 }
+
+// DueAgainByReason makes the active feeds no poller holds whose poll reason
+// starts with one of prefixes due at now, with reason, and returns how
+// many. The poller uses it for feeds an earlier setting of this
+// installation refused, once the setting allows them.
+func (s *Store) DueAgainByReason(ctx context.Context, prefixes []string, now time.Time, reason string) (int64, error) {
+	if len(prefixes) == 0 {
+		return 0, nil
+	}
+	now = now.UTC()
+	q := s.psNew().sql("UPDATE feeds SET next_poll_at = ").arg(now, "timestamptz").sql(", poll_reason = ").arg(reason, "text").
+		sql(", updated_at = ").arg(now, "timestamptz").sql("\nWHERE state = ").arg(FeedActive, "text").
+		sql(" AND (lease_until IS NULL OR lease_until < ").arg(now, "timestamptz").sql(") AND next_poll_at > ").arg(now, "timestamptz").sql(" AND (")
+	for i, p := range prefixes {
+		if i > 0 {
+			q.sql(" OR ")
+		}
+		q.sql("substr(poll_reason, 1, ").arg(len(p), "integer").sql(") = ").arg(p, "text")
+	}
+	q.sql(")")
+	n, err := q.exec(ctx, s.psConn(ctx))
+	if err != nil {
+		return 0, fmt.Errorf("make refused feeds due: %w", err)
+	}
+	return n, nil
+}

@@ -61,6 +61,10 @@ func (s *Service) FindFeed(ctx context.Context, raw string) (Found, error) {
 func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Found, error) {
 	resp, err := s.Fetch.Fetch(ctx, fetcher.Request{URL: raw})
 	if err != nil {
+		if fetcher.KindOf(err) == fetcher.KindPrivateAddress && s.Log != nil {
+			s.Log.Warn("refused a feed on a private or local network; FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1 allows them",
+				"url", raw, "err", err)
+		}
 		return Found{}, FieldError{FetchProblem(err)}
 	}
 	if resp.Status < 200 || resp.Status > 299 {

@@ -120,7 +120,7 @@ func TestSignupRefusesPrivateNetworksUnlessAllowed(t *testing.T) {
 	h := newHarness(t, func(d *Deps) { d.Fetcher = fetcher.New(fetcher.Config{Timeout: 5 * time.Second}) })
 	f := h.feed("Local")
 	w := h.post("/subscriptions", url.Values{"email": {"ann@example.com"}, "url": {f.URL()}, "delivery": {"instant"}})
-	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(fieldErrors(w.Body.String())["url"], "private network") {
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(fieldErrors(w.Body.String())["url"], "FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1") {
 		t.Fatalf("%d %v", w.Code, fieldErrors(w.Body.String()))
 	}
 }

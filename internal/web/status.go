@@ -244,6 +244,8 @@ func plainReason(r string) string {
 	switch {
 	case r == "":
 		return ""
+	case strings.HasPrefix(r, "refused by this installation"):
+		return "This feedmail does not visit private or local network addresses unless its operator sets FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1; the refusal costs the feed no penalty."
 	case strings.HasPrefix(r, "new feed"):
 		return "This feed is new to us: the first poll comes as soon as someone confirms a subscription."
 	case strings.HasPrefix(r, "WebSub active"):
