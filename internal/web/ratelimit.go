@@ -19,7 +19,7 @@ type Limit struct {
 // Limits are the rate limits on the forms that make feedmail send email.
 type Limits struct {
 	SignupPerIP      Limit // POST /subscriptions, per client IP
-	SignupPerAddress Limit // POST /subscriptions, per email address
+	SignupPerAddress Limit // POST /subscriptions, per email address: only attempts that email it count
 	SignInPerIP      Limit // POST /signin, per client IP
 	SignInPerAddress Limit // POST /signin, per email address
 }
@@ -72,6 +72,18 @@ func newBuckets(l Limit) *buckets { return &buckets{lim: l, m: map[string]*bucke
 // allow takes a token for key at now. When none is left it returns false and
 // how long until one is.
 func (b *buckets) allow(key string, now time.Time) (bool, time.Duration) {
+	return b.use(key, now, true)
+}
+
+// check is allow without taking the token: for a limit that counts only
+// the requests that end up sending mail (take them with allow then).
+func (b *buckets) check(key string, now time.Time) (bool, time.Duration) {
+	return b.use(key, now, false)
+}
+
+// use refills key's bucket to now and, when a token is there and take is
+// set, takes it.
+func (b *buckets) use(key string, now time.Time, take bool) (bool, time.Duration) {
 	if b.lim.Every <= 0 {
 		return true, 0
 	}
@@ -91,7 +103,9 @@ func (b *buckets) allow(key string, now time.Time) (bool, time.Duration) {
 		bk.last = now
 	}
 	if bk.tokens >= 1 {
-		bk.tokens--
+		if take {
+			bk.tokens--
+		}
 		return true, 0
 	}
 	wait := time.Duration((1 - bk.tokens) * float64(b.lim.Every))

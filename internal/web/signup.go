@@ -109,8 +109,11 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 		s.tooMany(w, r, wait)
 		return
 	}
+	// The per-address limit protects inboxes: it is checked now and taken
+	// only when an email is queued (finishSignup), so attempts that fail
+	// (no feed, a typo) cost the person nothing.
 	if in.emailOK {
-		if ok, wait := s.rl.signupAddr.allow(addressKey(in.email), now); !ok {
+		if ok, wait := s.rl.signupAddr.check(addressKey(in.email), now); !ok {
 			s.tooMany(w, r, wait)
 			return
 		}
@@ -151,6 +154,9 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 	if err != nil {
 		s.serverError(w, r, err)
 		return
+	}
+	if res.ConfirmationSent || res.Already {
+		s.rl.signupAddr.allow(addressKey(in.email), s.Clock.Now())
 	}
 	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title})
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"net"
 	"net/http"
@@ -319,17 +320,40 @@ func TestRateLimits(t *testing.T) {
 	if c := signup("c@example.com", "198.51.100.1"); c != 200 {
 		t.Fatalf("after a minute: %d", c)
 	}
-	// Per address: three from different IPs, then 429 however many IPs.
+	// Per address: three confirmation emails from different IPs, then 429
+	// however many IPs. Sending the same signup again queues no second
+	// email, so it does not count.
+	victimFeeds := []string{h.feed("Victim 1").URL(), h.feed("Victim 2").URL(), h.feed("Victim 3").URL(), h.feed("Victim 4").URL()}
+	victim := func(email, feedURL, ip string) int {
+		return h.do(req{method: "POST", path: "/subscriptions", remote: ip + ":999",
+			form: url.Values{"email": {email}, "url": {feedURL}, "delivery": {"instant"}}}).Code
+	}
 	for i, ip := range []string{"203.0.113.1", "203.0.113.2"} {
-		if c := signup("victim@example.com", ip); c != 200 {
+		if c := victim("victim@example.com", victimFeeds[i], ip); c != 200 {
 			t.Fatalf("victim %d: %d", i, c)
 		}
 	}
-	if c := signup("VICTIM@example.com", "203.0.113.3"); c != 200 {
+	if c := victim("victim@example.com", victimFeeds[1], "203.0.113.5"); c != 200 {
+		t.Fatalf("the same signup again: %d", c)
+	}
+	if c := victim("VICTIM@example.com", victimFeeds[2], "203.0.113.3"); c != 200 {
 		t.Fatalf("victim 3: %d", c)
 	}
-	if c := signup("victim@example.com", "203.0.113.4"); c != http.StatusTooManyRequests {
-		t.Fatalf("fourth to one address: %d", c)
+	if c := victim("victim@example.com", victimFeeds[3], "203.0.113.4"); c != http.StatusTooManyRequests {
+		t.Fatalf("fourth email to one address: %d", c)
+	}
+	// Attempts that send nothing (no feed there) do not count: after more
+	// failures than the burst, the address's first real signup goes
+	// through.
+	for i := range 5 {
+		w := h.do(req{method: "POST", path: "/subscriptions", remote: fmt.Sprintf("203.0.113.%d:1", 10+i),
+			form: url.Values{"email": {"typo@example.com"}, "url": {f.URL() + "-missing"}, "delivery": {"instant"}}})
+		if w.Code != http.StatusUnprocessableEntity {
+			t.Fatalf("failed attempt %d: %d", i+1, w.Code)
+		}
+	}
+	if c := signup("typo@example.com", "203.0.113.20"); c != 200 {
+		t.Fatalf("a valid signup after failed attempts: %d, want 200", c)
 	}
 	// Sign-in links: one per address.
 	signIn := func(email, ip string) int {
