@@ -42,6 +42,16 @@ func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) 
 	return &app{cfg: cfg, log: log, clock: clock.Real{}, stdout: stdout, stderr: stderr, metrics: metrics.New()}, nil
 }
 
+// openExistingStore is openStore for commands that only look things up: a
+// SQLite file that does not exist is an error, not a new empty database
+// made wherever the command was run.
+func (a *app) openExistingStore(ctx context.Context) (*store.Store, error) {
+	if path, missing := store.MissingSQLiteFile(a.cfg.DatabaseURL); missing && a.store == nil {
+		return nil, fmt.Errorf("no database at %s: run the command where feedmail keeps it, or set FEEDMAIL_DATABASE_URL", path)
+	}
+	return a.openStore(ctx)
+}
+
 // openStore opens and migrates the database, and loads (or generates once) the
 // HMAC secret for link tokens.
 func (a *app) openStore(ctx context.Context) (*store.Store, error) {

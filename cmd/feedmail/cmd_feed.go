@@ -85,7 +85,11 @@ const recentPolls = 10
 
 // cmdFeedStatus prints why a feed is polled when it is, as JSON.
 func cmdFeedStatus(ctx context.Context, a *app, args []string) error {
-	s, raw, err := a.oneFeedArg(ctx, "feed status", args)
+	raw, err := a.oneFeedArg("feed status", args)
+	if err != nil {
+		return err
+	}
+	s, err := a.openExistingStore(ctx)
 	if err != nil {
 		return err
 	}

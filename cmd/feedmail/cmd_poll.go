@@ -26,7 +26,11 @@ type pollOutput struct {
 // that another process is polling at this moment, or a database failure
 // (exit 1) fail the command.
 func cmdPoll(ctx context.Context, a *app, args []string) error {
-	s, raw, err := a.oneFeedArg(ctx, "poll", args)
+	raw, err := a.oneFeedArg("poll", args)
+	if err != nil {
+		return err
+	}
+	s, err := a.openStore(ctx)
 	if err != nil {
 		return err
 	}

@@ -39,9 +39,10 @@ func (a *app) ensureUser(ctx context.Context, addr string) (*store.User, error) 
 }
 
 // lookUpUser opens the store and returns the account of a checked address;
-// an address without an account is an error (nothing is created).
+// an address without an account is an error (nothing is created, not even
+// the database: openExistingStore).
 func (a *app) lookUpUser(ctx context.Context, addr string) (*store.Store, *store.User, error) {
-	s, err := a.openStore(ctx)
+	s, err := a.openExistingStore(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,19 +109,14 @@ func (a *app) personOnly(ctx context.Context, name string, args []string) (*stor
 }
 
 // oneFeedArg parses a subcommand that takes exactly one feed URL and no
-// flags, opens the store and returns it with the checked URL.
-func (a *app) oneFeedArg(ctx context.Context, name string, args []string) (*store.Store, string, error) {
+// flags, and returns the checked URL.
+func (a *app) oneFeedArg(name string, args []string) (string, error) {
 	fs := flags(a, name)
 	if err := parseFlags(fs, args); err != nil {
-		return nil, "", err
+		return "", err
 	}
 	if fs.NArg() != 1 {
-		return nil, "", fmt.Errorf("%w: give exactly one feed URL", errUsage)
+		return "", fmt.Errorf("%w: give exactly one feed URL", errUsage)
 	}
-	raw, err := feedURLArg(fs.Arg(0))
-	if err != nil {
-		return nil, "", err
-	}
-	s, err := a.openStore(ctx)
-	return s, raw, err
+	return feedURLArg(fs.Arg(0))
 }

@@ -72,10 +72,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		dialect, maxOpen = migrations.Postgres, 20
 		db, err = gorm.Open(postgres.New(postgres.Config{DSN: dsn}), cfg)
 	case strings.HasPrefix(dsn, "sqlite://"):
-		path := strings.TrimPrefix(dsn, "sqlite://")
-		if i := strings.IndexByte(path, '?'); i >= 0 {
-			path = path[:i]
-		}
+		path, _ := sqlitePath(dsn)
 		if path == "" {
 			return nil, fmt.Errorf("%w: sqlite:// needs a file path, e.g. sqlite://./feedmail.db", ErrBadDSN)
 		}
@@ -196,4 +193,24 @@ func utcPtrOrNil(t *time.Time) *time.Time {
 		return nil
 	}
 	return utcPtr(*t)
+}
+
+// sqlitePath is the file of a sqlite:// DSN (ok false for other DSNs).
+func sqlitePath(dsn string) (string, bool) {
+	path, ok := strings.CutPrefix(dsn, "sqlite://")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	return path, ok
+}
+
+// MissingSQLiteFile reports whether dsn is a SQLite database whose file
+// does not exist yet (Open would create it), and that file's path.
+func MissingSQLiteFile(dsn string) (string, bool) {
+	path, ok := sqlitePath(dsn)
+	if !ok || path == "" {
+		return path, false
+	}
+	_, err := os.Stat(path)
+	return path, errors.Is(err, os.ErrNotExist)
 }
