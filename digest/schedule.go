@@ -72,7 +72,8 @@ var scheduleParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Mo
 // spec is one of: a standard 5-field cron spec ("0 7 * * 1-5"); a descriptor
 // (@yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly; case
 // does not matter); "@every D" with a Go duration D ≥ MinEvery (sub-second
-// parts are dropped); or a preset's Key or Label (case-insensitive). A
+// parts are dropped); a preset's Key or Label (case-insensitive); or a
+// preset's words with another time ("daily at 8:00", specFromWords). A
 // "TZ=" or "CRON_TZ=" prefix is refused: the zone has its own argument.
 // Specs that can never fire ("0 0 30 2 *") are refused.
 func ParseSchedule(spec, zone string) (*Schedule, error) {
@@ -89,6 +90,11 @@ func ParseSchedule(spec, zone string) (*Schedule, error) {
 			spec = p.Spec
 			break
 		}
+	}
+	if c, ok, err := specFromWords(spec); err != nil {
+		return nil, err
+	} else if ok {
+		spec = c
 	}
 	upper := strings.ToUpper(spec)
 	if strings.HasPrefix(upper, "TZ=") || strings.HasPrefix(upper, "CRON_TZ=") {
