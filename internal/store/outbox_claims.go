@@ -17,7 +17,7 @@ func (s *Store) ClaimOutbox(ctx context.Context, owner string, lease time.Durati
 	q := `UPDATE outbox SET lease_owner = ?, lease_until = ?, next_attempt_at = ?
 WHERE id IN (SELECT id FROM outbox
   WHERE state = 'queued' AND next_attempt_at <= ?
-  ORDER BY next_attempt_at LIMIT ?` + s.sqlDialect().skipLocked() + `)
+  ORDER BY next_attempt_at, id LIMIT ?` + s.sqlDialect().skipLocked() + `)
 RETURNING *`
 	var out []OutboxEmail
 	if err := s.DB.WithContext(ctx).Raw(q, owner, until, until, utc(now), limit).Scan(&out).Error; err != nil {
