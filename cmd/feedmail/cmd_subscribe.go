@@ -33,10 +33,10 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	feed, err := subscribeFeedURL(*feedURL)
-	if err != nil {
+	if _, err := subscribeFeedURL(*feedURL); err != nil {
 		return err
 	}
+	feed := strings.TrimSpace(*feedURL)
 	svc, err := a.subscribeService(ctx)
 	if err != nil {
 		return err
@@ -90,11 +90,11 @@ func subscribeFeedURL(raw string) (string, error) {
 	return u, nil
 }
 
-// findFeed fetches --feed and finds the feed (subscribe.FindFeed); what is
+// findFeed fetches --feed as typed and finds the feed (subscribe.FindTyped); what is
 // wrong is one line naming the address, and a page with several feeds
 // lists them for the operator to pick one.
 func findFeed(ctx context.Context, svc *subscribe.Service, feed string) (subscribe.Found, error) {
-	found, err := svc.FindFeed(ctx, feed)
+	found, err := svc.FindTyped(ctx, feed)
 	var fe subscribe.FieldError
 	if errors.As(err, &fe) {
 		return found, fmt.Errorf("--feed %s: %s", feed, fe.Msg)

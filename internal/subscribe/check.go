@@ -13,7 +13,12 @@ import (
 
 // FieldError is a problem with what the person typed, in plain words fit
 // to show next to the field.
-type FieldError struct{ Msg string }
+type FieldError struct {
+	Msg string
+	// noAnswer: the address did not answer (refused, reset, TLS, timeout),
+	// so the same place over plain http may (FindTyped).
+	noAnswer bool
+}
 
 func (e FieldError) Error() string { return e.Msg }
 

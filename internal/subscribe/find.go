@@ -3,6 +3,7 @@ package subscribe
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
@@ -47,13 +48,38 @@ func (s *Service) FindFeed(ctx context.Context, raw string) (Found, error) {
 	case err != nil:
 		return Found{}, err
 	case f.State == store.FeedGone:
-		return Found{}, FieldError{"that feed is gone: its server said it was removed (410 Gone)"}
+		return Found{}, FieldError{Msg: "that feed is gone: its server said it was removed (410 Gone)"}
 	case f.State == store.FeedBlacklisted:
-		return Found{}, FieldError{"feedmail stopped polling that feed after 90 days of errors; its publisher can ping feedmail to restart it"}
+		return Found{}, FieldError{Msg: "feedmail stopped polling that feed after 90 days of errors; its publisher can ping feedmail to restart it"}
 	case f.LastSuccessAt != nil && s.Clock.Now().Sub(*f.LastSuccessAt) < knownFeedFresh:
 		return Found{URL: f.URL, Title: f.Title, SiteURL: f.SiteURL}, nil
 	}
 	return s.findFeedDepth(ctx, raw, 0)
+}
+
+// FindTyped is FindFeed for an address as a person typed it: normalized
+// (NormalizeFeedURL: "example.com/blog" is https://example.com/blog) and,
+// when it had no scheme and nothing answered over https, tried again over
+// plain http, as a browser would.
+func (s *Service) FindTyped(ctx context.Context, typed string) (Found, error) {
+	u, msg := NormalizeFeedURL(typed)
+	if msg != "" {
+		return Found{}, FieldError{Msg: msg}
+	}
+	found, err := s.FindFeed(ctx, u)
+	var fe FieldError
+	if errors.As(err, &fe) && fe.noAnswer && !typedScheme(typed) {
+		if plain, perr := s.FindFeed(ctx, "http://"+strings.TrimPrefix(u, "https://")); perr == nil {
+			return plain, nil
+		}
+	}
+	return found, err
+}
+
+// typedScheme reports whether an address as typed names its scheme.
+func typedScheme(typed string) bool {
+	low := strings.ToLower(strings.TrimSpace(typed))
+	return strings.Contains(low, "://") || strings.HasPrefix(low, "feed:")
 }
 
 // findFeedDepth fetches raw; depth 1 is a feed a page pointed to, which
@@ -65,10 +91,14 @@ func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Fou
 			s.Log.Warn("refused a feed on a private or local network; FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1 allows them",
 				"url", raw, "err", err)
 		}
-		return Found{}, FieldError{FetchProblem(err)}
+		switch fetcher.KindOf(err) {
+		case fetcher.KindConnection, fetcher.KindTLS, fetcher.KindTimeout:
+			return Found{}, FieldError{Msg: FetchProblem(err), noAnswer: true}
+		}
+		return Found{}, FieldError{Msg: FetchProblem(err)}
 	}
 	if resp.Status < 200 || resp.Status > 299 {
-		return Found{}, FieldError{"that address answered " + StatusText(resp.Status) + ", not a feed"}
+		return Found{}, FieldError{Msg: "that address answered " + StatusText(resp.Status) + ", not a feed"}
 	}
 	feedURL := raw
 	if resp.PermanentURL != "" {
@@ -80,15 +110,15 @@ func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Fou
 			doc: &fetchedDoc{body: resp.Body, contentType: resp.ContentType}}, nil
 	}
 	if errors.Is(perr, newitems.ErrInvalidFeed) {
-		return Found{}, FieldError{"that feed is broken and could not be read"}
+		return Found{}, FieldError{Msg: "that feed is broken and could not be read"}
 	}
 	if depth > 0 {
-		return Found{}, FieldError{"that page points to a feed that is not a feed"}
+		return Found{}, FieldError{Msg: "that page points to a feed that is not a feed"}
 	}
 	alts := newitems.Discover(resp.Body, resp.FinalURL)
 	switch len(alts) {
 	case 0:
-		return Found{}, FieldError{"that page has no feed"}
+		return Found{}, FieldError{Msg: "that page has no feed"}
 	case 1:
 		return s.findFeedDepth(ctx, alts[0].URL, depth+1)
 	}
@@ -103,7 +133,7 @@ func parseFeed(body []byte, contentType, url string) (*newitems.Feed, error) {
 	case err == nil:
 		return f, nil
 	case errors.Is(err, newitems.ErrInvalidFeed):
-		return nil, FieldError{"the feed is broken and could not be read"}
+		return nil, FieldError{Msg: "the feed is broken and could not be read"}
 	}
-	return nil, FieldError{"the address is not a feed"}
+	return nil, FieldError{Msg: "the address is not a feed"}
 }

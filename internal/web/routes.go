@@ -66,3 +66,32 @@ func crossOriginExempt() []string {
 	}
 	return out
 }
+
+// orNotFound answers a request no route has, for any method, with the
+// site's own "Page not found" page instead of the mux's plain text; a
+// known path asked with the wrong method still gets the mux's 405.
+func (s *Server) orNotFound(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" && !routedForSomeMethod(mux, r) {
+			s.notFound(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// routedForSomeMethod reports whether r's path has a route under GET or
+// POST (so the mux's answer is 405, not 404).
+func routedForSomeMethod(mux *http.ServeMux, r *http.Request) bool {
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if m == r.Method {
+			continue
+		}
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, pattern := mux.Handler(r2); pattern != "" {
+			return true
+		}
+	}
+	return false
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/links"
@@ -47,6 +48,33 @@ func TestRoutesContract(t *testing.T) {
 		}
 		if _, pattern := h.srv.mux.Handler(r); pattern != rt.Pattern() {
 			t.Errorf("%s %s is served by %q, want %q", rt.Method, r.URL.Path, pattern, rt.Pattern())
+		}
+	}
+}
+
+// TestUnknownRoutesGetThePage: an address feedmail does not serve gets the
+// site's own "Page not found" page (HTML, with the security headers), not
+// the mux's plain text; a known path with the wrong method stays a 405.
+func TestUnknownRoutesGetThePage(t *testing.T) {
+	h := newHarness(t)
+	for _, c := range []struct {
+		method, path string
+		code         int
+		page         bool
+	}{
+		{"GET", "/nope", 404, true},
+		{"GET", "/account", 404, true},
+		{"POST", "/nope/deeper", 404, true},
+		{"DELETE", "/subscriptions", 405, false},
+		{"POST", "/healthz", 405, false},
+	} {
+		w := h.do(req{method: c.method, path: c.path})
+		isPage := strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") && strings.Contains(w.Body.String(), "Page not found")
+		if w.Code != c.code || isPage != c.page {
+			t.Errorf("%s %s: %d, %q (page %v); want %d, page %v", c.method, c.path, w.Code, w.Header().Get("Content-Type"), isPage, c.code, c.page)
+		}
+		if c.page && w.Header().Get("Content-Security-Policy") == "" {
+			t.Errorf("%s %s: the not-found page lacks the security headers", c.method, c.path)
 		}
 	}
 }

@@ -99,7 +99,7 @@ func New(d Deps) *Server {
 		s.register(links.GroupMetrics, map[string]http.HandlerFunc{"metrics": d.Metrics.Handler().ServeHTTP})
 	}
 	s.routes()
-	s.root = s.middleware(s.mux)
+	s.root = s.middleware(s.orNotFound(s.mux))
 	return s
 }
 

@@ -123,7 +123,7 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 	var found subscribe.Found
 	if in.urlOK {
 		var err error
-		found, err = s.subs.FindFeed(r.Context(), in.feedURL)
+		found, err = s.subs.FindTyped(r.Context(), d.URL)
 		if err != nil {
 			var fe subscribe.FieldError
 			if !errors.As(err, &fe) {
@@ -177,7 +177,7 @@ func (s *Server) signupForm(r *http.Request) *signupData {
 
 // signupInput is the signup form once checked.
 type signupInput struct {
-	email, feedURL string
+	email          string
 	emailOK, urlOK bool
 	preset         *digest.Preset // nil: instant
 }
@@ -190,11 +190,11 @@ func checkSignup(d *signupData) signupInput {
 	if emailErr != "" {
 		d.Errors["email"] = emailErr
 	}
-	feedURL, urlErr := subscribe.NormalizeFeedURL(d.URL)
+	_, urlErr := subscribe.NormalizeFeedURL(d.URL)
 	if urlErr != "" {
 		d.Errors["url"] = urlErr
 	}
-	in.email, in.emailOK, in.feedURL, in.urlOK = email, emailErr == "", feedURL, urlErr == ""
+	in.email, in.emailOK, in.urlOK = email, emailErr == "", urlErr == ""
 	if d.Delivery != deliveryInstant {
 		for _, p := range d.Presets {
 			if p.Key == d.Delivery {
