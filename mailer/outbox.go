@@ -95,6 +95,10 @@ type OutboxConfig struct {
 	HoldFor     time.Duration
 	RetryFor    time.Duration
 	BounceLimit int
+	// PaymentsOn: readers can buy credits here (the credits-out notice
+	// then links to the credits page with their account token; otherwise
+	// it tells them to ask the operator).
+	PaymentsOn bool
 }
 
 // Outbox sends queued email.
@@ -282,7 +286,7 @@ func outboxKeys(row *store.OutboxEmail) (charge, refund string) {
 // creditNotice is the store.CreditNotice of the mailer: the free notice
 // a person gets once per shortage, with its billing key.
 func (o *Outbox) creditNotice(userID, episode int64) (string, store.Notice) {
-	n := notices.CreditsOut(o.cfg.Links, o.cfg.Clock.Now(), o.cfg.HoldFor, userID)
+	n := notices.CreditsOut(o.cfg.Links, o.cfg.Clock.Now(), o.cfg.HoldFor, userID, o.cfg.PaymentsOn)
 	return billing.KeyCreditsNotice(userID, episode), n
 }
 

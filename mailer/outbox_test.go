@@ -299,7 +299,7 @@ func TestRetryDelay(t *testing.T) {
 func TestOutboxHeldForCreditsNoticeThenGrantReleases(t *testing.T) {
 	fx := newFixture(t)
 	srv := smtpServer(t, smtptest.Options{})
-	ob := fx.outbox(smtpTo(t, srv, ""), "w1")
+	ob := fx.outbox(smtpTo(t, srv, ""), "w1", func(c *OutboxConfig) { c.PaymentsOn = true })
 	ctx := context.Background()
 	u, sub := fx.user("short@example.net", 2)
 	var rows []*store.OutboxEmail
@@ -330,7 +330,7 @@ func TestOutboxHeldForCreditsNoticeThenGrantReleases(t *testing.T) {
 	if !strings.Contains(notice.Header.Get("Subject"), "credits") {
 		t.Errorf("notice subject %q", notice.Header.Get("Subject"))
 	}
-	if miss := hasAll(string(notice.Raw), "https://feedmail.example.com/credits", "https://feedmail.example.com/account/"); miss != "" {
+	if miss := hasAll(string(notice.Raw), "https://feedmail.example.com/credits?token=", "https://feedmail.example.com/account/"); miss != "" {
 		t.Errorf("notice lacks %q", miss)
 	}
 	if fx.balance(u) != 0 {

@@ -68,6 +68,7 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{
 		Store: s, Transport: tr, Sender: sender, Links: lk, Clock: a.clock, Log: a.log.With("role", "mailer"),
 		Metrics: a.metrics, Owner: fmt.Sprintf("%s-%d-mailer", hostname(), os.Getpid()), Renderers: renderers,
+		PaymentsOn: a.cfg.PaymentsEnabled(),
 	})
 	if err != nil {
 		_ = tr.Close()

@@ -79,6 +79,12 @@ func (l Links) Status(feedURL string) string {
 // Credits is the page to buy credits.
 func (l Links) Credits() string { return l.Base + PathCredits }
 
+// CreditsFor is the credits page buying for userID's account (an account
+// token, valid AccountTTL from now).
+func (l Links) CreditsFor(userID int64, now time.Time) string {
+	return l.Base + PathCredits + "?token=" + l.Tokens.Sign(token.Account, userID, now.Add(AccountTTL))
+}
+
 // WebSubCallback is the callback URL for feed feedID's WebSub subscription.
 func (l Links) WebSubCallback(feedID int64) string {
 	return l.Base + Fill(PathWebSub, l.Tokens.Sign(token.WebSub, feedID, time.Time{}))

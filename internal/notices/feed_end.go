@@ -67,22 +67,28 @@ func feedEndNotice(l *links.Links, now time.Time, f store.Feed, userID int64, su
 }
 
 // CreditsOut tells userID that their balance ran out and new posts wait up
-// to holdFor (whole days) for credits. Buttons need l.Base (and l.Tokens
-// for the account one). The mailer queues it under
-// billing.KeyCreditsNotice, once per shortage.
-func CreditsOut(l links.Links, now time.Time, holdFor time.Duration, userID int64) store.Notice {
+// to holdFor (whole days) for credits. With paymentsOn the first button
+// buys credits for their account (the credits page with their account
+// token: l.Tokens needed); without it the text says to ask the operator,
+// and there is no button to a shop that is closed. Buttons need l.Base.
+// The mailer queues it under billing.KeyCreditsNotice, once per shortage.
+func CreditsOut(l links.Links, now time.Time, holdFor time.Duration, userID int64, paymentsOn bool) store.Notice {
+	add := "As soon as you add credits, everything that waited is sent."
+	if !paymentsOn {
+		add = "This feedmail does not sell credits: ask the person who runs it to add some. " +
+			"As soon as they do, everything that waited is sent."
+	}
 	n := store.Notice{
 		Subject: "Your feedmail credits have run out",
 		Text: "Your feedmail balance has run out, so new posts from your feeds are waiting instead of being emailed.\n\n" +
-			"They wait for up to " + strconv.Itoa(int(holdFor/(24*time.Hour))) + " days. " +
-			"As soon as you add credits, everything that waited is sent.\n\n" +
+			"They wait for up to " + strconv.Itoa(int(holdFor/(24*time.Hour))) + " days. " + add + "\n\n" +
 			"This is the only reminder you will get for this shortage.",
 	}
-	if l.Base != "" {
-		n.Links = append(n.Links, store.NoticeLink{Label: "Buy credits", URL: l.Credits()})
-		if l.Tokens != nil {
-			n.Links = append(n.Links, store.NoticeLink{Label: "Your account", URL: l.Account(userID, now)})
+	if l.Base != "" && l.Tokens != nil {
+		if paymentsOn {
+			n.Links = append(n.Links, store.NoticeLink{Label: "Buy credits", URL: l.CreditsFor(userID, now)})
 		}
+		n.Links = append(n.Links, store.NoticeLink{Label: "Your account", URL: l.Account(userID, now)})
 	}
 	return n
 }

@@ -45,8 +45,10 @@ func TestNotices(t *testing.T) {
 		{name: "blacklisted", wantKey: "blacklisted:7:2025-11-22:5",
 			prefix: "A feed you follow has stopped working: https://blog.example/feed",
 			says:   "(last: 503 Service Unavailable), so feedmail stopped polling it.", buttons: []string{"Why (feed status)", "Your subscriptions"}},
-		{name: "credits", prefix: "Your feedmail credits have run out", says: "They wait for up to 30 days.",
+		{name: "credits", prefix: "Your feedmail credits have run out", says: "They wait for up to 30 days. As soon as you add credits",
 			buttons: []string{"Buy credits", "Your account"}},
+		{name: "credits, payments off", prefix: "Your feedmail credits have run out",
+			says: "This feedmail does not sell credits: ask the person who runs it to add some.", buttons: []string{"Your account"}},
 	}
 	cases[0].key, cases[0].n = Confirm(l, now, 3, "Blog", feed.URL, "a@example.com", "daily")
 	cases[1].key, cases[1].n = ConfirmByOperator(l, now, 3, "Blog", "a@example.com")
@@ -55,7 +57,11 @@ func TestNotices(t *testing.T) {
 	cases[4].key, cases[4].n = ImportConfirm(l, now, 5, "a@example.com", 2)
 	cases[5].key, cases[5].n = key(FeedGoneKey(7, 5), FeedGone(&l, now, feed, 5))
 	cases[6].key, cases[6].n = key(FeedBlacklistedKey(feed, 5), FeedBlacklisted(&l, now, feed, 5))
-	cases[7].n = CreditsOut(l, now, 30*24*time.Hour, 5)
+	cases[7].n = CreditsOut(l, now, 30*24*time.Hour, 5, true)
+	cases[8].n = CreditsOut(l, now, 30*24*time.Hour, 5, false)
+	if buy := cases[7].n.Links[0].URL; !strings.HasPrefix(buy, "https://fm.example/credits?token=") {
+		t.Errorf("Buy credits goes to %q, want the credits page with the account's token", buy)
+	}
 	for _, c := range cases {
 		if c.key != c.wantKey || c.n.Subject != c.prefix || !strings.Contains(c.n.Text, c.says) {
 			t.Errorf("%s: key %q subject %q text %q", c.name, c.key, c.n.Subject, c.n.Text)
@@ -74,7 +80,7 @@ func TestNotices(t *testing.T) {
 	if n := FeedGone(nil, now, feed, 5); len(n.Links) != 0 {
 		t.Errorf("gone without links has buttons %v", n.Links)
 	}
-	if n := CreditsOut(links.Links{}, now, time.Hour, 5); len(n.Links) != 0 {
+	if n := CreditsOut(links.Links{}, now, time.Hour, 5, true); len(n.Links) != 0 {
 		t.Errorf("credits without a base URL has buttons %v", n.Links)
 	}
 }

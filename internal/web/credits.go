@@ -167,7 +167,7 @@ func (h *creditsHandler) checkout(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Stripe == nil {
 		s.Log.Warn("credits checkout: payments are not configured")
 		s.renderMessage(w, r, http.StatusServiceUnavailable, "Payments are not configured",
-			"This feedmail server does not take payments. Ask its operator to add credits with `feedmail credits grant`.")
+			"This feedmail does not take payments. Ask the person who runs it to add credits to your account.")
 		return
 	}
 	if !s.parseForm(w, r) {
