@@ -113,12 +113,12 @@ func ParseSchedule(spec, zone string) (*Schedule, error) {
 		// robfig/cron drops sub-second parts and raises anything below 1 s
 		// (including negative durations) to 1 s; check what it kept.
 		if p.Delay < MinEvery {
-			return nil, fmt.Errorf("%w: %q: interval must be at least %s", ErrBadSpec, spec, MinEvery)
+			return nil, fmt.Errorf("%w: %q: %w", ErrBadSpec, spec, errTooFrequent)
 		}
 		s.every = p.Delay
 	case *cron.SpecSchedule:
 		if !cronCanFire(p) {
-			return nil, fmt.Errorf("%w: %q: no such day (it never fires)", ErrBadSpec, spec)
+			return nil, fmt.Errorf("%w: %q: %w", ErrBadSpec, spec, errNeverFires)
 		}
 		c := *p
 		c.Location = loc
@@ -127,6 +127,27 @@ func ParseSchedule(spec, zone string) (*Schedule, error) {
 		return nil, fmt.Errorf("%w: %q: unsupported schedule type %T", ErrBadSpec, spec, parsed)
 	}
 	return s, nil
+}
+
+var (
+	errTooFrequent = fmt.Errorf("interval must be at least %s", MinEvery)
+	errNeverFires  = errors.New("no such day (it never fires)")
+)
+
+// ScheduleProblem is what is wrong with a schedule ParseSchedule refused,
+// in words for the person who typed it (the web form; the command prints
+// the error itself, which says the same).
+func ScheduleProblem(err error) string {
+	switch {
+	case errors.Is(err, errTooFrequent):
+		return "that is too often: the interval must be at least " + MinEvery.String()
+	case errors.Is(err, errNeverFires):
+		return "that schedule never comes round (no such day, like 30 February)"
+	case errors.Is(err, ErrBadZone):
+		return "pick a time zone from the list"
+	}
+	return "not a schedule feedmail understands: use words like “daily at 8:00” or “weekly on Friday at 17:30”, " +
+		"5 cron fields like “0 7 * * 1-5”, @daily, @weekly or @every 2h"
 }
 
 func loadZone(zone string) (*time.Location, error) {
@@ -140,7 +161,8 @@ func loadZone(zone string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrBadZone, zone, err)
+		// LoadLocation's error repeats "unknown time zone" and the name.
+		return nil, fmt.Errorf("%w: %q", ErrBadZone, zone)
 	}
 	return loc, nil
 }

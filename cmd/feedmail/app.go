@@ -29,6 +29,9 @@ type app struct {
 	store   *store.Store
 	metrics *metrics.Metrics
 	tokens  *token.Signer
+	// helpAsked: the command line asks for -h (flag lists are printed
+	// only then).
+	helpAsked bool
 }
 
 func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {

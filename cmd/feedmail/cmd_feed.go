@@ -147,7 +147,7 @@ func cmdFeedStatus(ctx context.Context, a *app, args []string) error {
 // (0 removes it) and any running back-off.
 func cmdFeedHost(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "feed host")
-	minIv := fs.Duration("min-interval", -1, "minimum time between two polls of any feed on the host (0 removes it)")
+	minIvText := fs.String("min-interval", "", "minimum time between two polls of any feed on the host, e.g. 10m (0 removes it; left out: show only)")
 	// Accept the host before or after the flag.
 	var host string
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
@@ -161,8 +161,16 @@ func cmdFeedHost(ctx context.Context, a *app, args []string) error {
 	} else if fs.NArg() != 0 || host == "" {
 		return fmt.Errorf("%w: give exactly one host name", errUsage)
 	}
-	if *minIv < 0 && *minIv != -1 {
-		return fmt.Errorf("%w: --min-interval must not be negative", errUsage)
+	minIv := time.Duration(-1) // not given: show only
+	if *minIvText != "" {
+		d, err := time.ParseDuration(*minIvText)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: --min-interval %q is not a duration like 10m or 2h", errUsage, *minIvText)
+		case d < 0:
+			return fmt.Errorf("%w: --min-interval must not be negative", errUsage)
+		}
+		minIv = d
 	}
 	key := store.HostOf("http://" + host + "/")
 	if key == "" {
@@ -172,8 +180,8 @@ func cmdFeedHost(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *minIv >= 0 {
-		if err := s.SetHostMinInterval(ctx, key, *minIv); err != nil {
+	if minIv >= 0 {
+		if err := s.SetHostMinInterval(ctx, key, minIv); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -73,6 +74,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	if !ok {
+		if verbs := groupVerbs(cmds, args[0]); verbs != "" {
+			fmt.Fprintf(stderr, "feedmail %s: which one? %s (run `feedmail help`)\n", args[0], verbs)
+			return 2
+		}
 		fmt.Fprintf(stderr, "feedmail: unknown command %q (run `feedmail help`)\n", strings.Join(args[:min(2, len(args))], " "))
 		return 2
 	}
@@ -82,6 +87,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 1
 	}
 	defer a.close()
+	a.helpAsked = slices.ContainsFunc(rest, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" || s == "--h" })
 	if err := cmd.run(ctx, a, rest); err != nil {
 		switch {
 		case errors.Is(err, flag.ErrHelp):
@@ -95,6 +101,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	return 0
+}
+
+// groupVerbs lists the second words of the commands that start with
+// group ("status or host" for "feed"), "" when there are none.
+func groupVerbs(cmds map[string]command, group string) string {
+	var verbs []string
+	for n := range cmds {
+		if g, verb, ok := strings.Cut(n, " "); ok && g == group {
+			verbs = append(verbs, verb)
+		}
+	}
+	sort.Strings(verbs)
+	switch len(verbs) {
+	case 0:
+		return ""
+	case 1:
+		return verbs[0]
+	}
+	return strings.Join(verbs[:len(verbs)-1], ", ") + " or " + verbs[len(verbs)-1]
 }
 
 func printHelp(w io.Writer, cmds map[string]command) {
@@ -115,10 +140,14 @@ func printHelp(w io.Writer, cmds map[string]command) {
 func flags(a *app, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, by run
+	// The flag package calls Usage on -h and on every parse error; the
+	// flag list is for -h only (an error is one line and the usage line).
 	fs.Usage = func() {
-		fs.SetOutput(a.stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		if a.helpAsked {
+			fs.SetOutput(a.stderr)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+		}
 	}
 	return fs
 }

@@ -88,7 +88,7 @@ func checkDigestForm(f *digestForm) *digest.Schedule {
 	}
 	sched, err := digest.ParseSchedule(spec, f.Zone)
 	if err != nil {
-		f.Errors["spec"] = "not a schedule feedmail understands: use 5 cron fields like “0 7 * * 1-5”, @daily, @weekly or @every 2h"
+		f.Errors["spec"] = digest.ScheduleProblem(err)
 	}
 	return sched
 }

@@ -84,7 +84,8 @@ func TestAccountPage(t *testing.T) {
 		says  string
 	}{
 		{url.Values{"name": {"Bad cron"}, "preset": {"custom"}, "spec": {"every tuesday"}, "zone": {"UTC"}}, "dg-spec-0", "not a schedule"},
-		{url.Values{"name": {"Never"}, "preset": {"custom"}, "spec": {"0 0 30 2 *"}, "zone": {"UTC"}}, "dg-spec-0", "not a schedule"},
+		{url.Values{"name": {"Never"}, "preset": {"custom"}, "spec": {"0 0 30 2 *"}, "zone": {"UTC"}}, "dg-spec-0", "never comes round"},
+		{url.Values{"name": {"Spam"}, "preset": {"custom"}, "spec": {"@every 1s"}, "zone": {"UTC"}}, "dg-spec-0", "at least 10s"},
 		{url.Values{"name": {"mornings"}, "preset": {"daily"}, "zone": {"UTC"}}, "dg-name-0", "already have"},
 		{url.Values{"name": {""}, "preset": {"daily"}, "zone": {"UTC"}}, "dg-name-0", "give the digest a name"},
 		{url.Values{"name": {"Z"}, "preset": {"daily"}, "zone": {"Nowhere/Town"}}, "dg-zone-0", "time zone"},

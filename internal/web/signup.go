@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/newitems"
+	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
@@ -158,7 +159,8 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 	if res.ConfirmationSent || res.Already {
 		s.rl.signupAddr.allow(addressKey(in.email), s.Clock.Now())
 	}
-	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title})
+	recent := !res.ConfirmationSent && !res.Already && res.Sub != nil && res.Sub.State == store.SubPending
+	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title, Recent: recent})
 }
 
 // signupForm reads the posted signup form, clipped, over the defaults.
@@ -216,6 +218,9 @@ func checkSignup(d *signupData) signupInput {
 // inboxData is the "check your inbox" page.
 type inboxData struct {
 	Email, FeedTitle string
+	// Recent: the same signup a moment ago already queued the email, and
+	// none was sent now (the page must not claim one was).
+	Recent bool
 }
 
 // clip cuts s to at most n bytes, on a rune boundary, so that a huge field

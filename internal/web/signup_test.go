@@ -149,8 +149,16 @@ func TestSignupConfirmFlow(t *testing.T) {
 	}
 	confirm := h.lastLink()
 
+	// The same signup again a moment later sends nothing, and the page
+	// does not claim it did.
+	w := h.post("/subscriptions", url.Values{"email": {"Reader@Example.COM"}, "url": {f.URL()}, "delivery": {"instant"}, "zone": {"Europe/Berlin"}})
+	if body := w.Body.String(); w.Code != http.StatusOK || !strings.Contains(body, "a moment ago, so we did not send another one") ||
+		strings.Contains(body, "We sent a confirmation link") || len(h.notices()) != 1 {
+		t.Fatalf("the same signup again: %d, %d notices\n%s", w.Code, len(h.notices()), body)
+	}
+
 	// GET shows a button and changes nothing (mail scanners follow links).
-	w := h.get(confirm)
+	w = h.get(confirm)
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `<form method="post" action="`+confirm+`"`) {
 		t.Fatalf("GET confirm: %d\n%s", w.Code, w.Body.String())
 	}
