@@ -214,6 +214,16 @@ func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job) (release []in
 	} else if n < int64(len(marks)) {
 		o.cfg.Log.Warn("sent emails whose lease had passed to another worker", "sent", len(marks), "recorded", n)
 	}
+	if len(marks) > 0 {
+		kinds := map[string]int{}
+		for i, j := range chunk {
+			if results[i] == nil {
+				kinds[j.row.Kind]++
+			}
+		}
+		o.cfg.Log.Info("emails sent", "count", len(marks), "item", kinds[store.KindItem], "digest", kinds[store.KindDigest],
+			"notice", kinds[store.KindNotice])
+	}
 	return release, stopped, nil
 }
 

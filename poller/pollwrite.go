@@ -156,6 +156,28 @@ func (p *Poller) leaseLeft(f *store.Feed) time.Duration {
 	return f.LeaseUntil.Sub(p.clk.Now()) - writeRetrySafety
 }
 
+// logPoll writes the line an operator reads for a recorded poll: at info a
+// poll that failed or was refused (with its reason) and one that found new
+// posts (with what it queued); every other poll at debug.
+func (p *Poller) logPoll(pl *polledFeed, out store.PollOutcome) {
+	rep := pl.rep
+	newItems := 0
+	for _, it := range out.Items {
+		if it.IgnoredRule == "" {
+			newItems++
+		}
+	}
+	attrs := []any{"feed", pl.feed.ID, "url", pl.feed.URL, "trigger", rep.Trigger, "outcome", rep.Outcome, "status", rep.Status}
+	switch {
+	case pl.kind == HTTPError || pl.kind == Failure || pl.kind == Refused:
+		p.log.Info("poll failed", append(attrs, "error", rep.Error, "next", rep.Reason)...)
+	case newItems > 0:
+		p.log.Info("new posts", append(attrs, "posts", newItems, "emails", out.Emails, "digest_items", out.DigestItems)...)
+	default:
+		p.log.Debug("polled", append(attrs, "next", rep.Reason)...)
+	}
+}
+
 // finish updates the report, metrics and hook after a write.
 func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutcome, err error) {
 	rep := pl.rep
@@ -212,6 +234,7 @@ func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutco
 		}
 	}
 	rep.Emails, rep.DigestItems, rep.Notices = out.Emails, out.DigestItems, out.Notices
+	p.logPoll(pl, out)
 	if p.cfg.AfterPoll != nil {
 		p.cfg.AfterPoll(ctx, PollEvent{Feed: *pl.feed, Report: rep, Header: pl.header, Parsed: pl.parsed, Result: out})
 	}

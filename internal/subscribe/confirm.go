@@ -14,6 +14,9 @@ func (s *Service) Confirm(ctx context.Context, sub *store.Subscription) (int64, 
 		if _, err := s.Store.ConfirmSubscription(ctx, sub.ID); err != nil {
 			return 0, err
 		}
+		if s.Log != nil {
+			s.Log.Info("subscription confirmed", "user", sub.UserID, "subscription", sub.ID, "feed", sub.FeedID)
+		}
 	}
 	return s.PersonConfirmed(ctx, sub.UserID)
 }

@@ -117,6 +117,10 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 		}
 		res.ConfirmationSent, err = s.Store.QueueNotice(ctx, u.ID, key, n)
 	}
+	if err == nil && s.Log != nil {
+		s.Log.Info("subscription requested", "user", u.ID, "feed", res.Feed.URL, "subscription", res.Sub.ID,
+			"state", res.Sub.State, "delivery", delivery, "confirmation_sent", res.ConfirmationSent)
+	}
 	return res, err
 }
 
