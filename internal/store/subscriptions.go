@@ -32,6 +32,8 @@ type Subscription struct {
 	ConfirmedAt *time.Time
 	EndedAt     *time.Time
 	EndedReason string
+	// Folder is the folder an OPML import put the feed in ("" at the top).
+	Folder string
 }
 
 // Subscribe adds (or revives) the subscription of user to feed. With confirmed
@@ -141,17 +143,18 @@ func (s *Store) SubscriptionByID(ctx context.Context, id int64) (*Subscription, 
 // SubscriptionView is a subscription with its feed, for account pages and OPML.
 type SubscriptionView struct {
 	Subscription
-	FeedURL    string
-	FeedTitle  string
-	FeedState  string
-	DigestName string
+	FeedURL     string
+	FeedTitle   string
+	FeedSiteURL string
+	FeedState   string
+	DigestName  string
 }
 
 // SubscriptionsOfUser lists a person's subscriptions that have not ended.
 func (s *Store) SubscriptionsOfUser(ctx context.Context, userID int64) ([]SubscriptionView, error) {
 	var out []SubscriptionView
 	err := s.DB.WithContext(ctx).Table("subscriptions AS s").
-		Select("s.*, f.url AS feed_url, f.title AS feed_title, f.state AS feed_state, COALESCE(d.name, '') AS digest_name").
+		Select("s.*, f.url AS feed_url, f.title AS feed_title, f.site_url AS feed_site_url, f.state AS feed_state, COALESCE(d.name, '') AS digest_name").
 		Joins("JOIN feeds f ON f.id = s.feed_id").
 		Joins("LEFT JOIN digests d ON d.id = s.digest_id").
 		Where("s.user_id = ? AND s.state <> ?", userID, SubEnded).
@@ -248,4 +251,13 @@ func (s *Store) EndDigestSubscriptions(ctx context.Context, digestID int64, reas
 		return 0, fmt.Errorf("end subscriptions of digest %d: %w", digestID, err)
 	}
 	return n, nil
+}
+
+// SetSubscriptionFolder records the folder (an OPML import's) of
+// subscription id.
+func (s *Store) SetSubscriptionFolder(ctx context.Context, id int64, folder string) error {
+	if err := s.DB.WithContext(ctx).Model(&Subscription{}).Where("id = ?", id).Update("folder", folder).Error; err != nil {
+		return fmt.Errorf("set folder of subscription %d: %w", id, err)
+	}
+	return nil
 }

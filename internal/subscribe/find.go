@@ -124,16 +124,3 @@ func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Fou
 	}
 	return Found{Candidates: alts}, nil
 }
-
-// parseFeed parses a fetched document as a feed; the error is a FieldError
-// in plain words.
-func parseFeed(body []byte, contentType, url string) (*newitems.Feed, error) {
-	f, err := newitems.Parse(body, contentType, url)
-	switch {
-	case err == nil:
-		return f, nil
-	case errors.Is(err, newitems.ErrInvalidFeed):
-		return nil, FieldError{Msg: "the feed is broken and could not be read"}
-	}
-	return nil, FieldError{Msg: "the address is not a feed"}
-}

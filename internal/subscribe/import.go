@@ -2,12 +2,13 @@ package subscribe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
-	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/opml"
 	"github.com/feedmail/feedmail/internal/store"
@@ -26,6 +27,8 @@ type ImportResult struct {
 	Title   string `json:"title,omitempty"`
 	Outcome string `json:"outcome"`          // ImportAdded, ImportAlready or ImportFailed
 	Reason  string `json:"reason,omitempty"` // why it failed, in plain words
+	// folder is the outline's folder, kept on the subscription.
+	folder string
 }
 
 // ImportReport sorts the results of an import.
@@ -163,7 +166,7 @@ func (s *Service) importFeeds(ctx context.Context, userID int64, outlines []opml
 // triage settles outline i without fetching when it can (not a web
 // address, or a feed the person has); ok means it still needs a check.
 func (run *importRun) triage(i int, o opml.Outline) (ImportResult, bool) {
-	r := ImportResult{URL: o.XMLURL, Title: o.Title}
+	r := ImportResult{URL: o.XMLURL, Title: o.Title, folder: o.Folder}
 	u, msg := NormalizeFeedURL(o.XMLURL)
 	if msg != "" {
 		r.Outcome, r.Reason = ImportFailed, "not a web address"
@@ -225,34 +228,28 @@ func (run *importRun) report() ImportReport {
 	return rep
 }
 
-// importOne fetches and subscribes one feed.
+// importOne finds (FindFeed: a feed, or the one feed a site's page
+// advertises) and subscribes one feed, in its folder.
 func (s *Service) importOne(ctx context.Context, userID int64, r ImportResult, opt ImportOptions) (ImportResult, error) {
 	fctx, cancel := context.WithTimeout(ctx, opt.PerFeed)
 	defer cancel()
-	resp, err := s.Fetch.Fetch(fctx, fetcher.Request{URL: r.URL})
-	if err != nil {
-		r.Outcome, r.Reason = ImportFailed, FetchProblem(err)
+	found, err := s.FindFeed(fctx, r.URL)
+	var fe FieldError
+	switch {
+	case errors.As(err, &fe):
+		r.Outcome, r.Reason = ImportFailed, fe.Msg
+		return r, nil
+	case err != nil:
+		return r, err
+	case len(found.Candidates) > 0:
+		r.Outcome, r.Reason = ImportFailed, "that page advertises "+strconv.Itoa(len(found.Candidates))+
+			" feeds; add the one you want by its own address"
 		return r, nil
 	}
-	if resp.Status < 200 || resp.Status > 299 {
-		r.Outcome, r.Reason = ImportFailed, "the address answered "+StatusText(resp.Status)
-		return r, nil
+	if found.Title == "" {
+		found.Title = r.Title
 	}
-	f, err := parseFeed(resp.Body, resp.ContentType, resp.FinalURL)
-	if err != nil {
-		r.Outcome, r.Reason = ImportFailed, err.Error()
-		return r, nil
-	}
-	feedURL := r.URL
-	if resp.PermanentURL != "" {
-		feedURL = resp.PermanentURL
-	}
-	title := f.Title
-	if title == "" {
-		title = r.Title
-	}
-	feed, _, err := s.feed(ctx, Found{URL: feedURL, Title: title, SiteURL: f.SiteURL,
-		doc: &fetchedDoc{body: resp.Body, contentType: resp.ContentType}})
+	feed, title, err := s.feed(ctx, found)
 	if err != nil {
 		return r, err
 	}
@@ -269,14 +266,21 @@ func (s *Service) importOne(ctx context.Context, userID int64, r ImportResult, o
 			return r, nil
 		}
 	}
-	if _, err := s.Store.Subscribe(ctx, userID, feed.ID, opt.DigestID, opt.Confirmed); err != nil {
+	sub, err := s.Store.Subscribe(ctx, userID, feed.ID, opt.DigestID, opt.Confirmed)
+	if err != nil {
 		return r, err
 	}
-	r.Outcome = ImportAdded
+	if r.folder != "" {
+		if err := s.Store.SetSubscriptionFolder(ctx, sub.ID, r.folder); err != nil {
+			return r, err
+		}
+	}
+	r.URL, r.Outcome = feed.URL, ImportAdded
 	return r, nil
 }
 
-// ExportOPML writes u's subscriptions (not ended) as an OPML 2.0 list.
+// ExportOPML writes u's subscriptions (not ended) as an OPML 2.0 list, with
+// each feed's site (htmlUrl) and the folder an import put it in.
 func ExportOPML(ctx context.Context, st *store.Store, u *store.User, w io.Writer) error {
 	subs, err := st.SubscriptionsOfUser(ctx, u.ID)
 	if err != nil {
@@ -284,7 +288,7 @@ func ExportOPML(ctx context.Context, st *store.Store, u *store.User, w io.Writer
 	}
 	outs := make([]opml.Outline, 0, len(subs))
 	for _, s := range subs {
-		outs = append(outs, opml.Outline{Title: s.FeedTitle, XMLURL: s.FeedURL})
+		outs = append(outs, opml.Outline{Title: s.FeedTitle, XMLURL: s.FeedURL, HTMLURL: s.FeedSiteURL, Folder: s.Folder})
 	}
 	return opml.Write(w, "feedmail subscriptions of "+u.Email, outs)
 }

@@ -73,3 +73,47 @@ func TestImportOPMLOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestImportFindsTheFeedAndKeepsFolders: an outline whose address is a
+// site's page is imported as the feed the page advertises, in the
+// outline's folder, and the export gives back the folder and each feed's
+// site (htmlUrl).
+func TestImportFindsTheFeedAndKeepsFolders(t *testing.T) {
+	svc := newService(t)
+	fm := farm.New(svc.Clock)
+	t.Cleanup(fm.Close)
+	svc.Fetch = fetcher.New(fetcher.Config{AllowPrivate: true, Timeout: 5 * time.Second})
+	ctx := context.Background()
+	blog := fm.AddFeed(farm.Spec{Title: "Go Blog", ItemCount: 1})
+	other := fm.AddFeed(farm.Spec{Title: "Other", ItemCount: 1})
+	site := fm.AddSite(blog)
+	u, _, err := svc.Store.EnsureUser(ctx, "a@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := svc.ImportOPML(ctx, u, []opml.Outline{
+		{XMLURL: site, Title: "Go Blog (site)", Folder: "Tech / Go"},
+		{XMLURL: other.URL(), Title: "Other"},
+	}, ImportOptions{Confirmed: true})
+	if err != nil || len(rep.Added) != 2 || len(rep.Failed) != 0 || rep.Added[0].URL != blog.URL() {
+		t.Fatalf("report %+v, %v; want both added, the site as its feed %s", rep, err, blog.URL())
+	}
+	var out strings.Builder
+	if err := ExportOPML(ctx, svc.Store, u, &out); err != nil {
+		t.Fatal(err)
+	}
+	back, err := opml.Parse(strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byURL := map[string]opml.Outline{}
+	for _, o := range back {
+		byURL[o.XMLURL] = o
+	}
+	if g := byURL[blog.URL()]; g.Folder != "Tech / Go" || g.HTMLURL == "" {
+		t.Errorf("exported %+v; want the folder Tech / Go and the site's address\n%s", g, out.String())
+	}
+	if o := byURL[other.URL()]; o.Folder != "" || o.HTMLURL == "" {
+		t.Errorf("exported %+v; want the top level and the site's address", o)
+	}
+}

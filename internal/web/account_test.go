@@ -197,6 +197,11 @@ func TestOPMLImportAndExport(t *testing.T) {
 	if w := h.upload(acc, []byte("<html>no</html>"), "instant"); w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "not an OPML") {
 		t.Fatalf("not OPML: %d", w.Code)
 	}
+	for _, bad := range []string{"weekly", "digest-x", "Instant "} {
+		if w := h.upload(acc, doc.Bytes(), bad); w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "Pick a delivery") {
+			t.Fatalf("delivery %q: %d, want 422 asking to pick a delivery", bad, w.Code)
+		}
+	}
 
 	w = h.get(acc + "/opml")
 	if w.Code != http.StatusOK || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/x-opml") {

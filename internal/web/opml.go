@@ -75,7 +75,12 @@ func (s *Server) accountImport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opt := subscribe.ImportOptions{Confirmed: true, Parallel: 8, PerFeed: 15 * time.Second}
-	if v := r.FormValue("delivery"); strings.HasPrefix(v, "digest-") {
+	switch v := r.FormValue("delivery"); {
+	case v == "" || v == deliveryInstant:
+	case !strings.HasPrefix(v, "digest-"):
+		fail(http.StatusUnprocessableEntity, "Pick a delivery: instant or one of your digests.")
+		return
+	default:
 		id, err := strconv.ParseInt(strings.TrimPrefix(v, "digest-"), 10, 64)
 		if err != nil {
 			fail(http.StatusUnprocessableEntity, "Pick a delivery.")
