@@ -12,13 +12,14 @@ import (
 )
 
 // digestUsage lists the digest subcommands.
-const digestUsage = "set --email E --name NAME --schedule SPEC [--tz ZONE] | list --email E"
+const digestUsage = "set --email E --name NAME --schedule SPEC [--tz ZONE] | list --email E | delete --email E --name NAME [--feeds instant|unsubscribe]"
 
 // cmdDigest dispatches `feedmail digest set|list`.
 func cmdDigest(ctx context.Context, a *app, args []string) error {
 	return dispatch(ctx, a, args, []subcommand{
 		{"set", cmdDigestSet},
 		{"list", cmdDigestList},
+		{"delete", cmdDigestDelete},
 	})
 }
 
@@ -115,6 +116,39 @@ func digestInputError(err error) error {
 		return fmt.Errorf("%w: --name: %v", errUsage, err)
 	}
 	return err
+}
+
+// cmdDigestDelete deletes a digest of an existing account. A digest that
+// still delivers feeds needs --feeds: instant (each post in its own email
+// from now on) or unsubscribe.
+func cmdDigestDelete(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "digest delete")
+	email := fs.String("email", "", "the person's email address")
+	name := fs.String("name", "", "the digest's name")
+	feeds := fs.String("feeds", "", "what becomes of its feeds: instant or unsubscribe")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if *feeds != "" && *feeds != store.DigestFeedsInstant && *feeds != store.DigestFeedsUnsubscribe {
+		return fmt.Errorf("%w: --feeds is instant or unsubscribe, not %q", errUsage, *feeds)
+	}
+	s, u, err := a.existingUser(ctx, *email)
+	if err != nil {
+		return err
+	}
+	dg, err := a.digestNamed(ctx, u, strings.TrimSpace(*name))
+	if err != nil {
+		return err
+	}
+	n, err := s.DeleteDigest(ctx, u.ID, dg.ID, *feeds)
+	if errors.Is(err, store.ErrDigestHasFeeds) {
+		return fmt.Errorf("%w: digest %q delivers feeds: say --feeds instant (each post in its own email) or --feeds unsubscribe",
+			errUsage, dg.Name)
+	}
+	if err != nil {
+		return err
+	}
+	return a.printJSON(map[string]any{"email": u.Email, "deleted": dg.Name, "feeds": n, "feeds_now": *feeds})
 }
 
 // cmdDigestList prints an account's digests.

@@ -20,8 +20,8 @@ func TestDigestCommands(t *testing.T) {
 		name, want string
 		args       []string
 	}{
-		{"no subcommand", "set or list", []string{"digest"}},
-		{"unknown subcommand", "set or list", []string{"digest", "delete"}},
+		{"no subcommand", "set, list or delete", []string{"digest"}},
+		{"unknown subcommand", "set, list or delete", []string{"digest", "remove"}},
 		{"no email", "--email", []string{"digest", "set", "--name", "Morning", "--schedule", "daily"}},
 		{"no name", "--name", []string{"digest", "set", "--email", "a@example.com", "--schedule", "daily"}},
 		{"no schedule", "--schedule is required", []string{"digest", "set", "--email", "a@example.com", "--name", "Morning"}},
@@ -90,5 +90,29 @@ func TestDigestCommands(t *testing.T) {
 	code, out, _ = cli("digest", "list", "--email", "a@example.com")
 	if code != 0 || !strings.Contains(out, `"name": "morning"`) {
 		t.Fatalf("list: exit %d: %s", code, out)
+	}
+}
+
+// TestDigestDeleteCommand: a digest with feeds is deleted only with
+// --feeds, and its feeds then come one post per email.
+func TestDigestDeleteCommand(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	cli := cliFor(dsn, map[string]string{"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1"})
+	site := feedSite(t)
+	if code, _, errs := cli("digest", "set", "--email", "d@example.com", "--name", "Evening", "--schedule", "daily at 19:00"); code != 0 {
+		t.Fatalf("digest set: %d %s", code, errs)
+	}
+	if code, _, errs := cli("subscribe", "--email", "d@example.com", "--feed", site+"/feed", "--digest", "Evening", "--confirmed"); code != 0 {
+		t.Fatalf("subscribe: %d %s", code, errs)
+	}
+	if code, _, errs := cli("digest", "delete", "--email", "d@example.com", "--name", "Evening"); code != 2 || !strings.Contains(errs, "--feeds instant") {
+		t.Fatalf("delete without --feeds: %d %s", code, errs)
+	}
+	code, out, errs := cli("digest", "delete", "--email", "d@example.com", "--name", "evening", "--feeds", "instant")
+	if code != 0 || !strings.Contains(out, `"deleted": "Evening"`) || !strings.Contains(out, `"feeds": 1`) {
+		t.Fatalf("delete: %d %s %s", code, out, errs)
+	}
+	if code, _, errs := cli("digest", "delete", "--email", "d@example.com", "--name", "Evening", "--feeds", "instant"); code != 1 || !strings.Contains(errs, `no digest "Evening"`) {
+		t.Fatalf("delete again: %d %s", code, errs)
 	}
 }

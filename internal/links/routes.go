@@ -6,28 +6,30 @@ import "strings"
 // written here once: package web registers its handlers from Routes and
 // the builders in this package fill the same paths in.
 const (
-	PathHome            = "/{$}"
-	PathSubscribe       = "/subscribe"
-	PathSubscriptions   = "/subscriptions"
-	PathSignIn          = "/signin"
-	PathConfirm         = "/confirm/{token}"
-	PathAccount         = "/account/{token}"
-	PathAccountDelivery = "/account/{token}/subscriptions/{id}/delivery"
-	PathAccountUnsub    = "/account/{token}/subscriptions/{id}/unsubscribe"
-	PathAccountConfirm  = "/account/{token}/subscriptions/{id}/confirm"
-	PathAccountDigests  = "/account/{token}/digests"
-	PathAccountOPML     = "/account/{token}/opml"
-	PathUnsubscribe     = "/unsubscribe/{token}"
-	PathFeedStatus      = "/feeds/status"
-	PathStatic          = "/static/{file}"
-	PathHealthz         = "/healthz"
-	PathMetrics         = "/metrics"
-	PathCredits         = "/credits"
-	PathCheckout        = "/credits/checkout"
-	PathStripeWebhook   = "/webhooks/stripe"
-	PathWebSub          = "/websub/{token}"
-	PathPing            = "/ping"
-	PathRPC2            = "/RPC2"
+	PathHome                = "/{$}"
+	PathSubscribe           = "/subscribe"
+	PathSubscriptions       = "/subscriptions"
+	PathSignIn              = "/signin"
+	PathConfirm             = "/confirm/{token}"
+	PathAccount             = "/account/{token}"
+	PathAccountDelivery     = "/account/{token}/subscriptions/{id}/delivery"
+	PathAccountUnsub        = "/account/{token}/subscriptions/{id}/unsubscribe"
+	PathAccountConfirm      = "/account/{token}/subscriptions/{id}/confirm"
+	PathAccountConfirmAll   = "/account/{token}/subscriptions/confirm-all"
+	PathAccountDigests      = "/account/{token}/digests"
+	PathAccountDigestDelete = "/account/{token}/digests/{id}/delete"
+	PathAccountOPML         = "/account/{token}/opml"
+	PathUnsubscribe         = "/unsubscribe/{token}"
+	PathFeedStatus          = "/feeds/status"
+	PathStatic              = "/static/{file}"
+	PathHealthz             = "/healthz"
+	PathMetrics             = "/metrics"
+	PathCredits             = "/credits"
+	PathCheckout            = "/credits/checkout"
+	PathStripeWebhook       = "/webhooks/stripe"
+	PathWebSub              = "/websub/{token}"
+	PathPing                = "/ping"
+	PathRPC2                = "/RPC2"
 )
 
 // Route groups: which part of the server registers a route.
@@ -69,7 +71,9 @@ func Routes() []Route {
 		{Name: "accountDelivery", Method: "POST", Path: PathAccountDelivery, Group: GroupPages},
 		{Name: "accountUnsubscribe", Method: "POST", Path: PathAccountUnsub, Group: GroupPages},
 		{Name: "accountConfirm", Method: "POST", Path: PathAccountConfirm, Group: GroupPages},
+		{Name: "accountConfirmAll", Method: "POST", Path: PathAccountConfirmAll, Group: GroupPages},
 		{Name: "accountDigest", Method: "POST", Path: PathAccountDigests, Group: GroupPages},
+		{Name: "accountDigestDelete", Method: "POST", Path: PathAccountDigestDelete, Group: GroupPages},
 		{Name: "accountImport", Method: "POST", Path: PathAccountOPML, Group: GroupPages},
 		{Name: "accountExport", Method: "GET", Path: PathAccountOPML, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -62,5 +63,62 @@ func TestConfirmCatchesUpSinceRequest(t *testing.T) {
 	}
 	if len(titles) != 1 || titles[0] != "Post after-request" {
 		t.Fatalf("emails queued at confirmation: %q, want only the post seen after the second request", titles)
+	}
+}
+
+// TestDeleteDigest: a digest that delivers feeds is deleted only when the
+// caller says what becomes of them; its feeds then go instant or end, the
+// posts waiting for it go with it, an issue queued but not being sent is
+// cancelled, and another person's digest cannot be deleted.
+func TestDeleteDigest(t *testing.T) {
+	for _, feeds := range []string{store.DigestFeedsInstant, store.DigestFeedsUnsubscribe} {
+		t.Run(feeds, func(t *testing.T) {
+			clk := clock.NewFake(pollT0)
+			s := storetest.Open(t, storetest.Options{Clock: clk})
+			ctx := context.Background()
+			fx := newPollFixture(t, s, clk, "https://example.com/feed", 0, 1, false)
+			var sub store.Subscription
+			if err := s.DB.Take(&sub, fx.digest[0]).Error; err != nil {
+				t.Fatal(err)
+			}
+			dgID := *sub.DigestID
+			other, _, _ := s.EnsureUser(ctx, "other@example.com")
+			if _, err := s.DeleteDigest(ctx, other.ID, dgID, feeds); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("another person deleted it: %v", err)
+			}
+			if _, err := s.DeleteDigest(ctx, sub.UserID, dgID, ""); !errors.Is(err, store.ErrDigestHasFeeds) {
+				t.Fatalf("deleted without saying what becomes of its feeds: %v", err)
+			}
+			issue := store.OutboxEmail{Kind: store.KindDigest, DedupeKey: "digest:test", UserID: sub.UserID, ToAddr: "x@example.com",
+				Credits: 1, State: store.OutboxQueued, NextAttemptAt: pollT0, CreatedAt: pollT0}
+			is := store.DigestIssue{DigestID: dgID, SlotAt: pollT0, ItemCount: 1}
+			if err := s.DB.Create(&is).Error; err != nil {
+				t.Fatal(err)
+			}
+			issue.IssueID = &is.ID
+			if err := s.DB.Create(&issue).Error; err != nil {
+				t.Fatal(err)
+			}
+			n, err := s.DeleteDigest(ctx, sub.UserID, dgID, feeds)
+			if err != nil || n != 1 {
+				t.Fatalf("delete: %d feeds, %v", n, err)
+			}
+			if err := s.DB.Take(&sub, sub.ID).Error; err != nil {
+				t.Fatal(err)
+			}
+			wantState := store.SubActive
+			if feeds == store.DigestFeedsUnsubscribe {
+				wantState = store.SubEnded
+			}
+			if sub.DigestID != nil || sub.State != wantState {
+				t.Errorf("subscription after delete: digest %v state %s, want none and %s", sub.DigestID, sub.State, wantState)
+			}
+			if n := count(t, s, "digests", "id = ?", dgID); n != 0 {
+				t.Errorf("the digest is still there")
+			}
+			if err := s.DB.Take(&issue, issue.ID).Error; err != nil || issue.State != store.OutboxFailed {
+				t.Errorf("the queued issue is %s (%v), want cancelled", issue.State, err)
+			}
+		})
 	}
 }

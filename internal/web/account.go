@@ -30,6 +30,7 @@ type accountData struct {
 	Balance    int64
 	Ledger     []store.LedgerEntry
 	Subs       []accountSub
+	Pending    int // subscriptions waiting for the person's confirmation
 	Digests    []digestForm
 	New        digestForm // the "new digest" form
 	Presets    []digest.Preset
@@ -91,7 +92,9 @@ var accountFlash = map[string]string{
 	"delivery":     "Delivery changed.",
 	"unsubscribed": "Unsubscribed. You will get no more email from that feed.",
 	"confirmed":    "Subscription confirmed.",
+	"confirmedall": "Every feed waiting for you is confirmed.",
 	"digest":       "Digest saved.",
+	"digestgone":   "Digest deleted.",
 }
 
 // accountPage is GET /account/{token}.
@@ -136,6 +139,9 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 			perDigest[*sub.DigestID]++
 		}
 		d.Subs = append(d.Subs, as)
+		if sub.State == store.SubPending {
+			d.Pending++
+		}
 	}
 	for _, dg := range digests {
 		f := digestForm{ID: dg.ID, Name: dg.Name, Spec: dg.Schedule, Zone: dg.Timezone, Next: dg.NextSlotAt,
@@ -284,6 +290,31 @@ func (s *Server) accountUnsubscribe(w http.ResponseWriter, r *http.Request) {
 // accountConfirm is POST /account/{token}/subscriptions/{id}/confirm: a
 // pending subscription confirmed from the account page (the account link
 // already proves the address).
+// accountConfirmAll is POST /account/{token}/subscriptions/confirm-all:
+// confirm every subscription of the person still waiting (an OPML import
+// of hundreds of feeds is one button, not hundreds).
+func (s *Server) accountConfirmAll(w http.ResponseWriter, r *http.Request) {
+	u, tok, ok := s.accountUser(w, r)
+	if !ok || !s.parseForm(w, r) {
+		return
+	}
+	subs, err := s.Store.SubscriptionsOfUser(r.Context(), u.ID)
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	for i := range subs {
+		if subs[i].State != store.SubPending {
+			continue
+		}
+		if _, err := s.subs.Confirm(r.Context(), &subs[i].Subscription); err != nil {
+			s.serverError(w, r, err)
+			return
+		}
+	}
+	backToAccount(w, r, tok, "confirmedall", "subscriptions")
+}
+
 func (s *Server) accountConfirm(w http.ResponseWriter, r *http.Request) {
 	_, tok, sub, ok := s.accountSubPost(w, r)
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -40,6 +41,36 @@ func (s *Server) accountDigest(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.digestFormAgain(w, r, u, tok, f)
+}
+
+// accountDigestDelete is POST /account/{token}/digests/{id}/delete: the
+// digest goes, and its feeds go to instant delivery or end, as the form's
+// "feeds" says (store.DigestFeeds*).
+func (s *Server) accountDigestDelete(w http.ResponseWriter, r *http.Request) {
+	u, tok, ok := s.accountUser(w, r)
+	if !ok || !s.parseForm(w, r) {
+		return
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		s.notFound(w, r)
+		return
+	}
+	feeds := r.PostForm.Get("feeds")
+	if feeds != store.DigestFeedsInstant && feeds != store.DigestFeedsUnsubscribe {
+		s.renderMessage(w, r, http.StatusUnprocessableEntity, "Say what becomes of its feeds",
+			"Pick whether the digest's feeds come one post per email from now on, or stop.",
+			pageLink{"Back to your account", links.Fill(links.PathAccount, tok) + "#digests"})
+		return
+	}
+	switch _, err := s.Store.DeleteDigest(r.Context(), u.ID, id, feeds); {
+	case errors.Is(err, store.ErrNotFound):
+		s.notFound(w, r)
+	case err != nil:
+		s.serverError(w, r, err)
+	default:
+		backToAccount(w, r, tok, "digestgone", "digests")
+	}
 }
 
 // readDigestForm reads the posted digest form, clipped; ok is false when

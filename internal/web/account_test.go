@@ -212,3 +212,55 @@ func TestOPMLImportAndExport(t *testing.T) {
 		t.Fatalf("export: %+v %v", outs, err)
 	}
 }
+
+// TestAccountDigestDeleteAndConfirmAll: the account page deletes a digest
+// (its feeds go instant or end, as picked) and confirms every waiting feed
+// with one button.
+func TestAccountDigestDeleteAndConfirmAll(t *testing.T) {
+	h := newHarness(t)
+	u := h.subscribeConfirmed("dee@example.com", h.feed("Instant later").URL(), "weekly")
+	acc := h.accountPath(u)
+	subs := h.subsOf(u)
+	weekly := *subs[0].DigestID
+	del := acc + "/digests/" + itoa(int(weekly)) + "/delete"
+	if w := h.post(del, url.Values{}); w.Code != http.StatusUnprocessableEntity {
+		t.Fatalf("delete without saying what becomes of its feeds: %d", w.Code)
+	}
+	if w := h.post(del, url.Values{"feeds": {"instant"}}); w.Code != http.StatusSeeOther ||
+		!strings.Contains(w.Header().Get("Location"), "done=digestgone") {
+		t.Fatalf("delete: %d %s", w.Code, w.Header().Get("Location"))
+	}
+	if subs := h.subsOf(u); len(subs) != 1 || subs[0].DigestID != nil || subs[0].State != store.SubActive {
+		t.Fatalf("after delete: %+v; want the feed active and instant", subs)
+	}
+	if w := h.post(del, url.Values{"feeds": {"instant"}}); w.Code != http.StatusNotFound {
+		t.Fatalf("deleting it again: %d, want 404", w.Code)
+	}
+
+	// Three imported feeds wait; one button confirms them all.
+	ctx := context.Background()
+	for _, name := range []string{"Import one", "Import two", "Import three"} {
+		feed, _, err := h.st.EnsureFeed(ctx, h.feed(name).URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.st.Subscribe(ctx, u.ID, feed.ID, nil, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if body := h.get(acc).Body.String(); !strings.Contains(body, "Confirm all 3") {
+		t.Fatalf("account page lacks the confirm-all button")
+	}
+	if w := h.post(acc+"/subscriptions/confirm-all", url.Values{}); w.Code != http.StatusSeeOther {
+		t.Fatalf("confirm all: %d", w.Code)
+	}
+	active := 0
+	for _, s := range h.subsOf(u) {
+		if s.State == store.SubActive {
+			active++
+		}
+	}
+	if active != 4 {
+		t.Fatalf("%d active subscriptions after confirming all, want 4", active)
+	}
+}
