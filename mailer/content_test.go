@@ -42,7 +42,7 @@ func TestResolveSrcset(t *testing.T) {
 	}
 	// The resolver rewrites srcset attributes (the sanitizer then drops
 	// srcset: only src is allowed on images).
-	out := resolveURLs(`<img srcset="a.jpg 1x, b.jpg 2x" src="a.jpg">`, b, true)
+	out, _ := resolveURLs(`<img srcset="a.jpg 1x, b.jpg 2x" src="a.jpg">`, b, true)
 	if !strings.Contains(out, `srcset="https://blog.example.com/p/a.jpg 1x, https://blog.example.com/p/b.jpg 2x"`) {
 		t.Errorf("resolveURLs = %s", out)
 	}
