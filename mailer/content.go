@@ -91,13 +91,14 @@ var elementStyles = map[string]string{
 // the inline styles of elementStyles, replaces an image without a source by
 // its alt text (what a mail client shows for an image it cannot load) and
 // drops links that show nothing (no text, no image: a share button whose
-// image was a tracker, say). Rendering a parsed tree can still yield markup
-// that parses differently (rare cases of misnested tables and formatting
-// elements), so it repeats until the output is stable.
+// image was a tracker, say). Rendering a parsed tree can yield markup that
+// parses to another tree (the parser orders a link's attributes, and moves
+// some misnested table and formatting elements), so it parses and renders
+// again until the output no longer changes: what is sent parses as itself.
 func tidyHTML(clean string) string {
-	out := clean
-	for range 4 {
-		next := renderFragment(out, true)
+	out := renderFragment(clean, true)
+	for range 3 {
+		next := renderFragment(out, false)
 		if next == out {
 			break
 		}

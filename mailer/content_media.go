@@ -23,13 +23,7 @@ func itemBody(contentHTML string, m store.ItemMedia, base, link, title string) C
 		return c
 	}
 	var b strings.Builder
-	if m.Thumbnail != "" {
-		img := `<img src="` + html.EscapeString(m.Thumbnail) + `" alt="` + html.EscapeString(title) + `">`
-		if link != "" {
-			img = `<a href="` + html.EscapeString(link) + `">` + img + `</a>`
-		}
-		b.WriteString("<p>" + img + "</p>")
-	}
+	b.WriteString(thumbnailHTML(m.Thumbnail, link, title))
 	if m.Description != "" {
 		if m.DescriptionHTML {
 			b.WriteString(m.Description)
@@ -43,6 +37,19 @@ func itemBody(contentHTML string, m store.ItemMedia, base, link, title string) C
 	mc := PrepareHTML(b.String(), base)
 	mc.Pixels += c.Pixels
 	return mc
+}
+
+// thumbnailHTML is a paragraph with the image src, linked to link when
+// there is one, with alt as its alt text; "" without src.
+func thumbnailHTML(src, link, alt string) string {
+	if src == "" {
+		return ""
+	}
+	img := `<img src="` + html.EscapeString(src) + `" alt="` + html.EscapeString(alt) + `">`
+	if link != "" {
+		img = `<a href="` + html.EscapeString(link) + `">` + img + `</a>`
+	}
+	return "<p>" + img + "</p>"
 }
 
 // bareURL finds http(s) URLs in plain text; blankLine separates
