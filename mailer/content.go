@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/microcosm-cc/bluemonday"
 	nethtml "golang.org/x/net/html"
@@ -20,9 +21,12 @@ type Content struct {
 	Pixels int
 }
 
-// Empty reports whether the content shows nothing: no text and no image.
+// Empty reports whether the content shows nothing: no image, and no
+// letter or digit in its text (a lone rule or stray punctuation is not
+// something to read).
 func (c Content) Empty() bool {
-	return strings.TrimSpace(c.Text) == "" && !strings.Contains(c.HTML, "<img")
+	return !strings.Contains(c.HTML, "<img") &&
+		!strings.ContainsFunc(c.Text, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
 }
 
 // PrepareHTML turns a fragment of feed HTML into email content. Relative URLs

@@ -255,10 +255,13 @@ func (c *textConv) start(tok nethtml.Token, selfClosing bool) {
 		for i := range c.links {
 			c.links[i].img = true
 		}
-		if alt := strings.Join(strings.Fields(attr(tok, "alt")), " "); alt != "" {
+		switch alt := strings.Join(strings.Fields(attr(tok, "alt")), " "); {
+		case alt != "":
 			c.token("[" + alt + "]")
-		} else if c.out.Len() > 0 && !c.lineStart {
-			c.space = true // an image stands between the words around it
+		case len(c.links) == 0:
+			// Say there is one: a post may be nothing but a picture. A
+			// linked image is shown by the link's URL instead.
+			c.token("[image]")
 		}
 	case "a":
 		href := strings.TrimSpace(attr(tok, "href"))
