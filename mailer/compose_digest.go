@@ -137,7 +137,7 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 			if strings.TrimSpace(it.Link) != "" {
 				link = bodyURL(base, false)
 			}
-			c := PrepareHTML(thumbnailHTML(it.Thumbnail, link, t)+it.ExcerptHTML, base)
+			c := withThumbnail(it.ExcerptHTML, it.Thumbnail, base, link, t)
 			iv := digestItemView{
 				Title: t, Link: link, Date: formatDate(it.Published),
 				Excerpt: htmltemplate.HTML(c.HTML), ExcerptText: c.Text, // sanitized by PrepareHTML

@@ -22,21 +22,29 @@ func itemBody(contentHTML string, m store.ItemMedia, base, link, title string) C
 	if !c.Empty() {
 		return c
 	}
-	var b strings.Builder
-	b.WriteString(thumbnailHTML(m.Thumbnail, link, title))
-	if m.Description != "" {
-		if m.DescriptionHTML {
-			b.WriteString(m.Description)
-		} else {
-			b.WriteString(TextToHTML(m.Description))
-		}
+	desc := m.Description
+	if !m.DescriptionHTML {
+		desc = TextToHTML(desc)
 	}
-	if b.Len() == 0 {
+	if m.Thumbnail == "" && desc == "" {
 		return c
 	}
-	mc := PrepareHTML(b.String(), base)
+	mc := withThumbnail(desc, m.Thumbnail, base, link, title)
 	mc.Pixels += c.Pixels
 	return mc
+}
+
+// withThumbnail prepares fragment with the thumbnail thumb above it in the
+// HTML part. The text part leaves the thumbnail out when fragment has text:
+// there it would only repeat the post's link.
+func withThumbnail(fragment, thumb, base, link, title string) Content {
+	c := PrepareHTML(thumbnailHTML(thumb, link, title)+fragment, base)
+	if thumb != "" {
+		if t := PrepareHTML(fragment, base).Text; t != "" {
+			c.Text = t
+		}
+	}
+	return c
 }
 
 // thumbnailHTML is a paragraph with the image src, linked to link when

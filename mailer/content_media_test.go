@@ -232,6 +232,9 @@ func TestItemEmailMedia(t *testing.T) {
 	podcast.ItemHTML = "<p>Show notes.</p>"
 	podcast.Media = store.ItemMedia{Thumbnail: "https://pod.example/cover.jpg", Enclosures: []store.Enclosure{
 		{URL: "https://pod.example/ep1.mp3", Type: "audio/mpeg", Length: 12345678, Duration: 3723}}}
+	thumbOnly := testItem()
+	thumbOnly.ItemHTML = "<p> </p>"
+	thumbOnly.Media = store.ItemMedia{Thumbnail: "https://i1.ytimg.com/vi/x/hq.jpg"}
 	bare := testItem()
 	bare.ItemHTML = "  "
 	noLink := testItem()
@@ -244,12 +247,16 @@ func TestItemEmailMedia(t *testing.T) {
 		{"youtube", youtube,
 			[]string{`href="https://www.youtube.com/watch?v=abc123" rel="noreferrer noopener" style="color:#0969da;"`, `src="https://i1.ytimg.com/vi/abc123/hqdefault.jpg" alt="Hello, world"`,
 				`<a href="https://example.com/notes"`, "Second line."},
-			[]string{"[Hello, world] <https://www.youtube.com/watch?v=abc123>", "Notes: https://example.com/notes.\nSecond line.", "Read on the site: https://www.youtube.com/watch?v=abc123"},
-			[]string{"Open the post"}},
+			[]string{"March 3, 2026\n\nNotes: https://example.com/notes.\nSecond line.", "Read on the site: https://www.youtube.com/watch?v=abc123"},
+			[]string{"Open the post", "[Hello, world]"}},
 		{"podcast", podcast,
 			[]string{"Show notes.", `href="https://pod.example/ep1.mp3"`, ">ep1.mp3</a>", "MP3 · 12.3 MB · 1:02:03", ">Audio</p>"},
 			[]string{"Show notes.\n\nAudio: ep1.mp3 (MP3 · 12.3 MB · 1:02:03)\nhttps://pod.example/ep1.mp3\n"},
 			[]string{"cover.jpg", "Open the post"}},
+		{"thumbnail only", thumbOnly,
+			[]string{`src="https://i1.ytimg.com/vi/x/hq.jpg"`},
+			[]string{"[Hello, world] <https://blog.example.com/posts/hello>"},
+			[]string{"Open the post"}},
 		{"nothing", bare,
 			[]string{`href="https://blog.example.com/posts/hello" target="_blank" rel="noopener noreferrer" style="color:#0969da;">Open the post</a>`},
 			[]string{"Open the post: https://blog.example.com/posts/hello"},
