@@ -8,11 +8,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/microcosm-cc/bluemonday"
 	"github.com/wneessen/go-mail"
 
 	"github.com/feedmail/feedmail/internal/clock"
@@ -97,29 +95,35 @@ func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now
 	for _, f := range c.Feeds {
 		df := mailer.DigestFeed{Title: f.Title, SiteURL: f.SiteURL}
 		for _, it := range f.Items {
-			df.Items = append(df.Items, mailer.DigestItem{
+			di := mailer.DigestItem{
 				Title:       it.Title,
 				Link:        absolute(it.Link, f.URL),
 				ExcerptHTML: html.EscapeString(Excerpt(it.Content, ExcerptLen)),
 				Published:   store.ItemDate(it),
-			})
+				Enclosures:  it.Media.Enclosures,
+			}
+			if di.ExcerptHTML == "" {
+				// No text of its own (a video): its media stand in.
+				di.Thumbnail = it.Media.Thumbnail
+				desc := it.Media.Description
+				if !it.Media.DescriptionHTML {
+					desc = html.EscapeString(desc)
+				}
+				di.ExcerptHTML = mailer.TextToHTML(Excerpt(desc, ExcerptLen))
+			}
+			df.Items = append(df.Items, di)
 		}
 		e.Feeds = append(e.Feeds, df)
 	}
 	return e
 }
 
-// textOnly strips every tag (keeping a space where a tag was) and drops the
-// content of script, style and similar elements.
-var textOnly = sync.OnceValue(func() *bluemonday.Policy {
-	return bluemonday.StrictPolicy().AddSpaceWhenStrippingTag(true)
-})
-
 // Excerpt reduces feed HTML to at most max characters of plain text on one
-// line, cut at a word boundary with "…" when it is longer.
+// line, cut at a word boundary with "…" when it is longer. Tags that
+// separate words (blocks, line breaks, images) become spaces, inline ones
+// (links, emphasis) nothing, so punctuation stays where it was.
 func Excerpt(content string, max int) string {
-	text := html.UnescapeString(textOnly().Sanitize(content))
-	text = strings.Join(strings.Fields(text), " ")
+	text := mailer.HTMLToLine(content)
 	if max <= 0 || utf8.RuneCountInString(text) <= max {
 		return text
 	}

@@ -199,6 +199,18 @@ func TestExcerpt(t *testing.T) {
 		{"alpha beta gamma delta", 12, "alpha beta…"},
 		{"abcdefghijklmnop", 6, "abcde…"},
 		{"", 10, ""},
+		// Inline tags leave punctuation where it was; blocks, breaks and
+		// cells keep words apart.
+		{`Buy <a href="/t">tickets</a>. It's <em>on</em>!`, 280, "Buy tickets. It's on!"},
+		{`<strong>Scott Hanselman</strong>: Plex <code>v1</code>, <span>x</span>; <i>y</i>?`, 280, "Scott Hanselman: Plex v1, x; y?"},
+		{`a<b>b</b>c`, 280, "abc"},
+		{`one<br>two<br/>three`, 280, "one two three"},
+		{`<ul><li>a</li><li>b</li></ul><h2>H</h2>text<div>d</div>`, 280, "a b H text d"},
+		{`<table><tr><td>1</td><td>2</td></tr></table>`, 280, "1 2"},
+		{`x<img src="/a.png">y`, 280, "x y"},
+		{`<p>café &lt;tag&gt; &nbsp;ok</p>`, 280, "café <tag> ok"},
+		{`<noscript>no</noscript><iframe src=x>frame</iframe>kept`, 280, "kept"},
+		{"a < b and c > d", 280, "a < b and c > d"},
 	}
 	for _, tt := range tests {
 		got := digest.Excerpt(tt.in, tt.max)

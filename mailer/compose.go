@@ -161,7 +161,8 @@ var markupRe = regexp.MustCompile(`(?i)</?[a-z][a-z0-9-]*(?:\s[^<>]*)?/?>|&(?:#[
 // plainTitle reduces a title that carries HTML (tags or entities) to text.
 func plainTitle(s string) string {
 	if markupRe.MatchString(s) {
-		s = HTMLToText(contentPolicy().Sanitize(resolveURLs(s, nil, false)))
+		resolved, _ := resolveURLs(s, nil, false)
+		s = HTMLToText(contentPolicy().Sanitize(resolved))
 	}
 	return s
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/wneessen/go-mail"
+
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // DigestEmail is one issue of a digest.
@@ -37,10 +39,14 @@ type DigestFeed struct {
 }
 
 // DigestItem is one item in a digest. ExcerptHTML is unsanitized feed HTML
-// (normally a short excerpt): composition sanitizes it.
+// (normally a short excerpt): composition sanitizes it. Thumbnail, when
+// set, is shown above the excerpt (for an item whose excerpt comes from its
+// media, a video say); every enclosure is linked.
 type DigestItem struct {
 	Title, Link, ExcerptHTML string
 	Published                time.Time
+	Thumbnail                string
+	Enclosures               []store.Enclosure
 }
 
 // ErrEmptyDigest is returned for a digest without items: an empty slot sends
@@ -66,6 +72,9 @@ type digestItemView struct {
 	Title, Link, Date string
 	Excerpt           htmltemplate.HTML
 	ExcerptText       string
+	Enclosures        []enclosureView
+	OpenPost          Link
+	NoText            bool
 }
 
 // digestLabel names a digest: "Morning" → "Morning digest", "" → "digest";
@@ -120,7 +129,6 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 		fv := digestFeedView{Title: title, SiteURL: site, Anchor: fmt.Sprintf("feed-%d", len(feeds)+1)}
 		for _, it := range f.Items {
 			base := itemBase(it.Link, site)
-			c := PrepareHTML(it.ExcerptHTML, base)
 			t := cleanHeaderText(plainTitle(it.Title), maxBodyTitle)
 			if t == "" {
 				t = "Untitled post"
@@ -129,10 +137,20 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 			if strings.TrimSpace(it.Link) != "" {
 				link = bodyURL(base, false)
 			}
-			fv.Items = append(fv.Items, digestItemView{
+			c := withThumbnail(it.ExcerptHTML, it.Thumbnail, base, link, t)
+			iv := digestItemView{
 				Title: t, Link: link, Date: formatDate(it.Published),
 				Excerpt: htmltemplate.HTML(c.HTML), ExcerptText: c.Text, // sanitized by PrepareHTML
-			})
+				Enclosures: enclosureViews(it.Enclosures),
+			}
+			if c.Empty() && len(iv.Enclosures) == 0 {
+				if link != "" {
+					iv.OpenPost = Link{Label: "Open the post", URL: link}
+				} else {
+					iv.NoText = true
+				}
+			}
+			fv.Items = append(fv.Items, iv)
 			titles = append(titles, t)
 			items++
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/wneessen/go-mail"
+
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // ItemEmail is one new item for one subscriber (instant delivery).
@@ -26,7 +28,11 @@ type ItemEmail struct {
 	// unsanitized: composition sanitizes it.
 	ItemTitle, ItemLink, ItemHTML, Author string
 	Published                             time.Time
-	Footer                                Footer
+	// Media is what the feed said about the item's media: every enclosure
+	// is linked, and the description and thumbnail stand in for content
+	// when the item has none.
+	Media  store.ItemMedia
+	Footer Footer
 }
 
 // itemView is the data of the item templates.
@@ -36,8 +42,13 @@ type itemView struct {
 	ItemTitle, ItemLink, Byline string
 	Content                     htmltemplate.HTML
 	Text                        string
-	ReadMore                    Link
-	Footer                      footerView
+	Enclosures                  []enclosureView
+	// OpenPost is set when the item shows nothing else: its link, or a
+	// note that the feed gave no text.
+	OpenPost Link
+	NoText   bool
+	ReadMore Link
+	Footer   footerView
 }
 
 // itemBase is the URL relative links in an item resolve against: the item
@@ -86,7 +97,19 @@ func (s Sender) Item(e ItemEmail) (*mail.Msg, error) {
 	if strings.TrimSpace(e.ItemLink) == "" {
 		link = "" // the base fell back to the feed URL: no item link to show
 	}
-	content := PrepareHTML(e.ItemHTML, base)
+	content := itemBody(e.ItemHTML, e.Media, base, link, itemTitle)
+	enclosures := enclosureViews(e.Media.Enclosures)
+	readMore := Link{Label: "Read on the site", URL: link}
+	var openPost Link
+	noText := false
+	if content.Empty() && len(enclosures) == 0 {
+		// Nothing to show but the title: never an empty body.
+		if link != "" {
+			openPost, readMore = Link{Label: "Open the post", URL: link}, Link{}
+		} else {
+			noText = true
+		}
+	}
 
 	byline := ""
 	if a := cleanHeaderText(plainTitle(e.Author), 120); a != "" {
@@ -109,17 +132,20 @@ func (s Sender) Item(e ItemEmail) (*mail.Msg, error) {
 		StatusURL:      bodyURL(e.Footer.StatusURL, false),
 	}
 	view := itemView{
-		Title:     itemTitle,
-		Preheader: preheader(content.Text),
-		FeedTitle: feedTitle,
-		SiteURL:   siteURL,
-		ItemTitle: itemTitle,
-		ItemLink:  link,
-		Byline:    byline,
-		Content:   htmltemplate.HTML(content.HTML), // sanitized by PrepareHTML
-		Text:      content.Text,
-		ReadMore:  Link{Label: "Read on the site", URL: link},
-		Footer:    fv,
+		Title:      itemTitle,
+		Preheader:  preheader(content.Text),
+		FeedTitle:  feedTitle,
+		SiteURL:    siteURL,
+		ItemTitle:  itemTitle,
+		ItemLink:   link,
+		Byline:     byline,
+		Content:    htmltemplate.HTML(content.HTML), // sanitized by PrepareHTML
+		Text:       content.Text,
+		Enclosures: enclosures,
+		OpenPost:   openPost,
+		NoText:     noText,
+		ReadMore:   readMore,
+		Footer:     fv,
 	}
 	htmlPart, textPart, err := tpl.render("item", view)
 	if err != nil {

@@ -42,7 +42,7 @@ func TestResolveSrcset(t *testing.T) {
 	}
 	// The resolver rewrites srcset attributes (the sanitizer then drops
 	// srcset: only src is allowed on images).
-	out := resolveURLs(`<img srcset="a.jpg 1x, b.jpg 2x" src="a.jpg">`, b, true)
+	out, _ := resolveURLs(`<img srcset="a.jpg 1x, b.jpg 2x" src="a.jpg">`, b, true)
 	if !strings.Contains(out, `srcset="https://blog.example.com/p/a.jpg 1x, https://blog.example.com/p/b.jpg 2x"`) {
 		t.Errorf("resolveURLs = %s", out)
 	}
@@ -85,7 +85,7 @@ script:alert(2)">y</a>`, nil, []string{"alert", "href"}},
 		{"meta, link and base", `<meta http-equiv="refresh" content="0;url=https://evil.example/"><link rel=stylesheet href=x.css><base href="https://evil.example/"><p>t</p>`, []string{"<p>t</p>"}, []string{"<meta", "<link", "<base", "refresh"}},
 		{"comments", `<!-- secret --><p>t</p><!--[if IE]><script>x</script><![endif]-->`, []string{"<p>t</p>"}, []string{"secret", "<!--", "script"}},
 		{"class and id", `<p class="x" id="y">t</p>`, []string{`id="y"`}, []string{"class"}},
-		{"links get rel, target and colour", `<a href="https://x.example/">x</a>`, []string{`<a style="color:#0969da;" href="https://x.example/"`, `rel="noreferrer noopener"`, `target="_blank"`}, nil},
+		{"links get rel, target and colour", `<a href="https://x.example/">x</a>`, []string{`style="color:#0969da;"`, `href="https://x.example/"`, `rel="noreferrer noopener"`, `target="_blank"`}, nil},
 		{"img styled", `<img src="/a.png" width="2000" height="1000">`, []string{`<img style="max-width:100%;height:auto;border:0;" src="https://blog.example.com/a.png"`}, nil},
 		{"pre and blockquote styled", `<pre>x</pre><blockquote>q</blockquote>`, []string{`<pre style="white-space:pre-wrap;`, `<blockquote style="margin:16px 0;`}, nil},
 		{"svg", `<svg onload="alert(1)"><circle r="1"/></svg>`, nil, []string{"svg", "alert", "circle"}},

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	nethtml "golang.org/x/net/html"
 )
@@ -35,6 +36,7 @@ type textConv struct {
 	pending   int  // line breaks owed before the next text (2 = blank line)
 	pendingQ  int  // lowest blockquote depth seen while breaks were owed
 	space     bool // a collapsed space is owed before the next text
+	apart     bool // the last thing written was a URL or an image: a word right after it gets a space
 	lineStart bool // nothing written on the current line yet
 	quote     int  // blockquote depth
 	pre       int  // pre depth: whitespace kept
@@ -53,6 +55,7 @@ type textList struct {
 type textLink struct {
 	href  string
 	start int
+	img   bool // the link holds an image
 }
 
 func newTextConv() *textConv { return &textConv{lineStart: true} }
@@ -148,10 +151,10 @@ func (c *textConv) text(s string) {
 		}
 		if c.pending > 0 || c.lineStart {
 			c.begin()
-		} else if c.space {
+		} else if c.space || (c.apart && (unicode.IsLetter(r) || unicode.IsDigit(r))) {
 			c.out.WriteByte(' ')
 		}
-		c.space = false
+		c.space, c.apart = false, false
 		c.out.WriteRune(r)
 	}
 }
@@ -163,7 +166,22 @@ func (c *textConv) raw(s string) {
 		c.out.WriteByte(' ')
 		c.space = false
 	}
+	c.apart = false
 	c.out.WriteString(s)
+}
+
+// token writes s (a URL, an image's [alt]) kept apart from the words on
+// either side: a space before it when it would touch a word, and a space
+// after it when a word follows at once.
+func (c *textConv) token(s string) {
+	c.begin()
+	if !c.space && !c.lineStart {
+		if r, _ := utf8.DecodeLastRuneInString(c.out.String()); unicode.IsLetter(r) || unicode.IsDigit(r) {
+			c.space = true
+		}
+	}
+	c.raw(s)
+	c.apart = true
 }
 
 func attr(tok nethtml.Token, key string) string {
@@ -234,14 +252,22 @@ func (c *textConv) start(tok nethtml.Token, selfClosing bool) {
 		}
 		c.cells++
 	case "img":
-		if alt := strings.Join(strings.Fields(attr(tok, "alt")), " "); alt != "" {
-			c.raw("[" + alt + "]")
+		for i := range c.links {
+			c.links[i].img = true
+		}
+		switch alt := strings.Join(strings.Fields(attr(tok, "alt")), " "); {
+		case alt != "":
+			c.token("[" + alt + "]")
+		case len(c.links) == 0:
+			// Say there is one: a post may be nothing but a picture. A
+			// linked image is shown by the link's URL instead.
+			c.token("[image]")
 		}
 	case "a":
 		href := strings.TrimSpace(attr(tok, "href"))
 		if selfClosing {
 			if href != "" {
-				c.raw(href)
+				c.token(href)
 			}
 			return
 		}
@@ -292,7 +318,9 @@ func (c *textConv) end(name string) {
 }
 
 // finishLink appends " <url>" after a link's text, or the URL alone when the
-// link had no text; nothing when the text already is the URL.
+// link holds only an image without alt text; nothing when the text already
+// is the URL, or when the link shows nothing at all (no text, no image), as
+// it shows nothing in the HTML part either.
 func (c *textConv) finishLink(l textLink) {
 	if l.href == "" {
 		return
@@ -302,8 +330,9 @@ func (c *textConv) finishLink(l textLink) {
 		text = strings.TrimSpace(c.out.String()[l.start:])
 	}
 	switch {
+	case text == "" && !l.img:
 	case text == "":
-		c.raw(l.href)
+		c.token(l.href)
 	case sameURL(text, l.href), strings.Contains(normURL(text), normURL(l.href)):
 	default:
 		sp := c.space
@@ -350,4 +379,47 @@ func (c *textConv) String() string {
 		out = append(out, l)
 	}
 	return strings.Trim(strings.Join(out, "\n"), "\n")
+}
+
+// HTMLToLine reduces HTML to its text on one line, white space folded:
+// tags that separate words (blocks, line and table breaks, images) become a
+// space, inline tags (a, em, strong, span, code…) nothing, so "<a>x</a>."
+// stays "x.". The text of script, style and similar elements is dropped.
+// It does not sanitize; the result is text, not HTML.
+func HTMLToLine(s string) string {
+	z := nethtml.NewTokenizer(strings.NewReader(s))
+	var b strings.Builder
+	skip := 0
+	for {
+		tt := z.Next()
+		switch tt {
+		case nethtml.ErrorToken:
+			return strings.Join(strings.Fields(b.String()), " ")
+		case nethtml.StartTagToken, nethtml.SelfClosingTagToken, nethtml.EndTagToken:
+			name, _ := z.TagName()
+			n := string(name)
+			if skipTags[n] {
+				switch {
+				case tt == nethtml.StartTagToken:
+					skip++
+				case tt == nethtml.EndTagToken && skip > 0:
+					skip--
+				}
+				continue
+			}
+			if blockTags[n] || lineTags[n] || wordBreakTags[n] {
+				b.WriteByte(' ')
+			}
+		case nethtml.TextToken:
+			if skip == 0 {
+				b.Write(z.Text())
+			}
+		}
+	}
+}
+
+// wordBreakTags separate words without starting a block or a line.
+var wordBreakTags = map[string]bool{
+	"br": true, "img": true, "td": true, "th": true, "video": true, "audio": true, "embed": true,
+	"center": true, "form": true, "fieldset": true, "legend": true, "menu": true, "body": true, "html": true,
 }

@@ -16,22 +16,33 @@ var urlAttrs = map[string]bool{
 }
 
 // resolveURLs rewrites relative URLs in start tags to absolute ones against
-// base, unwraps players and frames (unwrapTags) and, with embedLinks, puts a
-// link to each player's source in its place. Tokens it does not change are copied byte for byte, so the
-// sanitizer sees exactly what the feed sent.
-func resolveURLs(fragment string, base *url.URL, embedLinks bool) string {
+// base, removes tracking pixels (trackingPixel), unwraps players and frames
+// (unwrapTags) and, with embedLinks, puts a link to each player's source in
+// its place: one per <object> (whose <embed> and <param> name the same
+// file) and one per distinct source in the fragment. Tokens it does not
+// change are copied byte for byte, so the sanitizer sees exactly what the
+// feed sent. It returns the new fragment and how many pixels it removed.
+func resolveURLs(fragment string, base *url.URL, embedLinks bool) (string, int) {
 	z := nethtml.NewTokenizer(strings.NewReader(fragment))
 	var b strings.Builder
 	b.Grow(len(fragment) + len(fragment)/8)
-	media := 0 // depth inside <video>/<audio>, whose <source> children are players too
+	media := 0          // depth inside <video>/<audio>, whose <source> children are players too
+	object := 0         // depth inside <object>
+	objectLink := false // the outermost <object> has its link
+	linked := map[string]bool{}
+	pixels := 0
 	for {
 		tt := z.Next()
 		switch tt {
 		case nethtml.ErrorToken:
-			return b.String()
+			return b.String(), pixels
 		case nethtml.StartTagToken, nethtml.SelfClosingTagToken:
 			raw := z.Raw()
 			tok := z.Token()
+			if tok.Data == "img" && trackingPixel(tok) {
+				pixels++
+				continue
+			}
 			changed := false
 			if base != nil {
 				for i := range tok.Attr {
@@ -51,7 +62,15 @@ func resolveURLs(fragment string, base *url.URL, embedLinks bool) string {
 					}
 				}
 			}
-			if label, src := embedLink(tok, media > 0); embedLinks && src != "" {
+			if tt == nethtml.StartTagToken && tok.Data == "object" {
+				if object == 0 {
+					objectLink = false
+				}
+				object++
+			}
+			if label, src := embedLink(tok, media > 0); embedLinks && src != "" && !linked[src] && !(object > 0 && objectLink) {
+				linked[src] = true
+				objectLink = object > 0
 				b.WriteString(`<p><a href="`)
 				b.WriteString(html.EscapeString(src))
 				b.WriteString(`">`)
@@ -74,6 +93,9 @@ func resolveURLs(fragment string, base *url.URL, embedLinks bool) string {
 			name, _ := z.TagName()
 			if media > 0 && (string(name) == "video" || string(name) == "audio") {
 				media--
+			}
+			if object > 0 && string(name) == "object" {
+				object--
 			}
 			if unwrapTags[string(name)] {
 				continue

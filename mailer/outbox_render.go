@@ -96,6 +96,7 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 		ItemTitle: it.Title,
 		ItemLink:  it.Link,
 		ItemHTML:  it.Content,
+		Media:     it.Media,
 		Author:    it.Author,
 		Footer:    Footer{FeedTitle: f.Title, FeedURL: f.URL, SiteURL: f.SiteURL},
 	}
@@ -160,12 +161,14 @@ func (o *Outbox) warmUp() {
 	var msgs []*mail.Msg
 	if m, err := s.Item(ItemEmail{To: "warm@example.com", FeedTitle: "Warm-up", FeedURL: footer.FeedURL, ListID: s.FeedListID(1),
 		MessageID: s.ItemMessageID(1, 1), Date: date, ItemTitle: "Title", ItemLink: "https://example.com/p", ItemHTML: html,
-		Author: "Author", Published: date, Footer: footer}); err == nil {
+		Author: "Author", Published: date, Footer: footer,
+		Media: store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://example.com/e.mp3", Type: "audio/mpeg", Length: 1, Duration: 1}}}}); err == nil {
 		msgs = append(msgs, m)
 	}
 	if m, err := s.Digest(DigestEmail{To: "warm@example.com", DigestName: "Morning", MessageID: s.MessageID("digest.0"), Date: date,
 		Feeds: []DigestFeed{
-			{Title: "A", SiteURL: "https://a.example.com/", Items: []DigestItem{{Title: "1", Link: "https://a.example.com/1", ExcerptHTML: html, Published: date}}},
+			{Title: "A", SiteURL: "https://a.example.com/", Items: []DigestItem{{Title: "1", Link: "https://a.example.com/1", ExcerptHTML: html, Published: date,
+				Enclosures: []store.Enclosure{{URL: "https://a.example.com/e.mp3", Type: "audio/mpeg"}}}}},
 			{Title: "B", SiteURL: "https://b.example.com/", Items: []DigestItem{{Title: "2", Link: "https://b.example.com/2", ExcerptHTML: "x"}, {Title: "3"}}},
 		}, Footer: footer, ListID: s.DigestListID(1)}); err == nil {
 		msgs = append(msgs, m)

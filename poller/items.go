@@ -59,12 +59,21 @@ func (p *Poller) selectItems(ctx context.Context, f store.Feed, parsed *newitems
 
 func toStoreItem(it newitems.Item, rule string) store.NewItem {
 	ni := store.NewItem{Identity: it.Identity, GUID: it.GUID, Link: it.Link, Title: it.Title,
-		Content: it.ContentHTML, Author: it.Author, IgnoredRule: rule}
+		Content: it.ContentHTML, Author: it.Author, IgnoredRule: rule, Media: storeMedia(it.Media)}
 	if !it.Published.IsZero() {
 		t := it.Published
 		ni.PublishedAt = &t
 	}
 	return ni
+}
+
+// storeMedia is the stored form of an item's media.
+func storeMedia(m newitems.Media) store.ItemMedia {
+	sm := store.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML}
+	for _, e := range m.Enclosures {
+		sm.Enclosures = append(sm.Enclosures, store.Enclosure{URL: e.URL, Type: e.Type, Length: e.Length, Duration: e.Duration})
+	}
+	return sm
 }
 
 // maxItemFuture is how far in the future an item date may be and still count

@@ -85,6 +85,9 @@ type Item struct {
 	Published time.Time
 	// Updated is when the item was last updated, zero if not given. UTC.
 	Updated time.Time
+	// Media is what the feed says about the item's enclosures, thumbnail
+	// and media description (see Media). It is not part of the identity.
+	Media Media
 }
 
 // Parse parses an RSS, Atom or JSON Feed document fetched from feedURL with
@@ -280,6 +283,7 @@ func buildItem(gi *gofeed.Item, ri *rss.Item, ji *gjson.Item, base *url.URL, fee
 		it.Published = it.Updated
 	}
 	it.Identity = itemIdentity(it.GUID, it.Link, it.Title, it.ContentHTML)
+	it.Media = itemMedia(gi, ji, base)
 	return it
 }
 

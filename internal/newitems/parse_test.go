@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func TestParseRSS(t *testing.T) {
 		Author:      "Alice",
 		Published:   time.Date(2024, 1, 2, 9, 0, 0, 0, time.UTC),
 	}
-	if first != want {
+	if !reflect.DeepEqual(first, want) {
 		t.Errorf("first item\n got %+v\nwant %+v", first, want)
 	}
 	second := f.Items[1]

@@ -2,6 +2,7 @@ package newitems
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -67,7 +68,7 @@ func TestSelect(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("%d verdicts", len(got))
 			}
-			if got[0].Ignored != tt.want || got[0].Item != tt.item || got[0].Deliver() != (tt.want == "") {
+			if got[0].Ignored != tt.want || !reflect.DeepEqual(got[0].Item, tt.item) || got[0].Deliver() != (tt.want == "") {
 				t.Errorf("verdict %+v, want rule %q", got[0], tt.want)
 			}
 		})
@@ -106,7 +107,7 @@ func TestSelectPure(t *testing.T) {
 	before := append([]Item(nil), all...)
 	Select(all, all, now, now)
 	for i := range all {
-		if all[i] != before[i] {
+		if !reflect.DeepEqual(all[i], before[i]) {
 			t.Fatalf("Select changed its input at %d", i)
 		}
 	}

@@ -1,0 +1,275 @@
+package newitems
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/mmcdole/gofeed"
+	ext "github.com/mmcdole/gofeed/extensions"
+	gjson "github.com/mmcdole/gofeed/json"
+)
+
+// Limits on what an item's media may hold, so a hostile feed cannot make
+// one item's row or email arbitrarily large.
+const (
+	maxEnclosures       = 10
+	maxMediaDescription = 20000 // bytes
+)
+
+// Media is what a feed says about an item's media.
+type Media struct {
+	// Enclosures are the files attached to the item, in feed order and
+	// without repeated URLs: RSS <enclosure>, Atom <link rel="enclosure">,
+	// JSON Feed attachments, then Media RSS <media:content> that is not an
+	// image or a player (YouTube's media:content is a Flash player, and the
+	// item link already leads to the video). At most maxEnclosures.
+	Enclosures []Enclosure
+	// Thumbnail is an image standing for the item: <media:thumbnail> (also
+	// inside <media:group> or <media:content>), an image
+	// <media:content>, <itunes:image>, the JSON Feed image, an image
+	// enclosure. Absolute http(s), or "".
+	Thumbnail string
+	// Description is <media:description> (also inside <media:group> or
+	// <media:content>), else <itunes:summary> or <itunes:subtitle>: plain
+	// text unless DescriptionHTML (Media RSS type="html").
+	Description     string
+	DescriptionHTML bool
+}
+
+// Enclosure is one file attached to an item. Zero Length or Duration means
+// the feed did not say (or said something that is not a number).
+type Enclosure struct {
+	URL      string // absolute http(s)
+	Type     string // MIME type as given, lower-cased
+	Length   int64  // bytes
+	Duration int64  // seconds
+}
+
+// itemMedia gathers the media of gi (ji is the original JSON Feed item, or
+// nil), with URLs resolved against base.
+func itemMedia(gi *gofeed.Item, ji *gjson.Item, base *url.URL) Media {
+	var m Media
+	media := gi.Extensions["media"]
+	seen := map[string]bool{}
+	add := func(e Enclosure) {
+		if e.URL == "" || seen[e.URL] || len(m.Enclosures) >= maxEnclosures {
+			return
+		}
+		seen[e.URL] = true
+		m.Enclosures = append(m.Enclosures, e)
+	}
+	var jsonDur []int64
+	if ji != nil && ji.Attachments != nil {
+		for _, a := range *ji.Attachments {
+			jsonDur = append(jsonDur, a.DurationInSeconds)
+		}
+	}
+	for i, e := range gi.Enclosures {
+		if e == nil {
+			continue
+		}
+		enc := Enclosure{URL: httpURL(base, e.URL), Type: mimeType(e.Type), Length: positive(e.Length)}
+		if i < len(jsonDur) && jsonDur[i] > 0 {
+			enc.Duration = jsonDur[i]
+		}
+		add(enc)
+	}
+	// Media RSS content: directly in the item, or grouped.
+	contents := append([]ext.Extension(nil), media["content"]...)
+	for _, g := range media["group"] {
+		contents = append(contents, g.Children["content"]...)
+	}
+	var imageContent string
+	for _, c := range contents {
+		u := httpURL(base, c.Attrs["url"])
+		typ := mimeType(c.Attrs["type"])
+		medium := strings.ToLower(strings.TrimSpace(c.Attrs["medium"]))
+		switch {
+		case u == "":
+		case medium == "image" || strings.HasPrefix(typ, "image/"):
+			if imageContent == "" {
+				imageContent = u
+			}
+		case isPlayerType(typ):
+		default:
+			if typ == "" && medium != "" {
+				typ = medium // "audio", "video", "document"
+			}
+			add(Enclosure{URL: u, Type: typ, Length: positive(c.Attrs["fileSize"]), Duration: positive(c.Attrs["duration"])})
+		}
+		if m.Thumbnail == "" {
+			m.Thumbnail = firstMediaURL(base, c.Children["thumbnail"])
+		}
+		if m.Description == "" {
+			m.Description, m.DescriptionHTML = mediaDescription(c.Children["description"])
+		}
+	}
+	// Thumbnail and description: the item's own, then its group's, then
+	// those of its content (taken above), then iTunes and JSON Feed.
+	if t := firstNonEmpty(firstMediaURL(base, media["thumbnail"]), groupThumbnail(base, media["group"])); t != "" {
+		m.Thumbnail = t
+	}
+	if d, isHTML := mediaDescription(media["description"]); d != "" {
+		m.Description, m.DescriptionHTML = d, isHTML
+	} else if d, isHTML := groupDescription(media["group"]); d != "" {
+		m.Description, m.DescriptionHTML = d, isHTML
+	}
+	itunes := gi.ITunesExt
+	if m.Description == "" && itunes != nil {
+		m.Description = strings.TrimSpace(firstNonEmpty(itunes.Summary, itunes.Subtitle))
+	}
+	if m.Thumbnail == "" {
+		var itImage string
+		if itunes != nil {
+			itImage = itunes.Image
+		} else if im := gi.Extensions["itunes"]["image"]; len(im) > 0 {
+			itImage = im[0].Attrs["href"]
+		}
+		var giImage string
+		if gi.Image != nil {
+			giImage = gi.Image.URL
+		}
+		m.Thumbnail = httpURL(base, firstNonEmpty(imageContent, itImage, giImage))
+	}
+	if m.Thumbnail == "" {
+		for _, e := range m.Enclosures {
+			if strings.HasPrefix(e.Type, "image/") {
+				m.Thumbnail = e.URL
+				break
+			}
+		}
+	}
+	// iTunes duration belongs to the episode: the first audio or video file.
+	if d := itunesDuration(gi); d > 0 {
+		for i := range m.Enclosures {
+			e := &m.Enclosures[i]
+			if e.Duration == 0 && (strings.HasPrefix(e.Type, "audio/") || strings.HasPrefix(e.Type, "video/") || e.Type == "" || e.Type == "audio" || e.Type == "video") {
+				e.Duration = d
+				break
+			}
+		}
+	}
+	if len(m.Description) > maxMediaDescription {
+		m.Description = truncateUTF8(m.Description, maxMediaDescription)
+	}
+	return m
+}
+
+// isPlayerType reports whether a media:content type is a web player rather
+// than a file to download (YouTube gives application/x-shockwave-flash).
+func isPlayerType(t string) bool {
+	return t == "application/x-shockwave-flash" || t == "text/html" || t == "application/xhtml+xml"
+}
+
+// firstMediaURL is the first url attribute in es that is an http(s) URL.
+func firstMediaURL(base *url.URL, es []ext.Extension) string {
+	for _, e := range es {
+		if u := httpURL(base, e.Attrs["url"]); u != "" {
+			return u
+		}
+	}
+	return ""
+}
+
+func groupThumbnail(base *url.URL, groups []ext.Extension) string {
+	for _, g := range groups {
+		if u := firstMediaURL(base, g.Children["thumbnail"]); u != "" {
+			return u
+		}
+	}
+	return ""
+}
+
+func groupDescription(groups []ext.Extension) (string, bool) {
+	for _, g := range groups {
+		if d, isHTML := mediaDescription(g.Children["description"]); d != "" {
+			return d, isHTML
+		}
+	}
+	return "", false
+}
+
+// mediaDescription returns the first non-blank <media:description> and
+// whether it is HTML (type="html"; the default is plain text).
+func mediaDescription(es []ext.Extension) (string, bool) {
+	for _, e := range es {
+		if v := strings.TrimSpace(demoronizeString(e.Value)); v != "" {
+			return v, strings.EqualFold(strings.TrimSpace(e.Attrs["type"]), "html")
+		}
+	}
+	return "", false
+}
+
+// itunesDuration reads <itunes:duration> (seconds, MM:SS or HH:MM:SS) in
+// seconds; 0 when absent or not understood.
+func itunesDuration(gi *gofeed.Item) int64 {
+	s := ""
+	if gi.ITunesExt != nil {
+		s = gi.ITunesExt.Duration
+	} else if d := gi.Extensions["itunes"]["duration"]; len(d) > 0 {
+		s = d[0].Value
+	}
+	return ParseDuration(s)
+}
+
+// ParseDuration reads a duration as podcasts write it: "3723", "62:03",
+// "1:02:03" (fractions of a second are dropped). It returns seconds, or 0
+// for anything else.
+func ParseDuration(s string) int64 {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		s = s[:i]
+	}
+	parts := strings.Split(s, ":")
+	if s == "" || len(parts) > 3 {
+		return 0
+	}
+	var total int64
+	for i, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 || (i > 0 && n >= 60) || n > 1<<40 {
+			return 0
+		}
+		total = total*60 + n
+	}
+	return total
+}
+
+// positive parses a decimal count; 0 when it is not a positive number.
+func positive(s string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// mimeType lower-cases a MIME type and drops its parameters.
+func mimeType(s string) string {
+	if i := strings.IndexByte(s, ';'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(s))
+}
+
+// httpURL resolves ref against base and returns it when it is an absolute
+// http(s) URL, else "".
+func httpURL(base *url.URL, ref string) string {
+	u := absURL(base, ref)
+	if l := strings.ToLower(u); strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
+		return u
+	}
+	return ""
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

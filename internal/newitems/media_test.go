@@ -1,0 +1,111 @@
+package newitems
+
+import (
+	"reflect"
+	"testing"
+)
+
+// youTubeFeed has the shape of a YouTube channel feed: Atom entries with
+// no content, whose text and picture are in media:group.
+const youTubeFeed = `<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns:yt="http://www.youtube.com/xml/schemas/2015" xmlns:media="http://search.yahoo.com/mrss/" xmlns="http://www.w3.org/2005/Atom">
+ <title>Some Channel</title>
+ <link rel="alternate" href="https://www.youtube.com/channel/UC123"/>
+ <entry>
+  <id>yt:video:abc123</id>
+  <yt:videoId>abc123</yt:videoId>
+  <title>A new video</title>
+  <link rel="alternate" href="https://www.youtube.com/watch?v=abc123"/>
+  <published>2025-01-02T10:00:00+00:00</published>
+  <media:group>
+   <media:title>A new video</media:title>
+   <media:content url="https://www.youtube.com/v/abc123?version=3" type="application/x-shockwave-flash" width="640" height="390"/>
+   <media:thumbnail url="https://i1.ytimg.com/vi/abc123/hqdefault.jpg" width="480" height="360"/>
+   <media:description>Links: https://example.com/notes
+Second line.</media:description>
+  </media:group>
+ </entry>
+</feed>`
+
+// podcastFeed is an RSS podcast: an mp3 enclosure and iTunes tags.
+const podcastFeed = `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" xmlns:media="http://search.yahoo.com/mrss/">
+<channel><title>Pod</title><link>https://pod.example/</link>
+ <item>
+  <title>Episode 1</title>
+  <link>https://pod.example/1</link>
+  <guid>ep1</guid>
+  <enclosure url="/media/ep1.mp3" length="12345678" type="audio/mpeg"/>
+  <media:content url="https://pod.example/media/ep1.mp3" type="audio/mpeg" fileSize="12345678"/>
+  <media:content url="https://pod.example/media/ep1.ogg" type="audio/ogg" duration="61"/>
+  <itunes:duration>1:02:03</itunes:duration>
+  <itunes:image href="https://pod.example/ep1.jpg"/>
+ </item>
+ <item>
+  <title>Paper</title>
+  <guid>p1</guid>
+  <enclosure url="https://pod.example/paper.pdf" length="bogus" type="application/pdf; charset=binary"/>
+  <enclosure url="javascript:alert(1)" type="audio/mpeg"/>
+ </item>
+</channel></rss>`
+
+const jsonFeedAttachments = `{"version":"https://jsonfeed.org/version/1.1","title":"J","items":[
+ {"id":"1","url":"https://j.example/1","content_text":"hi","image":"https://j.example/1.png",
+  "attachments":[{"url":"https://j.example/1.m4a","mime_type":"audio/x-m4a","size_in_bytes":89970236,"duration_in_seconds":6629}]}]}`
+
+func TestItemMedia(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      []Media
+	}{
+		{"youtube", youTubeFeed, []Media{{
+			Thumbnail:   "https://i1.ytimg.com/vi/abc123/hqdefault.jpg",
+			Description: "Links: https://example.com/notes\nSecond line.",
+		}}},
+		{"podcast", podcastFeed, []Media{
+			{
+				Enclosures: []Enclosure{
+					{URL: "https://pod.example/media/ep1.mp3", Type: "audio/mpeg", Length: 12345678, Duration: 3723},
+					{URL: "https://pod.example/media/ep1.ogg", Type: "audio/ogg", Duration: 61},
+				},
+				Thumbnail: "https://pod.example/ep1.jpg",
+			},
+			{Enclosures: []Enclosure{{URL: "https://pod.example/paper.pdf", Type: "application/pdf"}}},
+		}},
+		{"json feed", jsonFeedAttachments, []Media{{
+			Enclosures: []Enclosure{{URL: "https://j.example/1.m4a", Type: "audio/x-m4a", Length: 89970236, Duration: 6629}},
+			Thumbnail:  "https://j.example/1.png",
+		}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse([]byte(tc.doc), "", "https://pod.example/feed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Items) != len(tc.want) {
+				t.Fatalf("%d items, want %d", len(f.Items), len(tc.want))
+			}
+			for i, it := range f.Items {
+				if !reflect.DeepEqual(it.Media, tc.want[i]) {
+					t.Errorf("item %d media:\n got %+v\nwant %+v", i, it.Media, tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+	}{
+		{"", 0}, {"3723", 3723}, {"62:03", 3723}, {"1:02:03", 3723}, {" 01:02:03.250 ", 3723},
+		{"1:60:00", 0}, {"a:b", 0}, {"-5", 0}, {"1:2:3:4", 0}, {"45 min", 0},
+	}
+	for _, tc := range tests {
+		if got := ParseDuration(tc.in); got != tc.want {
+			t.Errorf("ParseDuration(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
