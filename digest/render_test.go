@@ -107,7 +107,7 @@ func TestRenderDigest(t *testing.T) {
 	msg := parseMsg(t, raw)
 	h := msg.header
 
-	if got := h.Get("Subject"); got != "Your Morning digest: 15 new posts from 6 feeds" {
+	if got := h.Get("Subject"); got != "Your Morning digest, Tue 5 May: 15 new posts from 6 feeds" {
 		t.Errorf("Subject %q", got)
 	}
 	if got := h.Get("To"); !strings.Contains(got, "reader@example.com") {
@@ -224,3 +224,29 @@ func TestExcerpt(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestEdition(t *testing.T) {
+	slot := func(s string) time.Time {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	cases := []struct {
+		schedule, zone, slot, want string
+	}{
+		{"daily", "Europe/Berlin", "2026-11-24T06:00:00Z", "Tue 24 Nov"},
+		{"weekly", "UTC", "2026-11-23T07:00:00Z", "Mon 23 Nov"},
+		{"twice-daily", "UTC", "2026-11-24T07:00:00Z", "Tue 24 Nov 07:00"},
+		{"twice-daily", "UTC", "2026-11-24T19:00:00Z", "Tue 24 Nov 19:00"},
+		{"@every 10s", "UTC", "2026-11-24T10:00:10Z", "Tue 24 Nov 10:00"},
+		{"daily", "America/New_York", "2026-03-08T11:00:00Z", "Sun 8 Mar"}, // the day clocks go forward
+		{"not a schedule", "UTC", "2026-11-24T07:00:00Z", "Tue 24 Nov"},
+	}
+	for _, c := range cases {
+		if got := digest.Edition(c.schedule, c.zone, slot(c.slot)); got != c.want {
+			t.Errorf("Edition(%q, %q, %s) = %q, want %q", c.schedule, c.zone, c.slot, got, c.want)
+		}
+	}
+}

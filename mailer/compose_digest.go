@@ -18,7 +18,11 @@ import (
 type DigestEmail struct {
 	To         string
 	DigestName string // e.g. "Morning"; "" for an unnamed digest
-	MessageID  string
+	// Edition names this issue in the subject ("Tue 24 Nov"), so mail
+	// clients do not thread every issue into one conversation; "" leaves
+	// it out.
+	Edition   string
+	MessageID string
 	Date       time.Time
 	// Feeds are rendered in the order given: grouped by feed, newest item
 	// first, as the digest package assembles them. Feeds without items are
@@ -163,6 +167,9 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 	label := digestLabel(e.DigestName)
 	summary := plural(items, "new post", "new posts") + " from " + plural(len(feeds), "feed", "feeds")
 	subject := "Your " + label + ": " + summary
+	if e.Edition != "" {
+		subject = "Your " + label + ", " + e.Edition + ": " + summary
+	}
 	view := digestView{
 		Title:     subject,
 		Preheader: preheader(strings.Join(titles, " · ")),

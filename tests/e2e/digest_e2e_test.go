@@ -176,8 +176,8 @@ func TestDigestEndToEnd(t *testing.T) {
 		t.Fatalf("%d messages, want 1", len(msgs))
 	}
 	m := msgs[0]
-	if got := m.Header.Get("Subject"); got != "Your Morning digest: 14 new posts from 7 feeds" {
-		t.Errorf("Subject %q", got)
+	if got := m.Header.Get("Subject"); !strings.HasPrefix(got, "Your Morning digest, ") || !strings.HasSuffix(got, ": 14 new posts from 7 feeds") {
+		t.Errorf("Subject %q, want the issue's date between the digest's name and its summary", got)
 	}
 	if len(m.To) != 1 || m.To[0] != "reader@example.com" {
 		t.Errorf("To %v", m.To)
@@ -249,7 +249,7 @@ func TestDigestOutOfCredits(t *testing.T) {
 	}
 	msgs = s.send(2)
 	m := msgs[1]
-	if got := m.Header.Get("Subject"); got != "Your Evening digest: 11 new posts from 11 feeds" {
+	if got := m.Header.Get("Subject"); !strings.HasPrefix(got, "Your Evening digest, ") || !strings.HasSuffix(got, ": 11 new posts from 11 feeds") {
 		t.Fatalf("released digest subject %q", got)
 	}
 	text, _ := testutil.MailParts(t, m.Raw)
