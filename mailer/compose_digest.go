@@ -23,7 +23,7 @@ type DigestEmail struct {
 	// it out.
 	Edition   string
 	MessageID string
-	Date       time.Time
+	Date      time.Time
 	// Feeds are rendered in the order given: grouped by feed, newest item
 	// first, as the digest package assembles them. Feeds without items are
 	// skipped.

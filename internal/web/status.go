@@ -96,7 +96,10 @@ func (s *Server) renderStatus(ctx context.Context, raw string) (cachedPage, erro
 	}
 	d.Followed = f.SubscriberCount > 0
 	d.Reason = f.PollReason
-	d.ReasonPlain = plainReason(f.PollReason)
+	if d.Followed && f.State == store.FeedActive {
+		// "Why then" explains the next poll; a feed nobody follows has none.
+		d.ReasonPlain = plainReason(f.PollReason)
+	}
 	d.LastProblem = "Error"
 	if f.ConsecutiveErrors == 0 {
 		d.LastProblem = "Warning"

@@ -74,6 +74,18 @@ func TestStatusPage(t *testing.T) {
 	if strings.Count(body, "more like it") != 1 {
 		t.Error("a line with nothing folded into it shows repeats")
 	}
+	if strings.Count(body, "Why then") != 1 || strings.Contains(body, "Rule applied") {
+		t.Error("Why then is not said once, in plain words")
+	}
+	// A feed nobody follows has no next poll to explain.
+	lone := h.feed("Nobody follows")
+	if _, _, err := h.st.EnsureFeed(context.Background(), lone.URL()); err != nil {
+		t.Fatal(err)
+	}
+	if b := h.get("/feeds/status?url=" + url.QueryEscape(lone.URL())).Body.String(); strings.Contains(b, "Why then") ||
+		!strings.Contains(b, "Not polled") {
+		t.Error("an unfollowed feed's page explains a poll that will not happen")
+	}
 
 	// A success that left a warning (a feed cut short, items the parser
 	// did not find) shows it as a warning, an error streak as an error.
