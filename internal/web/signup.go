@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -36,6 +38,10 @@ type signupData struct {
 	// Fresh marks a form nobody has sent yet: only then may the browser's
 	// script pick the time zone (afterwards it is the person's choice).
 	Fresh bool
+	// FeedName names the feed of a publisher's "subscribe by email" link
+	// (/subscribe?url=…): its title when feedmail knows the feed, else the
+	// site's host. Never fetched for a GET.
+	FeedName string
 }
 
 func (s *Server) newSignup(r *http.Request) *signupData {
@@ -68,7 +74,25 @@ func (s *Server) subscribePage(w http.ResponseWriter, r *http.Request) {
 	d.URL = clip(q.Get("url"), 2048)
 	d.Email = clip(q.Get("email"), 254)
 	d.Fresh = true
+	d.FeedName = s.feedName(r.Context(), d.URL)
 	s.showSignup(w, r, http.StatusOK, d)
+}
+
+// feedName is what the landing page calls the feed at raw: the title of a
+// feed feedmail knows, else the host of the address ("" when it is not a
+// web address). The page never fetches: anyone can make such a link.
+func (s *Server) feedName(ctx context.Context, raw string) string {
+	u, msg := subscribe.NormalizeFeedURL(raw)
+	if raw == "" || msg != "" {
+		return ""
+	}
+	if f, err := s.Store.FeedByURL(ctx, u); err == nil && f.Title != "" {
+		return f.Title
+	}
+	if pu, err := url.Parse(u); err == nil {
+		return strings.TrimPrefix(pu.Hostname(), "www.")
+	}
+	return ""
 }
 
 // parseForm reads a urlencoded form of at most maxFormBytes. It answers the

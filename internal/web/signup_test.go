@@ -48,8 +48,26 @@ func TestPagesRenderWithSecurityHeaders(t *testing.T) {
 		}
 	}
 	w := h.get("/subscribe?url=https://example.com/feed&email=a@example.com")
-	if b := w.Body.String(); !strings.Contains(b, `value="https://example.com/feed"`) || !strings.Contains(b, `value="a@example.com"`) {
-		t.Errorf("/subscribe is not prefilled:\n%s", b)
+	if b := w.Body.String(); !strings.Contains(b, `value="https://example.com/feed"`) || !strings.Contains(b, `value="a@example.com"`) ||
+		!strings.Contains(b, "<h1>Get example.com by email</h1>") {
+		t.Errorf("/subscribe is not prefilled or does not name the site:\n%s", b)
+	}
+	// A feed feedmail knows is called by its title, and the page fetches
+	// nothing (anyone can make such a link).
+	f := h.feed("The Known Feed")
+	feed, _, err := h.st.EnsureFeed(context.Background(), f.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.SetFeedMetaIfEmpty(context.Background(), feed.ID, "The Known Feed", ""); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.Requests())
+	if b := h.get("/subscribe?url=" + url.QueryEscape(f.URL())).Body.String(); !strings.Contains(b, "<h1>Get The Known Feed by email</h1>") {
+		t.Errorf("the landing page does not name the known feed")
+	}
+	if len(f.Requests()) != before {
+		t.Error("the landing page fetched the feed")
 	}
 }
 
