@@ -59,7 +59,7 @@ func TestStatusPage(t *testing.T) {
 		t.Fatalf("%d\n%s", w.Code, body)
 	}
 	for _, want := range []string{"Status feed", "Active: polled regularly", "in 15 min", "Your Cache-Control header (Cache-Control max-age=3600) asks us to wait",
-		"304 Not Modified", "and 10 more like it", "200 OK", "2.0 KB", "45 ms", "<td>yes</td>", "No WebSub hub", "Add a WebSub hub",
+		"304 Not Modified", "and 10 more like it", "200 OK", "2.0 KB", "45 ms", "· conditional ·", "Next poll decided by", "No WebSub hub", "Add a WebSub hub",
 		"Answer faster", "/ping?url=" + url.QueryEscape(f.URL())} {
 		if !strings.Contains(body, want) {
 			t.Errorf("status page lacks %q", want)
@@ -68,7 +68,7 @@ func TestStatusPage(t *testing.T) {
 	if strings.Contains(body, "secret-reader") || strings.Contains(body, "1 subscriber") {
 		t.Error("the public status page shows subscriber data")
 	}
-	if idx304, idx200 := strings.Index(body, "304 Not Modified"), strings.Index(body, "<td>200 OK"); idx304 > idx200 {
+	if idx304, idx200 := strings.Index(body, "304 Not Modified"), strings.Index(body, `data-label="Answer">200 OK`); idx304 > idx200 {
 		t.Error("polls are not newest first")
 	}
 	if strings.Count(body, "more like it") != 1 {

@@ -15,6 +15,7 @@
 //	08-digest-email.png    the HTML part of a delivered digest email
 //	09-unsubscribed.png    the page after unsubscribing from the email's link
 //	10-signup-phone.png    the signup form with an inline error on a phone width
+//	11-*-1280.png, -375.png the status and account pages at a desktop and a phone width
 //
 // It is skipped when Chromium is absent, and fails then under CI=true.
 package e2e
@@ -420,6 +421,38 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 	for _, want := range []string{"The Farm Gazette", "Allotment Weekly", "Morning", "498 credits"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("account page lacks %q", want)
+		}
+	}
+
+	// 7b. The status page and the account page (with its ledger) at a
+	// desktop and a phone width: no table is wider than its box, so no
+	// column is cut off behind a scroll bar.
+	for _, w := range []struct {
+		name          string
+		width, height int64
+		mobile        bool
+	}{{"1280", 1280, 900, false}, {"375", 375, 812, true}} {
+		viewport := chromedp.EmulateViewport(w.width, w.height)
+		if w.mobile {
+			viewport = chromedp.EmulateViewport(w.width, w.height, chromedp.EmulateScale(2), chromedp.EmulateMobile)
+		}
+		for _, pg := range []struct{ name, url string }{
+			{"status", s.links.Status(gazette.URL())}, {"account", account},
+		} {
+			var overflow []string
+			run(pg.name+" at "+w.name, viewport,
+				chromedp.Navigate(pg.url),
+				chromedp.WaitVisible(chromedp.CSS(`table`)),
+				shot(fmt.Sprintf("11-%s-%s.png", pg.name, w.name)),
+				chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+					var err error
+					overflow, err = chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.table-scroll, main')).filter(e => e.scrollWidth > e.clientWidth + 1).map(e => (e.getAttribute('aria-labelledby') || e.tagName) + ' ' + e.scrollWidth + '>' + e.clientWidth)`)(ctx, t)
+					return err
+				}),
+			)
+			if len(overflow) > 0 {
+				t.Errorf("%s page at %s px: wider than its box: %v", pg.name, w.name, overflow)
+			}
 		}
 	}
 
