@@ -34,7 +34,19 @@ type app struct {
 	helpAsked bool
 }
 
-func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
+// newApp loads the configuration from environ ("NAME=value" entries) and
+// logs, once, what in it looks wrong but does not stop feedmail
+// (config.Warnings).
+func newApp(environ []string, stdout, stderr io.Writer) (*app, error) {
+	getenv := func(name string) string {
+		v := ""
+		for _, kv := range environ {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+				v = val // the last one wins, as in a shell
+			}
+		}
+		return v
+	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return nil, err
@@ -42,6 +54,9 @@ func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) 
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	for _, w := range config.Warnings(cfg, environ) {
+		log.Warn(w)
+	}
 	return &app{cfg: cfg, log: log, clock: clock.Real{}, stdout: stdout, stderr: stderr, metrics: metrics.New()}, nil
 }
 

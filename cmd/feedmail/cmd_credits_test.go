@@ -25,7 +25,7 @@ func cliFor(dsn string, extra map[string]string) func(args ...string) (int, stri
 	}
 	return func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errb)
+		code := run(context.Background(), args, environOf(env), &out, &errb)
 		return code, out.String(), errb.String()
 	}
 }

@@ -34,10 +34,9 @@ func TestImportExportOPML(t *testing.T) {
 		"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1",
 		"FEEDMAIL_SECRET":                 "0123456789abcdef0123",
 	}
-	getenv := func(k string) string { return env[k] }
 	cli := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), args, getenv, &out, &errb)
+		code := run(context.Background(), args, environOf(env), &out, &errb)
 		return code, out.String(), errb.String()
 	}
 

@@ -24,7 +24,7 @@ func pollCLI(t *testing.T) func(args ...string) (int, string, string) {
 	}
 	return func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errb)
+		code := run(context.Background(), args, environOf(env), &out, &errb)
 		return code, out.String(), errb.String()
 	}
 }

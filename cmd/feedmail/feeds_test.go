@@ -45,3 +45,13 @@ func feedSite(t *testing.T) string {
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
+
+// environOf turns a map of variables into "NAME=value" entries, as
+// os.Environ gives them.
+func environOf(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}

@@ -23,7 +23,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -57,7 +57,9 @@ func commands() map[string]command {
 // errUsage marks errors that should be followed by a pointer to help.
 var errUsage = errors.New("usage")
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// run runs the command line args with environ ("NAME=value" entries) as
+// the environment and returns the exit status.
+func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
 	cmds := commands()
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(stdout, cmds)
@@ -81,7 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "feedmail: unknown command %q (run `feedmail help`)\n", strings.Join(args[:min(2, len(args))], " "))
 		return 2
 	}
-	a, err := newApp(getenv, stdout, stderr)
+	a, err := newApp(environ, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "feedmail: %v\n", err)
 		return 1

@@ -48,17 +48,16 @@ func TestServeWebSubAndPings(t *testing.T) {
 		"FEEDMAIL_LOG_LEVEL":              "warn",
 		"FEEDMAIL_MAILDIR":                t.TempDir(),
 	}
-	getenv := func(k string) string { return env[k] }
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"subscribe", "--email", "reader@example.com", "--feed", ff.URL(), "--confirmed"},
-		getenv, &out, &errb); code != 0 {
+		environOf(env), &out, &errb); code != 0 {
 		t.Fatalf("subscribe: exit %d: %s", code, errb.String())
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	var serveErr bytes.Buffer
-	go func() { done <- run(ctx, []string{"serve"}, getenv, io.Discard, &serveErr) }()
+	go func() { done <- run(ctx, []string{"serve"}, environOf(env), io.Discard, &serveErr) }()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {

@@ -52,7 +52,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c := Config{
 		DatabaseURL:         get("FEEDMAIL_DATABASE_URL", "sqlite://./feedmail.db"),
 		Listen:              get("FEEDMAIL_LISTEN", "127.0.0.1:8080"),
-		BaseURL:             strings.TrimRight(get("FEEDMAIL_BASE_URL", "http://127.0.0.1:8080"), "/"),
+		BaseURL:             strings.TrimRight(getenv("FEEDMAIL_BASE_URL"), "/"),
 		SMTPURL:             get("FEEDMAIL_SMTP_URL", ""),
 		Maildir:             get("FEEDMAIL_MAILDIR", "./mail"),
 		From:                get("FEEDMAIL_FROM", "feedmail@localhost"),
@@ -86,15 +86,23 @@ func Load(getenv func(string) string) (Config, error) {
 	case "1", "true", "yes":
 		c.AllowPrivateNetworks = true
 	default:
-		return bad("FEEDMAIL_ALLOW_PRIVATE_NETWORKS", fmt.Sprintf("%q is not 0 or 1", v))
+		return bad("FEEDMAIL_ALLOW_PRIVATE_NETWORKS", fmt.Sprintf("%q is not 1 or 0 (true/false and yes/no work too)", v))
 	}
 	n, err := strconv.ParseInt(get("FEEDMAIL_TRIAL_CREDITS", "500"), 10, 64)
 	if err != nil || n < 0 {
 		return bad("FEEDMAIL_TRIAL_CREDITS", "must be a whole number ≥ 0")
 	}
 	c.TrialCredits = n
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+	host, port, err := splitListen(c.Listen)
+	if err != nil {
 		return bad("FEEDMAIL_LISTEN", fmt.Sprintf("%q is not host:port", c.Listen))
+	}
+	if c.BaseURL = strings.TrimSpace(c.BaseURL); c.BaseURL == "" {
+		// Links in email follow the listen address unless told otherwise.
+		if wildcardHost(host) {
+			host = "127.0.0.1"
+		}
+		c.BaseURL = "http://" + net.JoinHostPort(host, port)
 	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return bad("FEEDMAIL_BASE_URL", fmt.Sprintf("%q is not an http(s) URL", c.BaseURL))
@@ -111,6 +119,16 @@ func Load(getenv func(string) string) (Config, error) {
 		return bad("FEEDMAIL_LOG_LEVEL", "must be debug, info, warn or error")
 	}
 	return c, nil
+}
+
+// splitListen splits a listen address into host and port.
+func splitListen(listen string) (host, port string, err error) {
+	return net.SplitHostPort(listen)
+}
+
+// wildcardHost reports whether a listen host means every address.
+func wildcardHost(host string) bool {
+	return host == "" || host == "0.0.0.0" || host == "::" || host == "[::]"
 }
 
 // HasRole reports whether this process runs role.
