@@ -36,7 +36,7 @@ func (o *orderTransport) Send(ctx context.Context, msgs []*mail.Msg) []error {
 // TestHeldMailGoesOutOldestFirst: mail held while a person had no credits
 // is handed over in the order it was queued once credits arrive, however
 // small the worker's batch, and the person is told once that credits ran
-// out.
+// out, even when a first top-up pays for only part of what waits.
 func TestHeldMailGoesOutOldestFirst(t *testing.T) {
 	fx := newFixture(t)
 	srv := smtpServer(t, smtptest.Options{})
@@ -53,7 +53,17 @@ func TestHeldMailGoesOutOldestFirst(t *testing.T) {
 	if n := srv.Count(); n != 1 {
 		t.Fatalf("%d emails while out of credits, want exactly one notice", n)
 	}
-	if _, err := fx.s.PostLedgerEntry(ctx, u.ID, store.LedgerPurchase, 6, "purchase:held-order", "pack"); err != nil {
+	// A top-up that pays for half of it: the oldest half goes, the rest
+	// waits, and no second "credits ran out" follows.
+	if r, err := fx.s.PostLedgerEntry(ctx, u.ID, store.LedgerPurchase, 3, "purchase:held-order-1", "pack"); err != nil || r.Released != 3 {
+		t.Fatalf("first top-up released %d (%v), want the 3 it pays for", r.Released, err)
+	}
+	for fx.pass(ob) > 0 {
+	}
+	if n := srv.Count(); n != 4 {
+		t.Fatalf("%d emails after a top-up for 3, want the notice and 3 posts (no second notice)", n)
+	}
+	if _, err := fx.s.PostLedgerEntry(ctx, u.ID, store.LedgerPurchase, 3, "purchase:held-order-2", "pack"); err != nil {
 		t.Fatal(err)
 	}
 	for fx.pass(ob) > 0 {

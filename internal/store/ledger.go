@@ -252,20 +252,54 @@ func (s *Store) postLedgerEntryTx(ctx context.Context, userID int64, kind string
 	if err := db.Create(&e).Error; err != nil {
 		return LedgerResult{}, fmt.Errorf("insert entry: %w", err)
 	}
-	upd := map[string]any{"balance": next}
-	if startsNoticeEpisode(kind, amount) {
-		upd["credit_notice_at"] = nil
-	}
-	if err := db.Model(&User{}).Where("id = ?", userID).Updates(upd).Error; err != nil {
+	if err := db.Model(&User{}).Where("id = ?", userID).Update("balance", next).Error; err != nil {
 		return LedgerResult{}, fmt.Errorf("update balance: %w", err)
 	}
 	r := LedgerResult{Entry: e, Applied: true}
 	if amount > 0 {
-		if r.Released, err = s.releaseHeld(ctx, userID, HoldCredits); err != nil {
+		left := 0
+		if r.Released, left, err = s.releaseHeldForCredits(ctx, userID, next); err != nil {
 			return LedgerResult{}, err
+		}
+		// The shortage the person was told about ends only when nothing
+		// waits any more: a top-up that pays for part of the held mail
+		// brings no second "credits ran out" right after it.
+		if startsNoticeEpisode(kind, amount) && left == 0 {
+			if err := db.Model(&User{}).Where("id = ?", userID).Update("credit_notice_at", nil).Error; err != nil {
+				return LedgerResult{}, fmt.Errorf("end credit notice: %w", err)
+			}
 		}
 	}
 	return r, nil
+}
+
+// releaseHeldForCredits moves userID's email held for credits back to the
+// queue, oldest first, as much of it as balance pays for; it returns how
+// many rows it released and how many still wait.
+func (s *Store) releaseHeldForCredits(ctx context.Context, userID, balance int64) (released int64, left int, err error) {
+	var held []OutboxEmail
+	if err := s.DB.WithContext(ctx).Select("id", "credits").
+		Where("user_id = ? AND state = ? AND last_error = ?", userID, OutboxHeld, HoldCredits).
+		Order("created_at, id").Find(&held).Error; err != nil {
+		return 0, 0, fmt.Errorf("held email of user %d: %w", userID, err)
+	}
+	var ids []int64
+	for _, h := range held {
+		if int64(h.Credits) > balance {
+			break
+		}
+		balance -= int64(h.Credits)
+		ids = append(ids, h.ID)
+	}
+	if len(ids) == 0 {
+		return 0, len(held), nil
+	}
+	res := s.DB.WithContext(ctx).Exec(`UPDATE outbox SET state = ?, next_attempt_at = ?, last_error = ''
+WHERE id IN ? AND state = ?`, OutboxQueued, s.now(), ids, OutboxHeld)
+	if res.Error != nil {
+		return 0, 0, fmt.Errorf("release held email of user %d: %w", userID, res.Error)
+	}
+	return res.RowsAffected, len(held) - len(ids), nil
 }
 
 // applyAmount is billing.Apply, with an overflow reported as a bad entry
