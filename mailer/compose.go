@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/wneessen/go-mail"
 )
@@ -57,7 +56,6 @@ const (
 	maxSubject     = 200
 	maxFromTitle   = 64
 	maxBodyTitle   = 300
-	maxPreheader   = 140
 	maxDigestLabel = 60
 )
 
@@ -189,33 +187,6 @@ func formatDate(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("January 2, 2006")
-}
-
-// preheader is the inbox preview line: the start of the text on one line,
-// without what the text rendering adds for plain-text readers (link targets
-// in angle brackets, quote marks, list markers).
-func preheader(text string) string {
-	var words []string
-	n := 0
-	for line := range strings.Lines(text) {
-		line = strings.TrimLeft(line, "> \t")
-		if rest, ok := strings.CutPrefix(line, "- "); ok {
-			line = rest
-		} else if i := strings.Index(line, ". "); i > 0 && i <= 3 && strings.Trim(line[:i], "0123456789") == "" {
-			line = line[i+2:]
-		}
-		for _, w := range strings.Fields(line) {
-			if len(w) > 2 && w[0] == '<' && w[len(w)-1] == '>' && strings.Contains(w, ":") {
-				continue // a link target
-			}
-			words = append(words, w)
-			n += utf8.RuneCountInString(w) + 1
-		}
-		if n > maxPreheader {
-			break
-		}
-	}
-	return truncateRunes(strings.Join(words, " "), maxPreheader)
 }
 
 // Render serializes a message as RFC 5322 bytes (CRLF line endings), as it

@@ -50,9 +50,9 @@ var ErrEmptyDigest = errors.New("digest has no items")
 // digestView is the data of the digest templates; digestFeedView and
 // digestItemView are its sections.
 type digestView struct {
-	Title, Preheader, Heading, Summary string
-	Feeds                              []digestFeedView
-	Footer                             footerView
+	Title, Heading, Summary string
+	Feeds                   []digestFeedView
+	Footer                  footerView
 }
 
 type digestFeedView struct {
@@ -107,7 +107,6 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 	}
 	var feeds []digestFeedView
 	items := 0
-	var titles []string
 	for _, f := range e.Feeds {
 		if len(f.Items) == 0 {
 			continue
@@ -133,7 +132,6 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 				Title: t, Link: link, Date: formatDate(it.Published),
 				Excerpt: htmltemplate.HTML(c.HTML), ExcerptText: c.Text, // sanitized by PrepareHTML
 			})
-			titles = append(titles, t)
 			items++
 		}
 		fv.Count = plural(len(fv.Items), "new post", "new posts")
@@ -146,11 +144,10 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 	summary := plural(items, "new post", "new posts") + " from " + plural(len(feeds), "feed", "feeds")
 	subject := "Your " + label + ": " + summary
 	view := digestView{
-		Title:     subject,
-		Preheader: preheader(strings.Join(titles, " · ")),
-		Heading:   "Your " + label,
-		Summary:   summary,
-		Feeds:     feeds,
+		Title:   subject,
+		Heading: "Your " + label,
+		Summary: summary,
+		Feeds:   feeds,
 		Footer: footerView{
 			To:             strings.TrimSpace(e.To),
 			ManageURL:      bodyURL(e.Footer.ManageURL, false),

@@ -124,21 +124,21 @@ func (o *Outbox) renderNotice(_ context.Context, row *store.OutboxEmail) (*mail.
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPermanent, err)
 	}
-	e := NoticeEmail{
-		To:        row.ToAddr,
-		Subject:   n.Subject,
-		Text:      n.Text,
-		MessageID: o.cfg.Sender.MessageID("notice-" + strconv.FormatInt(row.ID, 10)),
-		Date:      o.cfg.Clock.Now(),
-	}
-	for _, l := range n.Links {
-		e.Links = append(e.Links, Link{Label: l.Label, URL: l.URL})
-	}
+	e := noticeEmailOf(n, row.ToAddr, o.cfg.Sender.MessageID("notice-"+strconv.FormatInt(row.ID, 10)), o.cfg.Clock.Now())
 	m, err := o.cfg.Sender.Notice(e)
 	if err != nil {
 		return nil, fmt.Errorf("%w: outbox %d: %w", ErrPermanent, row.ID, err)
 	}
 	return m, nil
+}
+
+// noticeEmailOf is the email of notice n to address to.
+func noticeEmailOf(n store.Notice, to, messageID string, date time.Time) NoticeEmail {
+	e := NoticeEmail{To: to, Subject: n.Subject, Text: n.Text, MessageID: messageID, Date: date}
+	for _, l := range n.Links {
+		e.Links = append(e.Links, Link{Label: l.Label, URL: l.URL})
+	}
+	return e
 }
 
 // warmUp composes and serializes one message of each built-in form before
