@@ -27,7 +27,16 @@ type Sender struct {
 	// Templates are the parsed email templates. Nil means the embedded
 	// templates, parsed once per process on first use.
 	Templates *Templates
+	// IDKey makes Message-IDs unique to this install (see MessageID): a
+	// key derived from the install's secret, token.Signer.Derive with
+	// MessageIDKeyLabel. Nil leaves ids made of row numbers only, which
+	// two installs sending from one domain would both use (tests only).
+	IDKey []byte
 }
+
+// MessageIDKeyLabel names the key derived from the install's secret for
+// Sender.IDKey.
+const MessageIDKeyLabel = "message-id"
 
 // Footer is what the end of a list message links to. URLs carry signed
 // tokens made by the caller; composition only checks that they are URLs.
@@ -36,11 +45,8 @@ type Footer struct {
 	// ManageURL is the account page (magic link).
 	ManageURL string
 	// UnsubscribeURL is the RFC 8058 one-click URL (POST unsubscribes, GET
-	// shows a page); it also goes into List-Unsubscribe.
+	// shows a page); it is also the only URL in List-Unsubscribe.
 	UnsubscribeURL string
-	// UnsubscribeMailto is an address (or mailto: URL) that unsubscribes by
-	// email; it goes into List-Unsubscribe only.
-	UnsubscribeMailto string
 	// StatusURL is the public status page of the feed.
 	StatusURL string
 }
@@ -127,7 +133,7 @@ func setListHeaders(m *mail.Msg, listTitle, listID string, f Footer) error {
 		}
 		m.SetGenHeaderPreformatted(headerListID, v)
 	}
-	v, post, err := listUnsubscribe(f.UnsubscribeURL, f.UnsubscribeMailto)
+	v, post, err := listUnsubscribe(f.UnsubscribeURL)
 	if err != nil {
 		return fmt.Errorf("compose: %w", err)
 	}

@@ -22,7 +22,7 @@ type DigestEmail struct {
 	// first, as the digest package assembles them. Feeds without items are
 	// skipped.
 	Feeds []DigestFeed
-	// Footer: ManageURL, UnsubscribeURL and UnsubscribeMailto unsubscribe
+	// Footer: ManageURL and UnsubscribeURL unsubscribe
 	// from this digest; the feed fields are not used.
 	Footer Footer
 	// ListID is optional: e.g. Sender.DigestListID(digest.ID) gives digest

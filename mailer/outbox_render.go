@@ -108,7 +108,6 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 		if l.Tokens != nil {
 			e.Footer.ManageURL = l.Account(row.UserID, now)
 			e.Footer.UnsubscribeURL = l.Unsubscribe(d.Subscription.ID)
-			e.Footer.UnsubscribeMailto = l.UnsubscribeMailto(d.Subscription.ID)
 		}
 	}
 	m, err := o.cfg.Sender.Item(e)
@@ -153,8 +152,7 @@ func (o *Outbox) warmUp() {
 	s := o.cfg.Sender
 	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	footer := Footer{FeedTitle: "Warm-up", FeedURL: "https://example.com/feed", SiteURL: "https://example.com/",
-		ManageURL: "https://example.com/account/x", UnsubscribeURL: "https://example.com/unsubscribe/x",
-		UnsubscribeMailto: "mailto:unsubscribe@example.com?subject=x", StatusURL: "https://example.com/status"}
+		ManageURL: "https://example.com/account/x", UnsubscribeURL: "https://example.com/unsubscribe/x", StatusURL: "https://example.com/status"}
 	html := `<p>Text <a href="/a">link</a> <b>bold</b><br>line</p><ul><li>one</li></ul><ol><li>two</li></ol>` +
 		`<blockquote><p>quote</p></blockquote><pre>code</pre><img src="/i.png" alt="alt">`
 	var msgs []*mail.Msg

@@ -47,6 +47,13 @@ func (a *app) newTransport() (mailer.Transport, string, error) {
 	return md, "maildir " + a.cfg.Maildir, nil
 }
 
+// sender composes this install's mail: from FEEDMAIL_FROM, with
+// Message-IDs made unique to the install by a key derived from its secret
+// (call after openStore).
+func (a *app) sender() mailer.Sender {
+	return mailer.Sender{Address: a.cfg.From, IDKey: a.tokens.Derive(mailer.MessageIDKeyLabel)}
+}
+
 // roleMailer runs the outbox worker: it claims queued email, renders,
 // charges and sends it.
 func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) {
@@ -58,7 +65,7 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	if err != nil {
 		return nil, err
 	}
-	sender := mailer.Sender{Address: a.cfg.From}
+	sender := a.sender()
 	lk := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
 	env := renderEnv{Store: s, Sender: sender, Links: lk, App: a}
 	renderers := map[string]mailer.Renderer{}
