@@ -26,10 +26,10 @@ import (
 // maxSpamScore is the most SpamAssassin may give any email feedmail sends.
 const maxSpamScore = 0.5
 
-// sampleEmails returns one message of every template feedmail sends, as
-// the outbox would render them: an item (with content, and without), a
+// sampleMsgs returns one message of every template feedmail sends, as the
+// outbox would compose them: an item (with content, and without), a
 // digest, and every notice of package notices.
-func sampleEmails(t testing.TB, s Sender) map[string][]byte {
+func sampleMsgs(t testing.TB, s Sender) map[string]*mail.Msg {
 	t.Helper()
 	signer, err := token.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
@@ -37,17 +37,13 @@ func sampleEmails(t testing.TB, s Sender) map[string][]byte {
 	}
 	l := links.New("https://feedmail.example.com", signer, s.Address)
 	now := testDate
-	out := map[string][]byte{}
+	out := map[string]*mail.Msg{}
 	render := func(name string, m *mail.Msg, err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		raw, err := Render(m)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = raw
+		out[name] = m
 	}
 
 	footer := Footer{
@@ -114,6 +110,20 @@ func sampleEmails(t testing.TB, s Sender) map[string][]byte {
 	for i, n := range all {
 		m, err := s.Notice(noticeEmailOf(n.n, "reader@example.org", s.MessageID("notice-"+strconv.Itoa(i+1)), now))
 		render(n.name, m, err)
+	}
+	return out
+}
+
+// sampleEmails is sampleMsgs rendered.
+func sampleEmails(t testing.TB, s Sender) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for name, m := range sampleMsgs(t, s) {
+		raw, err := Render(m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = raw
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
@@ -64,6 +65,19 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	tr, desc, err := a.newTransport()
 	if err != nil {
 		return nil, err
+	}
+	if err := a.loadDKIM(); err != nil {
+		_ = tr.Close()
+		return nil, err
+	}
+	if a.dkim != nil {
+		tr = mailer.WithDKIM(tr, a.dkim)
+		name, record := a.dkim.DNSRecord()
+		a.log.Info("DKIM signing on", "domain", a.dkim.Domain(), "selector", a.cfg.DKIMSelector, "txt_name", name, "txt", record)
+		if from := strings.ToLower(a.cfg.From[strings.LastIndexByte(a.cfg.From, '@')+1:]); from != a.dkim.Domain() && !strings.HasSuffix(from, "."+a.dkim.Domain()) {
+			a.log.Warn("FEEDMAIL_DKIM_DOMAIN is not FEEDMAIL_FROM's domain or a parent of it: the signature will not align for DMARC",
+				"dkim_domain", a.dkim.Domain(), "from", a.cfg.From)
+		}
 	}
 	sender := a.sender()
 	lk := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
