@@ -108,9 +108,8 @@ func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now
 		Date:       now,
 		ListID:     s.DigestListID(c.Digest.ID),
 		Footer: mailer.Footer{
-			ManageURL:         l.Account(c.Digest.UserID, now),
-			UnsubscribeURL:    l.DigestUnsubscribe(c.Digest.ID),
-			UnsubscribeMailto: l.DigestUnsubscribeMailto(c.Digest.ID),
+			ManageURL:      l.Account(c.Digest.UserID, now),
+			UnsubscribeURL: l.DigestUnsubscribe(c.Digest.ID),
 		},
 	}
 	for _, f := range c.Feeds {

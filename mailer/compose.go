@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/wneessen/go-mail"
 )
@@ -28,7 +27,16 @@ type Sender struct {
 	// Templates are the parsed email templates. Nil means the embedded
 	// templates, parsed once per process on first use.
 	Templates *Templates
+	// IDKey makes Message-IDs unique to this install (see MessageID): a
+	// key derived from the install's secret, token.Signer.Derive with
+	// MessageIDKeyLabel. Nil leaves ids made of row numbers only, which
+	// two installs sending from one domain would both use (tests only).
+	IDKey []byte
 }
+
+// MessageIDKeyLabel names the key derived from the install's secret for
+// Sender.IDKey.
+const MessageIDKeyLabel = "message-id"
 
 // Footer is what the end of a list message links to. URLs carry signed
 // tokens made by the caller; composition only checks that they are URLs.
@@ -37,11 +45,8 @@ type Footer struct {
 	// ManageURL is the account page (magic link).
 	ManageURL string
 	// UnsubscribeURL is the RFC 8058 one-click URL (POST unsubscribes, GET
-	// shows a page); it also goes into List-Unsubscribe.
+	// shows a page); it is also the only URL in List-Unsubscribe.
 	UnsubscribeURL string
-	// UnsubscribeMailto is an address (or mailto: URL) that unsubscribes by
-	// email; it goes into List-Unsubscribe only.
-	UnsubscribeMailto string
 	// StatusURL is the public status page of the feed.
 	StatusURL string
 }
@@ -57,7 +62,6 @@ const (
 	maxSubject     = 200
 	maxFromTitle   = 64
 	maxBodyTitle   = 300
-	maxPreheader   = 140
 	maxDigestLabel = 60
 )
 
@@ -129,7 +133,7 @@ func setListHeaders(m *mail.Msg, listTitle, listID string, f Footer) error {
 		}
 		m.SetGenHeaderPreformatted(headerListID, v)
 	}
-	v, post, err := listUnsubscribe(f.UnsubscribeURL, f.UnsubscribeMailto)
+	v, post, err := listUnsubscribe(f.UnsubscribeURL)
 	if err != nil {
 		return fmt.Errorf("compose: %w", err)
 	}
@@ -190,33 +194,6 @@ func formatDate(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("January 2, 2006")
-}
-
-// preheader is the inbox preview line: the start of the text on one line,
-// without what the text rendering adds for plain-text readers (link targets
-// in angle brackets, quote marks, list markers).
-func preheader(text string) string {
-	var words []string
-	n := 0
-	for line := range strings.Lines(text) {
-		line = strings.TrimLeft(line, "> \t")
-		if rest, ok := strings.CutPrefix(line, "- "); ok {
-			line = rest
-		} else if i := strings.Index(line, ". "); i > 0 && i <= 3 && strings.Trim(line[:i], "0123456789") == "" {
-			line = line[i+2:]
-		}
-		for _, w := range strings.Fields(line) {
-			if len(w) > 2 && w[0] == '<' && w[len(w)-1] == '>' && strings.Contains(w, ":") {
-				continue // a link target
-			}
-			words = append(words, w)
-			n += utf8.RuneCountInString(w) + 1
-		}
-		if n > maxPreheader {
-			break
-		}
-	}
-	return truncateRunes(strings.Join(words, " "), maxPreheader)
 }
 
 // Render serializes a message as RFC 5322 bytes (CRLF line endings), as it

@@ -28,7 +28,7 @@ type DigestEmail struct {
 	// first, as the digest package assembles them. Feeds without items are
 	// skipped.
 	Feeds []DigestFeed
-	// Footer: ManageURL, UnsubscribeURL and UnsubscribeMailto unsubscribe
+	// Footer: ManageURL and UnsubscribeURL unsubscribe
 	// from this digest; the feed fields are not used.
 	Footer Footer
 	// ListID is optional: e.g. Sender.DigestListID(digest.ID) gives digest
@@ -60,9 +60,9 @@ var ErrEmptyDigest = errors.New("digest has no items")
 // digestView is the data of the digest templates; digestFeedView and
 // digestItemView are its sections.
 type digestView struct {
-	Title, Preheader, Heading, Summary string
-	Feeds                              []digestFeedView
-	Footer                             footerView
+	Title, Heading, Summary string
+	Feeds                   []digestFeedView
+	Footer                  footerView
 }
 
 type digestFeedView struct {
@@ -120,7 +120,6 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 	}
 	var feeds []digestFeedView
 	items := 0
-	var titles []string
 	for _, f := range e.Feeds {
 		if len(f.Items) == 0 {
 			continue
@@ -155,7 +154,6 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 				}
 			}
 			fv.Items = append(fv.Items, iv)
-			titles = append(titles, t)
 			items++
 		}
 		fv.Count = plural(len(fv.Items), "new post", "new posts")
@@ -171,11 +169,10 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 		subject = "Your " + label + ", " + e.Edition + ": " + summary
 	}
 	view := digestView{
-		Title:     subject,
-		Preheader: preheader(strings.Join(titles, " · ")),
-		Heading:   "Your " + label,
-		Summary:   summary,
-		Feeds:     feeds,
+		Title:   subject,
+		Heading: "Your " + label,
+		Summary: summary,
+		Feeds:   feeds,
 		Footer: footerView{
 			To:             strings.TrimSpace(e.To),
 			ManageURL:      bodyURL(e.Footer.ManageURL, false),

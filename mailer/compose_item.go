@@ -37,7 +37,7 @@ type ItemEmail struct {
 
 // itemView is the data of the item templates.
 type itemView struct {
-	Title, Preheader            string
+	Title                       string
 	FeedTitle, SiteURL          string
 	ItemTitle, ItemLink, Byline string
 	Content                     htmltemplate.HTML
@@ -133,7 +133,6 @@ func (s Sender) Item(e ItemEmail) (*mail.Msg, error) {
 	}
 	view := itemView{
 		Title:      itemTitle,
-		Preheader:  preheader(content.Text),
 		FeedTitle:  feedTitle,
 		SiteURL:    siteURL,
 		ItemTitle:  itemTitle,

@@ -27,10 +27,10 @@ type NoticeEmail struct {
 
 // noticeView is the data of the notice templates.
 type noticeView struct {
-	Title, Preheader, To string
-	Text                 string
-	Paragraphs           [][]string
-	Links                []Link
+	Title, To  string
+	Text       string
+	Paragraphs [][]string
+	Links      []Link
 }
 
 // Notice composes a free notice. Subject and Text are required; every Link
@@ -64,7 +64,7 @@ func (s Sender) Notice(e NoticeEmail) (*mail.Msg, error) {
 		links = append(links, Link{Label: label, URL: u})
 	}
 	view := noticeView{
-		Title: subject, Preheader: preheader(text), To: strings.TrimSpace(e.To),
+		Title: subject, To: strings.TrimSpace(e.To),
 		Text: text, Paragraphs: paras, Links: links,
 	}
 	htmlPart, textPart, err := tpl.render("notice", view)

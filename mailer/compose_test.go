@@ -24,7 +24,7 @@ func TestItemHeaders(t *testing.T) {
 		"Message-ID":            "<item.7.99@mail.example.com>",
 		"Date":                  "Wed, 04 Mar 2026 05:06:07 +0000",
 		"List-Id":               `"Example Blog" <feed-42.mail.example.com>`,
-		"List-Unsubscribe":      "<https://feedmail.example.com/unsubscribe/TOKEN-U>, <mailto:unsubscribe+TOKEN-U@mail.example.com>",
+		"List-Unsubscribe":      "<https://feedmail.example.com/unsubscribe/TOKEN-U>",
 		"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
 		"Auto-Submitted":        "auto-generated",
 		"MIME-Version":          "1.0",
@@ -190,11 +190,6 @@ func TestHeaderInjection(t *testing.T) {
 			e.Footer.UnsubscribeURL = "https://feedmail.example.com/u?x=>,<mailto:victim@example.net"
 			return s.Item(e)
 		}, true},
-		{"unsubscribe mailto", func(s Sender) (*mail.Msg, error) {
-			e := testItem()
-			e.Footer.UnsubscribeMailto = "u@example.com\nBcc: victim@example.net"
-			return s.Item(e)
-		}, true},
 		{"sender address", func(Sender) (*mail.Msg, error) {
 			return Sender{Address: "feedmail@example.com\r\nBcc: victim@example.net"}.Item(testItem())
 		}, true},
@@ -252,6 +247,37 @@ func TestMessageIDAndListIDHelpers(t *testing.T) {
 	}
 }
 
+// TestMessageIDInstallTag checks the install part of Message-IDs: the same
+// email keeps its id (a retry), the same row numbers under another install
+// key get another id, and the id stays a valid Message-ID.
+func TestMessageIDInstallTag(t *testing.T) {
+	a := Sender{Address: "feedmail@example.com", IDKey: []byte("install-a-key-0123456789abcdef")}
+	b := Sender{Address: "feedmail@example.com", IDKey: []byte("install-b-key-0123456789abcdef")}
+	form := regexp.MustCompile(`^<item-1-10\.[a-z2-7]{16}@example\.com>$`)
+	if id := a.ItemMessageID(1, 10); !form.MatchString(id) {
+		t.Errorf("ItemMessageID = %q, want %s", id, form)
+	}
+	if a.ItemMessageID(1, 10) != a.ItemMessageID(1, 10) || a.MessageID("digest.5") != a.MessageID("digest.5") {
+		t.Error("the same email must keep its Message-ID")
+	}
+	seen := map[string]string{}
+	for _, s := range []Sender{a, b} {
+		for _, local := range []string{"item-1-10", "item-1-1", "item-11-0", "digest.5", "notice-5"} {
+			id := s.MessageID(local)
+			if prev, dup := seen[id]; dup {
+				t.Errorf("%q given twice (%s and %s)", id, prev, local)
+			}
+			seen[id] = local
+			if _, err := normalizeMessageID(id); err != nil {
+				t.Errorf("%q: %v", id, err)
+			}
+		}
+	}
+	if id := (Sender{Address: "feedmail@example.com"}).ItemMessageID(1, 10); id != "<item-1-10@example.com>" {
+		t.Errorf("without IDKey: %q", id)
+	}
+}
+
 func TestComposeErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -295,9 +321,8 @@ func testDigest() DigestEmail {
 			{Title: "Empty", Items: nil},
 		},
 		Footer: Footer{
-			ManageURL:         "https://feedmail.example.com/account/T",
-			UnsubscribeURL:    "https://feedmail.example.com/unsubscribe/D",
-			UnsubscribeMailto: "unsubscribe+D@mail.example.com",
+			ManageURL:      "https://feedmail.example.com/account/T",
+			UnsubscribeURL: "https://feedmail.example.com/unsubscribe/D",
 		},
 	}
 }
@@ -312,7 +337,7 @@ func TestDigest(t *testing.T) {
 		"Subject":               "Your Morning digest: 3 new posts from 2 feeds",
 		"From":                  `"Morning digest via feedmail" <feedmail@mail.example.com>`,
 		"Message-ID":            "<digest.3.20260304@mail.example.com>",
-		"List-Unsubscribe":      "<https://feedmail.example.com/unsubscribe/D>, <mailto:unsubscribe+D@mail.example.com>",
+		"List-Unsubscribe":      "<https://feedmail.example.com/unsubscribe/D>",
 		"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
 		"List-Id":               "",
 	}

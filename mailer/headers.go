@@ -1,8 +1,10 @@
 package mailer
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -103,20 +105,33 @@ func randomMessageID(domain string) string {
 	return hex.EncodeToString(b[:]) + "@" + domain
 }
 
-// MessageID returns a Message-ID "<local@domain>" at the sender's domain.
-// Characters not allowed in a Message-ID are replaced by "-". Callers make
-// local stable per delivery, e.g. fmt.Sprintf("item.%d.%d", subID, itemID),
-// so that a retried send carries the same id and receivers can de-duplicate.
+// MessageID returns a Message-ID "<local.tag@domain>" at the sender's
+// domain. Characters not allowed in a Message-ID are replaced by "-".
+// Callers make local stable per delivery, e.g. "digest.<issue id>", so that
+// a retried send carries the same id and receivers can de-duplicate. The
+// tag (16 characters of base32) is an HMAC of local under s.IDKey: row
+// numbers repeat across installs (two databases, a reset, a restore) while
+// the tag does not, so two installs under one domain never share an id.
+// Without IDKey there is no tag.
 func (s Sender) MessageID(local string) string {
 	local = strings.Trim(localPartBad.ReplaceAllString(local, "-"), ".")
 	if local == "" {
 		local = "feedmail"
 	}
+	if len(s.IDKey) > 0 {
+		m := hmac.New(sha256.New, s.IDKey)
+		m.Write([]byte(local))
+		local += "." + strings.ToLower(idTagEncoding.EncodeToString(m.Sum(nil)[:10]))
+	}
 	return "<" + local + "@" + s.domain() + ">"
 }
 
+// idTagEncoding spells the install tag of a Message-ID: 10 bytes, 16
+// characters.
+var idTagEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
 // ItemMessageID is the stable Message-ID of the instant email of item to
-// subscription sub: "<item-<sub>-<item>@domain>".
+// subscription sub: "<item-<sub>-<item>.tag@domain>".
 func (s Sender) ItemMessageID(sub, item int64) string {
 	return s.MessageID("item-" + strconv.FormatInt(sub, 10) + "-" + strconv.FormatInt(item, 10))
 }
@@ -217,29 +232,21 @@ func headerURL(raw string, schemes ...string) (string, error) {
 }
 
 // listUnsubscribe builds the List-Unsubscribe value from the one-click URL
-// and the mailto address (either may be empty), and reports whether
-// List-Unsubscribe-Post belongs with it.
-func listUnsubscribe(oneClick, mailto string) (value string, post bool, err error) {
-	var uris []string
-	if oneClick != "" {
-		u, err := headerURL(oneClick, "https", "http")
-		if err != nil {
-			return "", false, fmt.Errorf("unsubscribe URL: %w", err)
-		}
-		uris = append(uris, "<"+u+">")
-		post = true
+// ("" when there is none), and reports whether List-Unsubscribe-Post
+// belongs with it.
+//
+// Unsubscribe by email: no mailto: address is advertised, because nothing
+// reads mail sent to one. When feedmail reads inbound mail (the bounce
+// address work), its mailto: URL joins the one-click URL here, after it.
+func listUnsubscribe(oneClick string) (value string, post bool, err error) {
+	if oneClick == "" {
+		return "", false, nil
 	}
-	if mailto != "" {
-		if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(mailto)), "mailto:") {
-			mailto = "mailto:" + strings.TrimSpace(mailto)
-		}
-		u, err := headerURL(mailto, "mailto")
-		if err != nil {
-			return "", false, fmt.Errorf("unsubscribe mailto: %w", err)
-		}
-		uris = append(uris, "<"+u+">")
+	u, err := headerURL(oneClick, "https", "http")
+	if err != nil {
+		return "", false, fmt.Errorf("unsubscribe URL: %w", err)
 	}
-	return strings.Join(uris, ", "), post, nil
+	return "<" + u + ">", true, nil
 }
 
 // bodyURL checks a URL shown as a link in a message body: http(s) (or mailto

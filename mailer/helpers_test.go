@@ -111,11 +111,10 @@ func testItem() ItemEmail {
 		Author:    "Ann Author",
 		Published: time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC),
 		Footer: Footer{
-			SiteURL:           "https://blog.example.com/",
-			ManageURL:         "https://feedmail.example.com/account/TOKEN-A",
-			UnsubscribeURL:    "https://feedmail.example.com/unsubscribe/TOKEN-U",
-			UnsubscribeMailto: "unsubscribe+TOKEN-U@mail.example.com",
-			StatusURL:         "https://feedmail.example.com/feeds/status?url=https%3A%2F%2Fblog.example.com%2Ffeed.xml",
+			SiteURL:        "https://blog.example.com/",
+			ManageURL:      "https://feedmail.example.com/account/TOKEN-A",
+			UnsubscribeURL: "https://feedmail.example.com/unsubscribe/TOKEN-U",
+			StatusURL:      "https://feedmail.example.com/feeds/status?url=https%3A%2F%2Fblog.example.com%2Ffeed.xml",
 		},
 	}
 }

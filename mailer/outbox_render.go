@@ -109,7 +109,6 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 		if l.Tokens != nil {
 			e.Footer.ManageURL = l.Account(row.UserID, now)
 			e.Footer.UnsubscribeURL = l.Unsubscribe(d.Subscription.ID)
-			e.Footer.UnsubscribeMailto = l.UnsubscribeMailto(d.Subscription.ID)
 		}
 	}
 	m, err := o.cfg.Sender.Item(e)
@@ -125,21 +124,21 @@ func (o *Outbox) renderNotice(_ context.Context, row *store.OutboxEmail) (*mail.
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPermanent, err)
 	}
-	e := NoticeEmail{
-		To:        row.ToAddr,
-		Subject:   n.Subject,
-		Text:      n.Text,
-		MessageID: o.cfg.Sender.MessageID("notice-" + strconv.FormatInt(row.ID, 10)),
-		Date:      o.cfg.Clock.Now(),
-	}
-	for _, l := range n.Links {
-		e.Links = append(e.Links, Link{Label: l.Label, URL: l.URL})
-	}
+	e := noticeEmailOf(n, row.ToAddr, o.cfg.Sender.MessageID("notice-"+strconv.FormatInt(row.ID, 10)), o.cfg.Clock.Now())
 	m, err := o.cfg.Sender.Notice(e)
 	if err != nil {
 		return nil, fmt.Errorf("%w: outbox %d: %w", ErrPermanent, row.ID, err)
 	}
 	return m, nil
+}
+
+// noticeEmailOf is the email of notice n to address to.
+func noticeEmailOf(n store.Notice, to, messageID string, date time.Time) NoticeEmail {
+	e := NoticeEmail{To: to, Subject: n.Subject, Text: n.Text, MessageID: messageID, Date: date}
+	for _, l := range n.Links {
+		e.Links = append(e.Links, Link{Label: l.Label, URL: l.URL})
+	}
+	return e
 }
 
 // warmUp composes and serializes one message of each built-in form before
@@ -154,8 +153,7 @@ func (o *Outbox) warmUp() {
 	s := o.cfg.Sender
 	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	footer := Footer{FeedTitle: "Warm-up", FeedURL: "https://example.com/feed", SiteURL: "https://example.com/",
-		ManageURL: "https://example.com/account/x", UnsubscribeURL: "https://example.com/unsubscribe/x",
-		UnsubscribeMailto: "mailto:unsubscribe@example.com?subject=x", StatusURL: "https://example.com/status"}
+		ManageURL: "https://example.com/account/x", UnsubscribeURL: "https://example.com/unsubscribe/x", StatusURL: "https://example.com/status"}
 	html := `<p>Text <a href="/a">link</a> <b>bold</b><br>line</p><ul><li>one</li></ul><ol><li>two</li></ol>` +
 		`<blockquote><p>quote</p></blockquote><pre>code</pre><img src="/i.png" alt="alt">`
 	var msgs []*mail.Msg

@@ -16,6 +16,7 @@ import (
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/mailer"
 )
 
 // app is what every subcommand shares: configuration, logger, and the store
@@ -29,6 +30,8 @@ type app struct {
 	store   *store.Store
 	metrics *metrics.Metrics
 	tokens  *token.Signer
+	// dkim signs outgoing mail (nil: DKIM off); see loadDKIM.
+	dkim *mailer.DKIMSigner
 	// helpAsked: the command line asks for -h (flag lists are printed
 	// only then).
 	helpAsked bool
@@ -102,6 +105,21 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 	}
 	a.store = s
 	return s, nil
+}
+
+// loadDKIM reads the DKIM key when FEEDMAIL_DKIM_* are set, once: a key
+// file that is missing, unreadable or unfit is an error naming the
+// variable, so `serve` stops at start rather than send unsigned mail.
+func (a *app) loadDKIM() error {
+	if a.dkim != nil || !a.cfg.DKIMEnabled() {
+		return nil
+	}
+	d, err := mailer.LoadDKIMSigner(a.cfg.DKIMDomain, a.cfg.DKIMSelector, a.cfg.DKIMKeyFile)
+	if err != nil {
+		return fmt.Errorf("FEEDMAIL_DKIM_PRIVATE_KEY_FILE: %w", err)
+	}
+	a.dkim = d
+	return nil
 }
 
 func (a *app) close() {

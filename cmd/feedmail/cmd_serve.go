@@ -45,12 +45,19 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if err := a.loadDKIM(); err != nil {
+		return err
+	}
 	s, err := a.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	owner := fmt.Sprintf("%s-%d", hostname(), os.Getpid())
 	a.log.Info("feedmail starting", "roles", a.cfg.Roles, "database", s.Dialect, "owner", owner)
+	if a.cfg.PlainHTTPBaseURL() {
+		a.log.Warn("FEEDMAIL_BASE_URL is not https: RFC 8058 one-click unsubscribe needs https, "+
+			"so mailbox providers will not offer it for the links in our emails", "base_url", a.cfg.BaseURL)
+	}
 
 	srv := web.New(web.Deps{Store: s, Config: a.cfg, Clock: a.clock, Log: a.log, Metrics: a.metrics, Tokens: a.tokens})
 	if a.cfg.HasRole("web") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
@@ -47,6 +48,13 @@ func (a *app) newTransport() (mailer.Transport, string, error) {
 	return md, "maildir " + a.cfg.Maildir, nil
 }
 
+// sender composes this install's mail: from FEEDMAIL_FROM, with
+// Message-IDs made unique to the install by a key derived from its secret
+// (call after openStore).
+func (a *app) sender() mailer.Sender {
+	return mailer.Sender{Address: a.cfg.From, IDKey: a.tokens.Derive(mailer.MessageIDKeyLabel)}
+}
+
 // roleMailer runs the outbox worker: it claims queued email, renders,
 // charges and sends it.
 func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) {
@@ -58,7 +66,20 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	if err != nil {
 		return nil, err
 	}
-	sender := mailer.Sender{Address: a.cfg.From}
+	if err := a.loadDKIM(); err != nil {
+		_ = tr.Close()
+		return nil, err
+	}
+	if a.dkim != nil {
+		tr = mailer.WithDKIM(tr, a.dkim)
+		name, record := a.dkim.DNSRecord()
+		a.log.Info("DKIM signing on", "domain", a.dkim.Domain(), "selector", a.cfg.DKIMSelector, "txt_name", name, "txt", record)
+		if from := strings.ToLower(a.cfg.From[strings.LastIndexByte(a.cfg.From, '@')+1:]); from != a.dkim.Domain() && !strings.HasSuffix(from, "."+a.dkim.Domain()) {
+			a.log.Warn("FEEDMAIL_DKIM_DOMAIN is not FEEDMAIL_FROM's domain or a parent of it: the signature will not align for DMARC",
+				"dkim_domain", a.dkim.Domain(), "from", a.cfg.From)
+		}
+	}
+	sender := a.sender()
 	lk := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
 	env := renderEnv{Store: s, Sender: sender, Links: lk, App: a}
 	renderers := map[string]mailer.Renderer{}

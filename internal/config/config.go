@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/mail"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +36,8 @@ type Config struct {
 	StripeWebhookSecret  string
 	StripeAPIURL         string
 	LogLevel             string
+	// DKIM signing: all three set, or none (off).
+	DKIMDomain, DKIMSelector, DKIMKeyFile string
 }
 
 // ErrInvalid wraps every configuration error.
@@ -62,6 +65,9 @@ func Load(getenv func(string) string) (Config, error) {
 		StripeWebhookSecret: get("FEEDMAIL_STRIPE_WEBHOOK_SECRET", ""),
 		StripeAPIURL:        get("FEEDMAIL_STRIPE_API_URL", ""),
 		LogLevel:            get("FEEDMAIL_LOG_LEVEL", "info"),
+		DKIMDomain:          strings.ToLower(strings.TrimSuffix(get("FEEDMAIL_DKIM_DOMAIN", ""), ".")),
+		DKIMSelector:        get("FEEDMAIL_DKIM_SELECTOR", ""),
+		DKIMKeyFile:         get("FEEDMAIL_DKIM_PRIVATE_KEY_FILE", ""),
 	}
 	bad := func(k, why string) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %s: %s", ErrInvalid, k, why)
@@ -113,6 +119,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.Secret != "" && len(c.Secret) < 16 {
 		return bad("FEEDMAIL_SECRET", "must be at least 16 characters")
 	}
+	if k, why := c.checkDKIM(); why != "" {
+		return bad(k, why)
+	}
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "error":
 	default:
@@ -129,6 +138,66 @@ func splitListen(listen string) (host, port string, err error) {
 // wildcardHost reports whether a listen host means every address.
 func wildcardHost(host string) bool {
 	return host == "" || host == "0.0.0.0" || host == "::" || host == "[::]"
+}
+
+// dnsLabelRe is one DNS label (letters, digits, hyphens inside).
+var dnsLabelRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+
+// checkDKIM returns the variable at fault and why, or "" when the DKIM
+// variables are all unset or all set and well formed. The key file is
+// read by the mailer at start, not here.
+func (c Config) checkDKIM() (key, why string) {
+	vars := []struct{ name, value string }{
+		{"FEEDMAIL_DKIM_DOMAIN", c.DKIMDomain}, {"FEEDMAIL_DKIM_SELECTOR", c.DKIMSelector},
+		{"FEEDMAIL_DKIM_PRIVATE_KEY_FILE", c.DKIMKeyFile},
+	}
+	var set, unset []string
+	for _, v := range vars {
+		if v.value == "" {
+			unset = append(unset, v.name)
+		} else {
+			set = append(set, v.name)
+		}
+	}
+	if len(set) == 0 {
+		return "", ""
+	}
+	if len(unset) > 0 {
+		return unset[0], "DKIM signing needs FEEDMAIL_DKIM_DOMAIN, FEEDMAIL_DKIM_SELECTOR and " +
+			"FEEDMAIL_DKIM_PRIVATE_KEY_FILE together; " + strings.Join(set, " and ") + " set, " + strings.Join(unset, " and ") + " not"
+	}
+	for _, v := range vars[:2] {
+		labels := strings.Split(v.value, ".")
+		if v.name == "FEEDMAIL_DKIM_DOMAIN" && len(labels) < 2 {
+			return v.name, fmt.Sprintf("%q is not a domain name", v.value)
+		}
+		for _, l := range labels {
+			if !dnsLabelRe.MatchString(l) {
+				return v.name, fmt.Sprintf("%q is not a DNS name (letters, digits, '-' and '.')", v.value)
+			}
+		}
+	}
+	return "", ""
+}
+
+// DKIMEnabled reports whether outgoing mail is DKIM-signed.
+func (c Config) DKIMEnabled() bool { return c.DKIMDomain != "" }
+
+// PlainHTTPBaseURL reports whether FEEDMAIL_BASE_URL is http on a host
+// other than loopback (127.0.0.0/8, ::1, localhost and names under it):
+// the unsubscribe links in email then are not https, which RFC 8058
+// one-click unsubscribe requires.
+func (c Config) PlainHTTPBaseURL() bool {
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") {
+		return false
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // HasRole reports whether this process runs role.

@@ -31,6 +31,9 @@ func TestInvalid(t *testing.T) {
 		{"FEEDMAIL_FROM", "Feedmail <a@b.c>"},
 		{"FEEDMAIL_SECRET", "short"},
 		{"FEEDMAIL_LOG_LEVEL", "loud"},
+		{"FEEDMAIL_DKIM_DOMAIN", "example.com"},
+		{"FEEDMAIL_DKIM_SELECTOR", "fm1"},
+		{"FEEDMAIL_DKIM_PRIVATE_KEY_FILE", "/etc/feedmail/dkim.pem"},
 	}
 	for _, c := range cases {
 		_, err := Load(env(map[string]string{c.key: c.val}))
@@ -44,5 +47,64 @@ func TestRolesDeduplicated(t *testing.T) {
 	c, err := Load(env(map[string]string{"FEEDMAIL_ROLES": " poller, poller ,web"}))
 	if err != nil || strings.Join(c.Roles, ",") != "poller,web" || !c.HasRole("web") || c.HasRole("mailer") {
 		t.Fatalf("%v %v", c.Roles, err)
+	}
+}
+
+func TestDKIM(t *testing.T) {
+	all := map[string]string{"FEEDMAIL_DKIM_DOMAIN": "Example.COM.", "FEEDMAIL_DKIM_SELECTOR": "fm2026",
+		"FEEDMAIL_DKIM_PRIVATE_KEY_FILE": "/etc/feedmail/dkim.pem"}
+	c, err := Load(env(all))
+	if err != nil || !c.DKIMEnabled() || c.DKIMDomain != "example.com" || c.DKIMSelector != "fm2026" || c.DKIMKeyFile != "/etc/feedmail/dkim.pem" {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if c, err := Load(env(nil)); err != nil || c.DKIMEnabled() {
+		t.Fatalf("DKIM must be off when unset: %+v %v", c, err)
+	}
+	bad := []struct{ key, val, want string }{
+		{"FEEDMAIL_DKIM_SELECTOR", "", "FEEDMAIL_DKIM_SELECTOR: DKIM signing needs"},
+		{"FEEDMAIL_DKIM_PRIVATE_KEY_FILE", "", "FEEDMAIL_DKIM_PRIVATE_KEY_FILE: DKIM signing needs"},
+		{"FEEDMAIL_DKIM_DOMAIN", "", "FEEDMAIL_DKIM_DOMAIN: DKIM signing needs"},
+		{"FEEDMAIL_DKIM_DOMAIN", "localhost", "is not a domain name"},
+		{"FEEDMAIL_DKIM_DOMAIN", "exa mple.com", "is not a DNS name"},
+		{"FEEDMAIL_DKIM_SELECTOR", "fm;x", "is not a DNS name"},
+	}
+	for _, b := range bad {
+		m := map[string]string{}
+		for k, v := range all {
+			m[k] = v
+		}
+		m[b.key] = b.val
+		if _, err := Load(env(m)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), b.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s=%q: got %v, want one line saying %q", b.key, b.val, err, b.want)
+		}
+	}
+}
+
+func TestPlainHTTPBaseURL(t *testing.T) {
+	tests := []struct {
+		base string
+		want bool
+	}{
+		{"https://feedmail.example.com", false},
+		{"http://feedmail.example.com", true},
+		{"http://feedmail.example.com:8080/sub", true},
+		{"http://192.0.2.7", true},
+		{"http://127.0.0.1:8080", false},
+		{"http://127.9.9.9", false},
+		{"http://[::1]:8080", false},
+		{"http://localhost:8080", false},
+		{"http://LOCALHOST.", false},
+		{"http://app.localhost", false},
+		{"http://localhost.example.com", true},
+		{"http://[::2]", true},
+	}
+	for _, tc := range tests {
+		c, err := Load(env(map[string]string{"FEEDMAIL_BASE_URL": tc.base}))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.base, err)
+		}
+		if got := c.PlainHTTPBaseURL(); got != tc.want {
+			t.Errorf("%s: PlainHTTPBaseURL = %v, want %v", tc.base, got, tc.want)
+		}
 	}
 }

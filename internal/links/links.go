@@ -24,7 +24,7 @@ const (
 type Links struct {
 	Base   string // FEEDMAIL_BASE_URL, no trailing slash
 	Tokens *token.Signer
-	Domain string // mail domain, for mailto: unsubscribe addresses
+	Domain string // mail domain (FEEDMAIL_FROM's), for addresses that take mail in
 }
 
 // New returns a Links for base, signer and the sender address's domain.
@@ -49,16 +49,6 @@ func (l Links) Unsubscribe(subID int64) string {
 // DigestUnsubscribe ends every subscription delivered into digest digestID.
 func (l Links) DigestUnsubscribe(digestID int64) string {
 	return l.Base + Fill(PathUnsubscribe, l.Tokens.Sign(token.DigestUnsubscribe, digestID, time.Time{}))
-}
-
-// UnsubscribeMailto is the mailto: form for List-Unsubscribe.
-func (l Links) UnsubscribeMailto(subID int64) string {
-	return "mailto:unsubscribe@" + l.Domain + "?subject=unsubscribe%20" + l.Tokens.Sign(token.Unsubscribe, subID, time.Time{})
-}
-
-// DigestUnsubscribeMailto is the mailto: form for a digest's List-Unsubscribe.
-func (l Links) DigestUnsubscribeMailto(digestID int64) string {
-	return "mailto:unsubscribe@" + l.Domain + "?subject=unsubscribe%20" + l.Tokens.Sign(token.DigestUnsubscribe, digestID, time.Time{})
 }
 
 // Account is the magic link to a person's account page.

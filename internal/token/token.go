@@ -217,3 +217,17 @@ func (s *Signer) mac(body []byte) []byte {
 	m.Write(body)
 	return m.Sum(nil)[:macLen]
 }
+
+// deriveLabel separates derived keys from token MACs and from each other.
+const deriveLabel = "feedmail/derive/v1\x00"
+
+// Derive returns a 32-byte key for another use of the same secret, named
+// by label (e.g. "message-id"): HMAC-SHA-256 of the label under the
+// secret. Keys for different labels are unrelated, none reveals the secret,
+// and none can make or check a token.
+func (s *Signer) Derive(label string) []byte {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte(deriveLabel))
+	m.Write([]byte(label))
+	return m.Sum(nil)
+}

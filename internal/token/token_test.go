@@ -1,6 +1,7 @@
 package token
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"math"
@@ -236,4 +237,15 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDerive(t *testing.T) {
+	s, other := mustSigner(t, testSecret), mustSigner(t, otherSecret)
+	a, b := s.Derive("message-id"), s.Derive("message-id")
+	if len(a) != 32 || !bytes.Equal(a, b) {
+		t.Fatalf("Derive is not a stable 32-byte key: %x, %x", a, b)
+	}
+	if bytes.Equal(a, s.Derive("other")) || bytes.Equal(a, other.Derive("message-id")) {
+		t.Errorf("derived keys must differ by label and by secret")
+	}
 }

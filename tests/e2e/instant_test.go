@@ -24,7 +24,12 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
+	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/mailer"
 )
+
+// instantSecret is FEEDMAIL_SECRET of the instant end-to-end test.
+const instantSecret = "e2e-instant-secret-0123456789"
 
 // TestInstantEndToEnd runs the real binary: `feedmail serve` with every
 // role as a subprocess, a feed on the farm, and mail going to an SMTP
@@ -93,7 +98,7 @@ func runInstant(t *testing.T, bin, transport string) {
 		"FEEDMAIL_LISTEN":                 addr,
 		"FEEDMAIL_BASE_URL":               e.base,
 		"FEEDMAIL_FROM":                   "feedmail@example.com",
-		"FEEDMAIL_SECRET":                 "e2e-instant-secret-0123456789",
+		"FEEDMAIL_SECRET":                 instantSecret,
 		"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1",
 		"FEEDMAIL_TRIAL_CREDITS":          fmt.Sprint(trial),
 		"FEEDMAIL_ROLES":                  "web,poller,mailer,digest",
@@ -269,15 +274,23 @@ func checkInstantEmail(t *testing.T, raw []byte, to, base string, subID int64) s
 	if _, err := h.Date(); err != nil {
 		t.Errorf("Date: %v", err)
 	}
-	if id := h.Get("Message-Id"); !strings.HasPrefix(id, fmt.Sprintf("<item-%d-", subID)) || !strings.HasSuffix(id, "@example.com>") {
-		t.Errorf("Message-ID = %q, want <item-%d-<item>@example.com>", id, subID)
+	// The Message-ID names the subscription and item, with this install's
+	// tag (derived from FEEDMAIL_SECRET).
+	var item int64
+	id := h.Get("Message-Id")
+	if _, err := fmt.Sscanf(id, fmt.Sprintf("<item-%d-%%d.", subID), &item); err != nil {
+		t.Errorf("Message-ID = %q, want <item-%d-<item>.<tag>@example.com>", id, subID)
+	} else if signer, err := token.NewSigner([]byte(instantSecret)); err != nil {
+		t.Fatal(err)
+	} else if want := (mailer.Sender{Address: "feedmail@example.com", IDKey: signer.Derive(mailer.MessageIDKeyLabel)}).ItemMessageID(subID, item); id != want {
+		t.Errorf("Message-ID = %q, want %q", id, want)
 	}
 	if id := h.Get("List-Id"); !strings.Contains(id, "End to End Blog") || !strings.Contains(id, ".example.com>") {
 		t.Errorf("List-Id = %q", id)
 	}
 	lu := h.Get("List-Unsubscribe")
-	if !strings.Contains(lu, "<"+base+"/unsubscribe/") || !strings.Contains(lu, "<mailto:unsubscribe@example.com?") {
-		t.Errorf("List-Unsubscribe = %q, want the one-click URL and a mailto", lu)
+	if !strings.HasPrefix(lu, "<"+base+"/unsubscribe/") || strings.Contains(lu, "mailto:") {
+		t.Errorf("List-Unsubscribe = %q, want the one-click URL alone", lu)
 	}
 	if got := h.Get("List-Unsubscribe-Post"); got != "List-Unsubscribe=One-Click" {
 		t.Errorf("List-Unsubscribe-Post = %q", got)

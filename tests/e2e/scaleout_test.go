@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,8 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
+	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/mailer"
 
 	"gorm.io/gorm"
 )
@@ -205,7 +208,7 @@ func newScaleOut(t *testing.T, dsn string, size scaleOutSize) *scaleOut {
 		"FEEDMAIL_DATABASE_URL":           dsn,
 		"FEEDMAIL_SMTP_URL":               w.sink.URL(),
 		"FEEDMAIL_FROM":                   soFrom,
-		"FEEDMAIL_SECRET":                 "e2e-scale-out-secret-0123456789",
+		"FEEDMAIL_SECRET":                 soSecret,
 		"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1",
 		"FEEDMAIL_ROLES":                  "web,poller,mailer,digest",
 		"FEEDMAIL_LOG_LEVEL":              "info",
@@ -408,7 +411,7 @@ func (w *scaleOut) latencies(itemGUID map[int64]string, label string, from, to i
 	w.arrivedMu.Lock()
 	for id, at := range w.arrived {
 		var sub, item int64
-		if _, err := fmt.Sscanf(id, "<item-%d-%d@", &sub, &item); err != nil {
+		if _, err := fmt.Sscanf(id, "<item-%d-%d.", &sub, &item); err != nil {
 			continue
 		}
 		p, ok := post[itemGUID[item]]
@@ -608,7 +611,7 @@ func (w *scaleOut) waitBusy(prefix string) {
 }
 
 // expectation is what must arrive: the Message-ID of every instant email
-// ("<item-SUB-ITEM@domain>"), filled in by settled once the posts are
+// (soSender().ItemMessageID), filled in by settled once the posts are
 // recorded as items (they get their ids when polled).
 type expectation struct {
 	instant map[string]bool // Message-IDs
@@ -635,9 +638,10 @@ func (w *scaleOut) settled(e *expectation) bool {
 	for _, f := range w.feeds {
 		feedByID[f.row.ID] = f
 	}
+	s := soSender()
 	for _, it := range items {
 		for _, sub := range feedByID[it.FeedID].instant {
-			e.instant[fmt.Sprintf("<item-%d-%d@example.com>", sub, it.ID)] = true
+			e.instant[s.ItemMessageID(sub, it.ID)] = true
 		}
 	}
 	// One snapshot: an assembly committing between two queries would turn
@@ -699,11 +703,24 @@ func (w *scaleOut) firstIndex() map[string]int {
 func messageIDOf(r store.OutboxEmail) string {
 	switch {
 	case r.Kind == store.KindItem && r.SubscriptionID != nil && r.ItemID != nil:
-		return fmt.Sprintf("<item-%d-%d@example.com>", *r.SubscriptionID, *r.ItemID)
+		return soSender().ItemMessageID(*r.SubscriptionID, *r.ItemID)
 	case r.Kind == store.KindDigest && r.IssueID != nil:
-		return fmt.Sprintf("<digest.%d@example.com>", *r.IssueID)
+		return soSender().MessageID("digest." + strconv.FormatInt(*r.IssueID, 10))
 	}
 	return ""
+}
+
+// soSecret is FEEDMAIL_SECRET of the scale-out processes.
+const soSecret = "e2e-scale-out-secret-0123456789"
+
+// soSender makes the Message-IDs the scale-out processes give their
+// emails: FEEDMAIL_FROM's domain and the key derived from soSecret.
+func soSender() mailer.Sender {
+	signer, err := token.NewSigner([]byte(soSecret))
+	if err != nil {
+		panic(err)
+	}
+	return mailer.Sender{Address: soFrom, IDKey: signer.Derive(mailer.MessageIDKeyLabel)}
 }
 
 // check runs every assertion on the final state and logs the numbers.
@@ -798,10 +815,11 @@ func (w *scaleOut) check(e *expectation) {
 		t.Fatal(err)
 	}
 	issueIDs := map[string]bool{}
+	s := soSender()
 	slots := map[[2]int64]bool{}
 	perDigest := map[int64]int{}
 	for _, is := range issues {
-		issueIDs[fmt.Sprintf("<digest.%d@example.com>", is.ID)] = true
+		issueIDs[s.MessageID("digest."+strconv.FormatInt(is.ID, 10))] = true
 		key := [2]int64{is.DigestID, is.SlotAt.Unix()}
 		if slots[key] {
 			t.Errorf("digest %d has two issues for slot %s", is.DigestID, is.SlotAt)

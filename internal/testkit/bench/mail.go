@@ -184,7 +184,7 @@ func (e *env) bareMail(ctx context.Context, cfg mailer.SMTPConfig, n int) (*Base
 			FeedURL: "http://127.0.0.1/f/1", MessageID: sender.ItemMessageID(1, int64(i)), Date: now, ItemTitle: "Item 1",
 			ItemLink: "http://127.0.0.1/f/1/i/1", ItemHTML: content, Published: now,
 			Footer: mailer.Footer{FeedTitle: "Fan-out", FeedURL: "http://127.0.0.1/f/1", ManageURL: benchBaseURL + "/account/x",
-				UnsubscribeURL: benchBaseURL + "/unsubscribe/x", UnsubscribeMailto: "unsubscribe@bench.example", StatusURL: benchBaseURL + "/feeds/status"}})
+				UnsubscribeURL: benchBaseURL + "/unsubscribe/x", StatusURL: benchBaseURL + "/feeds/status"}})
 		if err != nil {
 			return nil, fmt.Errorf("bare loop: compose: %w", err)
 		}

@@ -1,0 +1,178 @@
+package mailer
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wneessen/go-mail"
+
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/notices"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
+	"github.com/feedmail/feedmail/internal/token"
+)
+
+// maxSpamScore is the most SpamAssassin may give any email feedmail sends.
+const maxSpamScore = 0.5
+
+// sampleMsgs returns one message of every template feedmail sends, as the
+// outbox would compose them: an item (with content, and without), a
+// digest, and every notice of package notices.
+func sampleMsgs(t testing.TB, s Sender) map[string]*mail.Msg {
+	t.Helper()
+	signer, err := token.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := links.New("https://feedmail.example.com", signer, s.Address)
+	now := testDate
+	out := map[string]*mail.Msg{}
+	render := func(name string, m *mail.Msg, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = m
+	}
+
+	footer := Footer{
+		FeedTitle: "The Changelog", FeedURL: "https://changelog.example.com/feed", SiteURL: "https://changelog.example.com/",
+		ManageURL: l.Account(7, now), UnsubscribeURL: l.Unsubscribe(11),
+		StatusURL: l.Status("https://changelog.example.com/feed"),
+	}
+	item := ItemEmail{
+		To: "reader@example.org", FeedTitle: "The Changelog", FeedURL: footer.FeedURL,
+		ListID: s.FeedListID(3), MessageID: s.ItemMessageID(11, 42), Date: now,
+		ItemTitle: "Releasing version 2.4 of our parser", ItemLink: "https://changelog.example.com/posts/parser-2-4",
+		ItemHTML: `<p>We have just tagged version 2.4 of the parser. It reads documents about twice as fast as 2.3 ` +
+			`and uses a third less memory on large inputs.</p>` +
+			`<p>The <a href="/docs/upgrade">upgrade notes</a> list the two changes that need your attention: ` +
+			`the streaming interface now returns errors instead of panicking, and the default limits are lower.</p>` +
+			`<ul><li>Faster tokenizer</li><li>Smaller syntax tree</li><li>Better error messages with line numbers</li></ul>` +
+			`<p><img src="/img/benchmark.png" alt="Benchmark chart" width="600" height="300"></p>` +
+			`<p>Thanks to everyone who sent reports and patches during the beta.</p>`,
+		Author: "Sam Writer", Published: now.Add(-3 * time.Hour), Footer: footer,
+	}
+	m, err := s.Item(item)
+	render("item", m, err)
+	bare := item
+	bare.ItemHTML, bare.MessageID = "", s.ItemMessageID(11, 43)
+	m, err = s.Item(bare)
+	render("item without content", m, err)
+
+	digest := DigestEmail{
+		To: "reader@example.org", DigestName: "Morning", MessageID: s.MessageID("digest.5"), Date: now, ListID: s.DigestListID(2),
+		Footer: Footer{ManageURL: l.Account(7, now), UnsubscribeURL: l.DigestUnsubscribe(2)},
+		Feeds: []DigestFeed{
+			{Title: "The Changelog", SiteURL: "https://changelog.example.com/", Items: []DigestItem{
+				{Title: "Releasing version 2.4 of our parser", Link: "https://changelog.example.com/posts/parser-2-4",
+					ExcerptHTML: "We have just tagged version 2.4 of the parser. It reads documents about twice as fast as 2.3.", Published: now},
+				{Title: "Notes from the maintainers meeting", Link: "https://changelog.example.com/posts/meeting",
+					ExcerptHTML: "We talked about the release schedule, the test farm and the documentation site.", Published: now.Add(-time.Hour)},
+			}},
+			{Title: "Garden Diary", SiteURL: "https://garden.example.net/", Items: []DigestItem{
+				{Title: "Planting garlic in October", Link: "https://garden.example.net/garlic",
+					ExcerptHTML: "Cloves go in pointed end up, a hand deep, before the ground freezes.", Published: now.Add(-5 * time.Hour)},
+			}},
+		},
+	}
+	m, err = s.Digest(digest)
+	render("digest", m, err)
+
+	feed := store.Feed{ID: 3, Title: "The Changelog", URL: "https://changelog.example.com/feed", LastError: "HTTP 404 Not Found"}
+	type named struct {
+		name string
+		n    store.Notice
+	}
+	_, confirm := notices.Confirm(l, now, 11, "The Changelog", feed.URL, "reader@example.org", notices.DeliveryInstant)
+	_, byOp := notices.ConfirmByOperator(l, now, 11, "The Changelog", "reader@example.org")
+	_, already := notices.AlreadySubscribed(l, now, 11, 7, "The Changelog", "reader@example.org")
+	_, signIn := notices.SignIn(l, now, 7, "reader@example.org")
+	_, imp := notices.ImportConfirm(l, now, 7, "reader@example.org", 12)
+	all := []named{
+		{"notice Confirm", confirm}, {"notice ConfirmByOperator", byOp}, {"notice AlreadySubscribed", already},
+		{"notice SignIn", signIn}, {"notice ImportConfirm", imp},
+		{"notice FeedGone", notices.FeedGone(&l, now, feed, 7)},
+		{"notice FeedBlacklisted", notices.FeedBlacklisted(&l, now, feed, 7)},
+		{"notice CreditsOut", notices.CreditsOut(l, now, 30*24*time.Hour, 7, true)},
+	}
+	for i, n := range all {
+		m, err := s.Notice(noticeEmailOf(n.n, "reader@example.org", s.MessageID("notice-"+strconv.Itoa(i+1)), now))
+		render(n.name, m, err)
+	}
+	return out
+}
+
+// sampleEmails is sampleMsgs rendered.
+func sampleEmails(t testing.TB, s Sender) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for name, m := range sampleMsgs(t, s) {
+		raw, err := Render(m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = raw
+	}
+	return out
+}
+
+// spamStatusRe reads the score and the rules hit from X-Spam-Status.
+var spamStatusRe = regexp.MustCompile(`(?m)^X-Spam-Status: \w+, score=(-?[0-9.]+) required=[0-9.]+(?:\s+tests=([^\n]*(?:\n[ \t][^\n]*)*))?`)
+
+// TestSpamAssassinScores scores every email template with SpamAssassin
+// (local rules only: no network tests) and wants each at most
+// maxSpamScore. SpamAssassin runs with an empty user preferences file and
+// HOME in the test's temporary folder, so it writes nothing elsewhere.
+func TestSpamAssassinScores(t *testing.T) {
+	bin, err := exec.LookPath("spamassassin")
+	if err != nil {
+		testutil.SkipOrFail(t, "spamassassin is not installed (Debian: apt-get install spamassassin)")
+	}
+	home := t.TempDir()
+	prefs := filepath.Join(home, "user_prefs")
+	if err := os.WriteFile(prefs, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	emails := sampleEmails(t, testSender())
+	for _, name := range slices.Sorted(maps.Keys(emails)) {
+		raw := bytes.ReplaceAll(emails[name], []byte("\r\n"), []byte("\n"))
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, bin, "-L", "-t", "-p", prefs)
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "LANG=C"}
+		cmd.Dir = home
+		cmd.Stdin = bytes.NewReader(raw)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: spamassassin: %v\n%s", name, err, stderr.String())
+		}
+		mm := spamStatusRe.FindSubmatch(stdout.Bytes())
+		if mm == nil {
+			t.Fatalf("%s: no X-Spam-Status in spamassassin's output:\n%s", name, stdout.String())
+		}
+		score, err := strconv.ParseFloat(string(mm[1]), 64)
+		if err != nil {
+			t.Fatalf("%s: score %q: %v", name, mm[1], err)
+		}
+		tests, _, _ := strings.Cut(strings.Join(strings.Fields(string(mm[2])), " "), " autolearn=")
+		tests = strings.ReplaceAll(tests, ", ", ",")
+		t.Logf("%-26s score %4.1f  tests=%s", name, score, tests)
+		if score > maxSpamScore {
+			t.Errorf("%s: SpamAssassin score %.1f > %.1f (tests=%s)", name, score, maxSpamScore, tests)
+		}
+	}
+}
