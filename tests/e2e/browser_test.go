@@ -224,6 +224,45 @@ func shot(name string) chromedp.Action[chromedp.Void] {
 	})
 }
 
+// startBrowser starts headless Chromium (stopped at cleanup) and returns
+// its context, bounded to 3 minutes, and run, which does actions in it
+// and fails the test on an error naming what.
+func startBrowser(t *testing.T, chrome string) (context.Context, func(what string, actions ...chromedp.Action[chromedp.Void])) {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chrome),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 900),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelA)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(cancelB)
+	// The first Run starts the browser and binds it to its context: no
+	// timeout there, only on what follows.
+	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	bctx, cancelT := context.WithTimeout(bctx, 3*time.Minute)
+	t.Cleanup(cancelT)
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	return bctx, run
+}
+
 // showEmail writes an email's HTML part to artifacts/ and opens it.
 func showEmail(t *testing.T, name, html string) chromedp.Action[chromedp.Void] {
 	t.Helper()
@@ -250,37 +289,7 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 	comments := s.farm.AddFeed(farm.Spec{Title: "Gazette comments", Format: farm.Atom, ItemCount: 2})
 	site := s.farm.AddSite(gazette, comments)
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1100, 900),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	// The first Run starts the browser and binds it to its context: no
-	// timeout there, only on what follows.
-	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
-	bctx, cancelT := context.WithTimeout(bctx, 3*time.Minute)
-	defer cancelT()
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	bctx, run := startBrowser(t, chrome)
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
