@@ -180,3 +180,28 @@ func TestSubscribeCommand(t *testing.T) {
 		t.Errorf("feed (one active subscriber, primed by the command's fetch): %+v %v", f, err)
 	}
 }
+
+// TestSubscribeNewest: --confirmed --newest queues the feed's newest post
+// at once, one email; without --newest nothing is queued.
+func TestSubscribeNewest(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	cli := cliFor(dsn, map[string]string{"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1"})
+	site := feedSite(t)
+	if code, _, errs := cli("subscribe", "--email", "plain@example.com", "--feed", site+"/feed", "--confirmed"); code != 0 {
+		t.Fatalf("subscribe: %d %s", code, errs)
+	}
+	if code, _, errs := cli("subscribe", "--email", "newest@example.com", "--feed", site+"/feed", "--confirmed", "--newest"); code != 0 {
+		t.Fatalf("subscribe --newest: %d %s", code, errs)
+	}
+	s := storetest.OpenDSN(t, dsn, storetest.Options{NoMigrate: true})
+	for addr, want := range map[string]int64{"plain@example.com": 0, "newest@example.com": 1} {
+		u, err := s.UserByEmail(context.Background(), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		if err := s.DB.Model(&store.OutboxEmail{}).Where("user_id = ? AND kind = ?", u.ID, store.KindItem).Count(&n).Error; err != nil || n != want {
+			t.Errorf("%s: %d item emails queued (%v), want %d", addr, n, err, want)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
-const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed]"
+const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed] [--newest]"
 
 // cmdSubscribe adds (or revives) a subscription for the operator through
 // the subscribe use case, with the web form's checks: --feed is fetched
@@ -26,6 +26,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	feedURL := fs.String("feed", "", "the feed's URL")
 	digestName := fs.String("digest", "", "deliver into this digest of the person's (instant when empty)")
 	confirmed := fs.Bool("confirmed", false, "active at once, without a confirmation email")
+	newest := fs.Bool("newest", false, "also email the feed's newest post as soon as the subscription is confirmed (1 credit)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	}
 	name := strings.TrimSpace(*digestName)
 	res, err := svc.Subscribe(ctx, subscribe.Request{Email: addr, Feed: found,
-		DigestName: name, Confirmed: *confirmed, ByOperator: true})
+		DigestName: name, Confirmed: *confirmed, ByOperator: true, SendNewest: *newest})
 	var nd *subscribe.NoDigestError
 	if errors.As(err, &nd) {
 		return noDigestError(nd.Email, nd.Name)

@@ -23,6 +23,8 @@ import (
 // (routeCatchUp): the items the person saw at signup are the baseline, and
 // a post a poll found while the confirmation email was on its way is theirs
 // too. The same statements, one subscription instead of a batch of items.
+// When that routes nothing and the person asked for it at signup, the
+// feed's newest post goes to them as one email instead (routeNewest).
 
 // The statements of the routing, around their parameters: the bouncing
 // hold reason, the times and the item ids.
@@ -108,18 +110,55 @@ func (s *Store) routeCatchUp(ctx context.Context, subID int64, now time.Time) er
 		return nil
 	}
 	c := s.psConn(ctx)
+	var routed int64
 	where := func(q *psQuery) *psQuery {
 		return q.sql("WHERE s.id = ").arg(sub.ID, "bigint").sql(" AND i.ignored_rule = '' AND i.seen_at > ").
 			arg(sub.RequestedAt.UTC(), "timestamptz")
 	}
 	q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
 		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom)
-	if _, err := where(q).sql("\nON CONFLICT (dedupe_key) DO NOTHING").exec(ctx, c); err != nil {
+	n, err := where(q).sql("\nON CONFLICT (dedupe_key) DO NOTHING").exec(ctx, c)
+	if err != nil {
 		return fmt.Errorf("catch up subscription %d by email: %w", subID, err)
 	}
+	routed += n
 	q = s.psNew().sql(routeDigestHead).arg(now, "timestamptz").sql(routeDigestFrom)
-	if _, err := where(q).sql("\nON CONFLICT (subscription_id, item_id) DO NOTHING").exec(ctx, c); err != nil {
+	if n, err = where(q).sql("\nON CONFLICT (subscription_id, item_id) DO NOTHING").exec(ctx, c); err != nil {
 		return fmt.Errorf("catch up subscription %d in its digest: %w", subID, err)
+	}
+	routed += n
+	if sub.SendNewest && routed == 0 {
+		return s.routeNewest(ctx, sub.ID, now)
+	}
+	return nil
+}
+
+// routeNewestFrom picks the feed's newest item (by its date, else when it
+// was seen) for one subscription, whatever its delivery.
+const routeNewestFrom = `
+FROM subscriptions s
+JOIN users u ON u.id = s.user_id
+JOIN items i ON i.id = (SELECT n.id FROM items n WHERE n.feed_id = s.feed_id
+  ORDER BY COALESCE(n.published_at, n.seen_at) DESC, n.id DESC LIMIT 1)
+WHERE s.state = 'active' AND s.id = `
+
+// SendNewestNow queues the feed's newest post for active subscription
+// subID at once (routeNewest): an operator's confirmed subscription that
+// asked for it.
+func (s *Store) SendNewestNow(ctx context.Context, subID int64) error {
+	return s.routeNewest(ctx, subID, s.now())
+}
+
+// routeNewest queues the feed's newest post for subscription subID as one
+// email, at once and charged like any other (the signup's "send me the
+// newest post now"); a digest subscription gets it by email too, since
+// the point is to see at once what one signed up for.
+func (s *Store) routeNewest(ctx context.Context, subID int64, now time.Time) error {
+	q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
+		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeNewestFrom).arg(subID, "bigint").
+		sql("\nON CONFLICT (dedupe_key) DO NOTHING")
+	if _, err := q.exec(ctx, s.psConn(ctx)); err != nil {
+		return fmt.Errorf("send the newest post to subscription %d: %w", subID, err)
 	}
 	return nil
 }

@@ -34,6 +34,9 @@ type Subscription struct {
 	EndedReason string
 	// Folder is the folder an OPML import put the feed in ("" at the top).
 	Folder string
+	// SendNewest: on confirmation the feed's newest post goes out at once
+	// (the signup form's choice), unless the catch-up already sent posts.
+	SendNewest bool
 }
 
 // Subscribe adds (or revives) the subscription of user to feed. With confirmed
@@ -251,6 +254,15 @@ func (s *Store) EndDigestSubscriptions(ctx context.Context, digestID int64, reas
 		return 0, fmt.Errorf("end subscriptions of digest %d: %w", digestID, err)
 	}
 	return n, nil
+}
+
+// SetSendNewest records the signup's choice to get the feed's newest post
+// on confirmation (see Subscription.SendNewest).
+func (s *Store) SetSendNewest(ctx context.Context, id int64, v bool) error {
+	if err := s.DB.WithContext(ctx).Model(&Subscription{}).Where("id = ?", id).Update("send_newest", v).Error; err != nil {
+		return fmt.Errorf("set send_newest of subscription %d: %w", id, err)
+	}
+	return nil
 }
 
 // SetSubscriptionFolder records the folder (an OPML import's) of

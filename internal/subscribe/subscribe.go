@@ -44,6 +44,10 @@ type Request struct {
 	// ByOperator words the confirmation email for a subscription the
 	// operator added.
 	ByOperator bool
+	// SendNewest: the feed's newest post goes out as one email as soon as
+	// the subscription is confirmed (at once for a Confirmed request), so
+	// the person sees what they signed up for.
+	SendNewest bool
 }
 
 // Result is what Subscribe did.
@@ -104,6 +108,9 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	if res.Sub, err = s.Store.Subscribe(ctx, u.ID, res.Feed.ID, digestID, req.Confirmed); err != nil {
 		return nil, err
 	}
+	if err := s.sendNewest(ctx, res.Sub, req); err != nil {
+		return nil, err
+	}
 	switch {
 	case res.Sub.State == store.SubActive && req.Confirmed:
 		res.Trial, err = s.PersonConfirmed(ctx, u.ID)
@@ -122,6 +129,21 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 			"state", res.Sub.State, "delivery", delivery, "confirmation_sent", res.ConfirmationSent)
 	}
 	return res, err
+}
+
+// sendNewest records or honours Request.SendNewest for sub: a pending
+// subscription gets it on confirmation (the store's catch-up), a
+// subscription the request activated gets it now.
+func (s *Service) sendNewest(ctx context.Context, sub *store.Subscription, req Request) error {
+	switch {
+	case !req.SendNewest:
+		return nil
+	case sub.State == store.SubPending:
+		return s.Store.SetSendNewest(ctx, sub.ID, true)
+	case sub.State == store.SubActive && req.Confirmed:
+		return s.Store.SendNewestNow(ctx, sub.ID)
+	}
+	return nil
 }
 
 // person finds or creates the account and sets its time zone while it is

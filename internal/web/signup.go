@@ -38,6 +38,8 @@ type signupData struct {
 	// Fresh marks a form nobody has sent yet: only then may the browser's
 	// script pick the time zone (afterwards it is the person's choice).
 	Fresh bool
+	// Newest: send the feed's newest post on confirmation (on by default).
+	Newest bool
 	// FeedName names the feed of a publisher's "subscribe by email" link
 	// (/subscribe?url=…): its title when feedmail knows the feed, else the
 	// site's host. Never fetched for a GET.
@@ -46,7 +48,7 @@ type signupData struct {
 
 func (s *Server) newSignup(r *http.Request) *signupData {
 	return &signupData{Delivery: deliveryInstant, Zone: zoneFromAcceptLanguage(r.Header.Get("Accept-Language")),
-		Errors: map[string]string{}, Presets: digest.Presets()}
+		Errors: map[string]string{}, Presets: digest.Presets(), Newest: true}
 }
 
 func (s *Server) showSignup(w http.ResponseWriter, r *http.Request, status int, d *signupData) {
@@ -175,7 +177,7 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 		return
 	}
 	res, err := s.subs.Subscribe(r.Context(), subscribe.Request{Email: in.email, Feed: found, Preset: in.preset,
-		Zone: d.Zone, KeepActive: true})
+		Zone: d.Zone, KeepActive: true, SendNewest: d.Newest})
 	if err != nil {
 		s.serverError(w, r, err)
 		return
@@ -192,6 +194,7 @@ func (s *Server) signupForm(r *http.Request) *signupData {
 	d := s.newSignup(r)
 	d.Email = clip(strings.TrimSpace(r.PostForm.Get("email")), 320)
 	d.URL = clip(strings.TrimSpace(r.PostForm.Get("url")), 2048)
+	d.Newest = r.PostForm.Get("newest") != ""
 	if v := r.PostForm.Get("delivery"); v != "" {
 		d.Delivery = clip(v, 40)
 	}

@@ -162,3 +162,63 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + fmt.Sprintf("… (%d bytes)", len(s))
 }
+
+// TestSignupSendsNewestPost: with "send me the newest post now" (the form's
+// default), confirming sends the feed's newest post at once, as one email
+// charged 1 credit, for instant and digest delivery alike; without it,
+// nothing until a new post.
+func TestSignupSendsNewestPost(t *testing.T) {
+	for _, tc := range []struct {
+		name, delivery string
+		newest         bool
+	}{
+		{"instant", "instant", true},
+		{"daily digest", "daily", true},
+		{"unticked", "instant", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStack(t)
+			ctx := context.Background()
+			old := s.clk.Now().Add(-48 * time.Hour)
+			feed := s.farm.AddFeed(farm.Spec{Title: "Newest Blog", Items: []farm.Item{
+				{ID: "n-2", Title: "The newest post", Link: "https://blog.example.org/n-2", Content: "<p>new</p>", Published: old},
+				{ID: "n-1", Title: "An older post", Link: "https://blog.example.org/n-1", Content: "<p>old</p>", Published: old.Add(-24 * time.Hour)},
+			}})
+			form := url.Values{"email": {"fresh@example.net"}, "url": {feed.URL()}, "delivery": {tc.delivery}, "zone": {"UTC"}}
+			if tc.newest {
+				form.Set("newest", "1")
+			}
+			postForm(t, s.base+"/subscriptions", form)
+			text, _ := testutil.MailParts(t, s.deliver(ctx, 1).Raw)
+			s.clk.Advance(time.Minute)
+			postForm(t, linkIn(t, text, s.base, "/confirm/"), url.Values{})
+			if _, err := s.outbox.SendDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.newest {
+				if n := s.smtp.Count(); n != 1 {
+					t.Fatalf("%d emails without asking for the newest post, want only the confirmation", n)
+				}
+				return
+			}
+			msg := s.deliver(ctx, 2)
+			if subj := msg.Header.Get("Subject"); !strings.Contains(subj, "The newest post") {
+				t.Fatalf("the email after confirming is %q, want the newest post", subj)
+			}
+			u, err := s.st.UserByEmail(ctx, "fresh@example.net")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u.Balance != 499 {
+				t.Errorf("balance %d, want the 500 trial credits less 1", u.Balance)
+			}
+			s.clk.Advance(time.Hour)
+			if _, err := s.outbox.SendDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := s.smtp.Count(); n != 2 {
+				t.Errorf("%d emails, want the confirmation and the newest post only", n)
+			}
+		})
+	}
+}
