@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/opml"
+	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 )
 
@@ -51,6 +52,12 @@ func TestImportExportOPML(t *testing.T) {
 	}
 	if len(rep.Added) != 1 || rep.Added[0].URL != good.URL() || len(rep.Failed) != 1 || !strings.Contains(rep.Failed[0].Reason, "410") {
 		t.Fatalf("report: %+v", rep)
+	}
+	// The operator's --confirmed import is the proof of consent the export shows.
+	code, out, errs = cli("account", "export", "--email", "ann@example.com")
+	if ex := decodeJSON[store.AccountExport](t, out); code != 0 || len(ex.Subscriptions) != 1 ||
+		ex.Subscriptions[0].ConfirmedBy != store.ConfirmedByOperator {
+		t.Fatalf("export after import --confirmed: %d %s %+v, want confirmed by the operator", code, errs, ex.Subscriptions)
 	}
 	code, out, _ = cli("import-opml", "--email", "ann@example.com", file)
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || len(rep.Already) != 1 || len(rep.Added) != 0 {

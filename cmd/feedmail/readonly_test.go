@@ -18,6 +18,8 @@ func TestReadOnlyCommandsMakeNoDatabase(t *testing.T) {
 		{"credits", "ledger", "--email", "a@example.com"},
 		{"digest", "list", "--email", "a@example.com"},
 		{"export-opml", "--email", "a@example.com"},
+		{"account", "export", "--email", "a@example.com"},
+		{"account", "delete", "--email", "a@example.com"},
 	} {
 		code, out, errs := cli(args...)
 		if code != 1 || out != "" || !strings.Contains(errs, "no database at "+path) {

@@ -19,6 +19,8 @@ const (
 	PathAccountDigests      = "/account/{token}/digests"
 	PathAccountDigestDelete = "/account/{token}/digests/{id}/delete"
 	PathAccountOPML         = "/account/{token}/opml"
+	PathAccountData         = "/account/{token}/export"
+	PathAccountDelete       = "/account/{token}/delete"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathFeedStatus          = "/feeds/status"
 	PathStatic              = "/static/{file}"
@@ -76,6 +78,9 @@ func Routes() []Route {
 		{Name: "accountDigestDelete", Method: "POST", Path: PathAccountDigestDelete, Group: GroupPages},
 		{Name: "accountImport", Method: "POST", Path: PathAccountOPML, Group: GroupPages},
 		{Name: "accountExport", Method: "GET", Path: PathAccountOPML, Group: GroupPages},
+		{Name: "accountData", Method: "GET", Path: PathAccountData, Group: GroupPages},
+		{Name: "accountDeletePage", Method: "GET", Path: PathAccountDelete, Group: GroupPages},
+		{Name: "accountDelete", Method: "POST", Path: PathAccountDelete, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},

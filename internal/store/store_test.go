@@ -126,7 +126,7 @@ func TestSubscriptionCountsOnlyActive(t *testing.T) {
 	if n := count(); n != 0 {
 		t.Fatalf("pending subscription counted: %d", n)
 	}
-	if _, err := s.ConfirmSubscription(ctx, sub.ID); err != nil {
+	if _, err := s.ConfirmSubscription(ctx, sub.ID, store.ConfirmedByLink); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(); n != 1 {

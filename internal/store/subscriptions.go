@@ -16,6 +16,14 @@ const (
 	SubEnded   = "ended"
 )
 
+// How a subscription was confirmed (Subscription.ConfirmedBy): the proof of
+// consent the person's data export carries.
+const (
+	ConfirmedByLink     = "link"     // the person followed the emailed confirmation link
+	ConfirmedByOperator = "operator" // the operator vouched for the address (--confirmed)
+	ConfirmedByAccount  = "account"  // the person confirmed or imported it on their account page
+)
+
 // Subscription links a person to a feed, delivered instantly (DigestID nil) or
 // into one of their digests.
 type Subscription struct {
@@ -30,6 +38,9 @@ type Subscription struct {
 	// even those seen before they confirmed (see ConfirmSubscription).
 	RequestedAt *time.Time
 	ConfirmedAt *time.Time
+	// ConfirmedBy is how it was last confirmed (ConfirmedBy*; "" before
+	// this was recorded).
+	ConfirmedBy string
 	EndedAt     *time.Time
 	EndedReason string
 	// Folder is the folder an OPML import put the feed in ("" at the top).
@@ -40,9 +51,21 @@ type Subscription struct {
 }
 
 // Subscribe adds (or revives) the subscription of user to feed. With confirmed
-// it is active at once; otherwise it waits in "pending" for the person to
-// confirm. digestID nil means instant delivery.
+// it is active at once, confirmed by the operator; otherwise it waits in
+// "pending" for the person to confirm. digestID nil means instant delivery.
 func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *int64, confirmed bool) (*Subscription, error) {
+	by := ""
+	if confirmed {
+		by = ConfirmedByOperator
+	}
+	return s.SubscribeConfirmedBy(ctx, userID, feedID, digestID, by)
+}
+
+// SubscribeConfirmedBy is Subscribe recording who confirmed it: confirmedBy
+// "" leaves it pending, a ConfirmedBy* value activates it at once (when it
+// is not active already) and is kept as the proof of consent.
+func (s *Store) SubscribeConfirmedBy(ctx context.Context, userID, feedID int64, digestID *int64, confirmedBy string) (*Subscription, error) {
+	confirmed := confirmedBy != ""
 	var out *Subscription
 	err := s.Tx(ctx, func(tx *Store) error {
 		now := tx.now()
@@ -52,7 +75,7 @@ func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *i
 		case errors.Is(err, gorm.ErrRecordNotFound):
 			sub = Subscription{UserID: userID, FeedID: feedID, DigestID: digestID, State: SubPending, CreatedAt: now, RequestedAt: &now}
 			if confirmed {
-				sub.State, sub.ConfirmedAt = SubActive, &now
+				sub.State, sub.ConfirmedAt, sub.ConfirmedBy = SubActive, &now, confirmedBy
 			}
 			if err := tx.DB.Create(&sub).Error; err != nil {
 				return fmt.Errorf("create subscription: %w", err)
@@ -67,7 +90,7 @@ func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *i
 			}
 			activate := confirmed && sub.State != SubActive
 			if activate {
-				upd["state"], upd["confirmed_at"] = SubActive, now
+				upd["state"], upd["confirmed_at"], upd["confirmed_by"] = SubActive, now, confirmedBy
 			}
 			if err := tx.DB.Model(&sub).Updates(upd).Error; err != nil {
 				return fmt.Errorf("update subscription: %w", err)
@@ -87,15 +110,16 @@ func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *i
 	return out, err
 }
 
-// ConfirmSubscription activates a pending subscription (idempotent) and
-// returns it. The feed's items seen since the person asked for it, while it
-// waited, are routed to it then (routeCatchUp).
-func (s *Store) ConfirmSubscription(ctx context.Context, id int64) (*Subscription, error) {
+// ConfirmSubscription activates a pending subscription (idempotent),
+// recording how (by, a ConfirmedBy* value), and returns it. The feed's
+// items seen since the person asked for it, while it waited, are routed to
+// it then (routeCatchUp).
+func (s *Store) ConfirmSubscription(ctx context.Context, id int64, by string) (*Subscription, error) {
 	var out Subscription
 	err := s.Tx(ctx, func(tx *Store) error {
 		now := tx.now()
 		res := tx.DB.Model(&Subscription{}).Where("id = ? AND state = ?", id, SubPending).
-			Updates(map[string]any{"state": SubActive, "confirmed_at": now})
+			Updates(map[string]any{"state": SubActive, "confirmed_at": now, "confirmed_by": by})
 		if res.Error != nil {
 			return res.Error
 		}

@@ -52,7 +52,7 @@ func TestConfirmCatchesUpSinceRequest(t *testing.T) {
 	}
 	push(item("after-request", ""), item("too-old", "older than a year"))
 	for range 2 {
-		if _, err := s.ConfirmSubscription(ctx, sub.ID); err != nil {
+		if _, err := s.ConfirmSubscription(ctx, sub.ID, store.ConfirmedByLink); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -22,6 +22,10 @@ type User struct {
 	BouncingSince  *time.Time
 	CreditNoticeAt *time.Time // the free out-of-credits notice for the current shortage
 	CreatedAt      time.Time
+	// DeletedAt is when the person deleted their account (DeleteUser); the
+	// row stays with a tombstone address for the ledger's sake, and the
+	// lookups below treat it as absent.
+	DeletedAt *time.Time
 }
 
 // NormalizeEmail is the form an address is stored and looked up in: trimmed,
@@ -50,16 +54,16 @@ func (s *Store) EnsureUser(ctx context.Context, email string) (u *User, created 
 // UserByEmail looks a user up by address.
 func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
 	var u User
-	if err := s.DB.WithContext(ctx).Where("email = ?", NormalizeEmail(email)).Take(&u).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Where("email = ? AND deleted_at IS NULL", NormalizeEmail(email)).Take(&u).Error; err != nil {
 		return nil, fmt.Errorf("user %s: %w", email, notFound(err))
 	}
 	return &u, nil
 }
 
-// UserByID looks a user up by id.
+// UserByID looks a user up by id; a deleted account is ErrNotFound.
 func (s *Store) UserByID(ctx context.Context, id int64) (*User, error) {
 	var u User
-	if err := s.DB.WithContext(ctx).Take(&u, id).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Where("deleted_at IS NULL").Take(&u, id).Error; err != nil {
 		return nil, fmt.Errorf("user %d: %w", id, notFound(err))
 	}
 	return &u, nil
@@ -78,14 +82,14 @@ func (s *Store) SetUserTimezone(ctx context.Context, id int64, zone string) erro
 	return s.DB.WithContext(ctx).Model(&User{}).Where("id = ?", id).Update("timezone", zone).Error
 }
 
-// UsersByIDs loads users by id.
+// UsersByIDs loads users by id (deleted accounts left out).
 func (s *Store) UsersByIDs(ctx context.Context, ids []int64) (map[int64]*User, error) {
 	out := make(map[int64]*User, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	var us []User
-	if err := s.DB.WithContext(ctx).Where("id IN ?", outboxUniq(ids)).Find(&us).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Where("id IN ? AND deleted_at IS NULL", outboxUniq(ids)).Find(&us).Error; err != nil {
 		return nil, fmt.Errorf("load users: %w", err)
 	}
 	for i := range us {

@@ -6,16 +6,17 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// Confirm activates sub when it is pending and records the person's
-// confirmation (PersonConfirmed). Doing it twice is harmless. It returns
-// the trial credits granted now.
-func (s *Service) Confirm(ctx context.Context, sub *store.Subscription) (int64, error) {
+// Confirm activates sub when it is pending, recording how (by: the emailed
+// link, or the account page), and records the person's confirmation
+// (PersonConfirmed). Doing it twice is harmless. It returns the trial
+// credits granted now.
+func (s *Service) Confirm(ctx context.Context, sub *store.Subscription, by string) (int64, error) {
 	if sub.State == store.SubPending {
-		if _, err := s.Store.ConfirmSubscription(ctx, sub.ID); err != nil {
+		if _, err := s.Store.ConfirmSubscription(ctx, sub.ID, by); err != nil {
 			return 0, err
 		}
 		if s.Log != nil {
-			s.Log.Info("subscription confirmed", "user", sub.UserID, "subscription", sub.ID, "feed", sub.FeedID)
+			s.Log.Info("subscription confirmed", "user", sub.UserID, "subscription", sub.ID, "feed", sub.FeedID, "by", by)
 		}
 	}
 	return s.PersonConfirmed(ctx, sub.UserID)

@@ -46,6 +46,9 @@ type ImportOptions struct {
 	// address). Otherwise they wait in "pending" and the person gets one
 	// email asking to confirm them on the account page.
 	Confirmed bool
+	// ConfirmedBy is recorded as how Confirmed subscriptions were confirmed
+	// (store.ConfirmedBy*; "" means the operator).
+	ConfirmedBy string
 	// KeepBouncing leaves the "bouncing" mark when a Confirmed import
 	// confirms the person (the command; the account page clears it).
 	KeepBouncing bool
@@ -228,6 +231,18 @@ func (run *importRun) report() ImportReport {
 	return rep
 }
 
+// confirmedBy is how the import's subscriptions are confirmed ("" when
+// they wait for the person).
+func (opt ImportOptions) confirmedBy() string {
+	switch {
+	case !opt.Confirmed:
+		return ""
+	case opt.ConfirmedBy != "":
+		return opt.ConfirmedBy
+	}
+	return store.ConfirmedByOperator
+}
+
 // importOne finds (FindFeed: a feed, or the one feed a site's page
 // advertises) and subscribes one feed, in its folder.
 func (s *Service) importOne(ctx context.Context, userID int64, r ImportResult, opt ImportOptions) (ImportResult, error) {
@@ -266,7 +281,7 @@ func (s *Service) importOne(ctx context.Context, userID int64, r ImportResult, o
 			return r, nil
 		}
 	}
-	sub, err := s.Store.Subscribe(ctx, userID, feed.ID, opt.DigestID, opt.Confirmed)
+	sub, err := s.Store.SubscribeConfirmedBy(ctx, userID, feed.ID, opt.DigestID, opt.confirmedBy())
 	if err != nil {
 		return r, err
 	}

@@ -105,7 +105,11 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 		digestID = &dg.ID
 		delivery = notices.DeliveryDigest(dg.Name, req.Preset.Label)
 	}
-	if res.Sub, err = s.Store.Subscribe(ctx, u.ID, res.Feed.ID, digestID, req.Confirmed); err != nil {
+	by := ""
+	if req.Confirmed {
+		by = store.ConfirmedByOperator
+	}
+	if res.Sub, err = s.Store.SubscribeConfirmedBy(ctx, u.ID, res.Feed.ID, digestID, by); err != nil {
 		return nil, err
 	}
 	if err := s.sendNewest(ctx, res.Sub, req); err != nil {

@@ -148,7 +148,7 @@ func TestConfirm(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []int64{500, 0} {
-		got, err := svc.Confirm(ctx, res.Sub)
+		got, err := svc.Confirm(ctx, res.Sub, store.ConfirmedByLink)
 		if err != nil || got != want {
 			t.Fatalf("confirm %d: trial %d, %v; want %d", i, got, err, want)
 		}

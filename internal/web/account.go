@@ -307,7 +307,7 @@ func (s *Server) accountConfirmAll(w http.ResponseWriter, r *http.Request) {
 		if subs[i].State != store.SubPending {
 			continue
 		}
-		if _, err := s.subs.Confirm(r.Context(), &subs[i].Subscription); err != nil {
+		if _, err := s.subs.Confirm(r.Context(), &subs[i].Subscription, store.ConfirmedByAccount); err != nil {
 			s.serverError(w, r, err)
 			return
 		}
@@ -320,7 +320,7 @@ func (s *Server) accountConfirm(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := s.subs.Confirm(r.Context(), sub); err != nil {
+	if _, err := s.subs.Confirm(r.Context(), sub, store.ConfirmedByAccount); err != nil {
 		s.serverError(w, r, err)
 		return
 	}

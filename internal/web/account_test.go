@@ -140,6 +140,9 @@ func TestAccountConfirmsPending(t *testing.T) {
 	if h.subsOf(u)[0].State != store.SubActive || u.Balance != 500 || u.ConfirmedAt == nil {
 		t.Fatalf("%+v %+v", h.subsOf(u)[0], u)
 	}
+	if by := h.subsOf(u)[0].ConfirmedBy; by != store.ConfirmedByAccount {
+		t.Errorf("confirmed on the account page, recorded as confirmed by %q", by)
+	}
 }
 
 // upload posts an OPML file to the account page.
@@ -189,6 +192,9 @@ func TestOPMLImportAndExport(t *testing.T) {
 	subs := h.subsOf(u)
 	if len(subs) != 2 || subs[1].FeedURL != fresh.URL() || subs[1].State != store.SubActive || subs[1].FeedTitle != "Fresh feed" {
 		t.Fatalf("after import: %+v", subs)
+	}
+	if subs[0].ConfirmedBy != store.ConfirmedByLink || subs[1].ConfirmedBy != store.ConfirmedByAccount {
+		t.Errorf("confirmed by %q (signup link) and %q (account import), want link and account", subs[0].ConfirmedBy, subs[1].ConfirmedBy)
 	}
 	// Again: everything is already there or still failing.
 	if b := h.upload(acc, doc.Bytes(), "instant").Body.String(); !strings.Contains(b, "0 added · 2 already there · 3 failed") {

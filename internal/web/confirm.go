@@ -96,7 +96,7 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Already = sub.State == store.SubActive
-	granted, err := s.subs.Confirm(r.Context(), sub)
+	granted, err := s.subs.Confirm(r.Context(), sub, store.ConfirmedByLink)
 	if err != nil {
 		s.serverError(w, r, err)
 		return

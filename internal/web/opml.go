@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/opml"
+	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
@@ -74,7 +75,7 @@ func (s *Server) accountImport(w http.ResponseWriter, r *http.Request) {
 			strconv.Itoa(maxWebImport)+" at a time. Split the file, or ask the operator to use feedmail import-opml.")
 		return
 	}
-	opt := subscribe.ImportOptions{Confirmed: true, Parallel: 8, PerFeed: 15 * time.Second}
+	opt := subscribe.ImportOptions{Confirmed: true, ConfirmedBy: store.ConfirmedByAccount, Parallel: 8, PerFeed: 15 * time.Second}
 	switch v := r.FormValue("delivery"); {
 	case v == "" || v == deliveryInstant:
 	case !strings.HasPrefix(v, "digest-"):

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// AccountExport is everything feedmail keeps about one person, as their
+// data export (`feedmail account export` and the account page's download)
+// writes it in JSON. Times are UTC.
+type AccountExport struct {
+	Email         string               `json:"email"`
+	Timezone      string               `json:"timezone"`
+	CreatedAt     time.Time            `json:"created_at"`
+	ConfirmedAt   *time.Time           `json:"confirmed_at"`
+	Balance       int64                `json:"balance"`
+	ExportedAt    time.Time            `json:"exported_at"`
+	Subscriptions []ExportSubscription `json:"subscriptions"`
+	Digests       []ExportDigest       `json:"digests"`
+	Ledger        []ExportLedgerEntry  `json:"ledger"`
+	Purchases     []ExportPurchase     `json:"purchases"`
+}
+
+// ExportSubscription is one subscription, ended ones included, with the
+// proof of consent: when it was asked for, and when and how confirmed.
+type ExportSubscription struct {
+	FeedURL   string `json:"feed_url"`
+	FeedTitle string `json:"feed_title"`
+	State     string `json:"state"`
+	// Delivery is "instant" or "digest" (then Digest names it).
+	Delivery    string     `json:"delivery"`
+	Digest      string     `json:"digest,omitempty"`
+	Folder      string     `json:"folder,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	RequestedAt *time.Time `json:"requested_at"`
+	ConfirmedAt *time.Time `json:"confirmed_at"`
+	// ConfirmedBy is "link", "operator", "account" (ConfirmedBy*), "" while
+	// not confirmed, or "unrecorded" for one confirmed before feedmail kept
+	// the how.
+	ConfirmedBy string     `json:"confirmed_by"`
+	EndedAt     *time.Time `json:"ended_at,omitempty"`
+	EndedReason string     `json:"ended_reason,omitempty"`
+}
+
+// ExportDigest is one digest and its schedule.
+type ExportDigest struct {
+	Name       string     `json:"name"`
+	Schedule   string     `json:"schedule"`
+	Timezone   string     `json:"timezone"`
+	NextSlotAt time.Time  `json:"next_slot_at"`
+	LastSlotAt *time.Time `json:"last_slot_at,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+}
+
+// ExportLedgerEntry is one change to the person's credits.
+type ExportLedgerEntry struct {
+	ID           int64     `json:"id"`
+	Kind         string    `json:"kind"`
+	Amount       int64     `json:"amount"`
+	BalanceAfter int64     `json:"balance_after"`
+	Reason       string    `json:"reason"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// ExportPurchase is one credit pack bought (or started and not paid).
+type ExportPurchase struct {
+	Credits         int64      `json:"credits"`
+	PriceCents      int64      `json:"price_cents"`
+	Currency        string     `json:"currency"`
+	State           string     `json:"state"`
+	CheckoutSession string     `json:"checkout_session"`
+	CreatedAt       time.Time  `json:"created_at"`
+	CompletedAt     *time.Time `json:"completed_at,omitempty"`
+}
+
+// ExportAccount collects u's data for their export: every subscription
+// (ended too), digest, ledger entry and purchase, oldest first.
+func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, error) {
+	db := s.DB.WithContext(ctx)
+	out := &AccountExport{Email: u.Email, Timezone: u.Timezone, CreatedAt: u.CreatedAt.UTC(),
+		ConfirmedAt: utcPtrOf(u.ConfirmedAt), Balance: u.Balance, ExportedAt: s.now(),
+		Subscriptions: []ExportSubscription{}, Digests: []ExportDigest{}, Ledger: []ExportLedgerEntry{},
+		Purchases: []ExportPurchase{}}
+	var subs []SubscriptionView
+	if err := db.Table("subscriptions AS s").
+		Select("s.*, f.url AS feed_url, f.title AS feed_title, COALESCE(d.name, '') AS digest_name").
+		Joins("JOIN feeds f ON f.id = s.feed_id").
+		Joins("LEFT JOIN digests d ON d.id = s.digest_id").
+		Where("s.user_id = ?", u.ID).Order("s.id").Scan(&subs).Error; err != nil {
+		return nil, fmt.Errorf("export subscriptions of user %d: %w", u.ID, err)
+	}
+	for _, sub := range subs {
+		e := ExportSubscription{FeedURL: sub.FeedURL, FeedTitle: sub.FeedTitle, State: sub.State, Delivery: "instant",
+			Folder: sub.Folder, CreatedAt: sub.CreatedAt.UTC(), RequestedAt: utcPtrOf(sub.RequestedAt),
+			ConfirmedAt: utcPtrOf(sub.ConfirmedAt), ConfirmedBy: sub.ConfirmedBy, EndedAt: utcPtrOf(sub.EndedAt),
+			EndedReason: sub.EndedReason}
+		if sub.DigestID != nil {
+			e.Delivery, e.Digest = "digest", sub.DigestName
+		}
+		if e.ConfirmedAt != nil && e.ConfirmedBy == "" {
+			e.ConfirmedBy = "unrecorded"
+		}
+		out.Subscriptions = append(out.Subscriptions, e)
+	}
+	var digests []Digest
+	if err := db.Where("user_id = ?", u.ID).Order("id").Find(&digests).Error; err != nil {
+		return nil, fmt.Errorf("export digests of user %d: %w", u.ID, err)
+	}
+	for _, d := range digests {
+		out.Digests = append(out.Digests, ExportDigest{Name: d.Name, Schedule: d.Schedule, Timezone: d.Timezone,
+			NextSlotAt: d.NextSlotAt.UTC(), LastSlotAt: utcPtrOf(d.LastSlotAt), CreatedAt: d.CreatedAt.UTC()})
+	}
+	var entries []LedgerEntry
+	if err := db.Where("user_id = ?", u.ID).Order("id").Find(&entries).Error; err != nil {
+		return nil, fmt.Errorf("export ledger of user %d: %w", u.ID, err)
+	}
+	for _, e := range entries {
+		out.Ledger = append(out.Ledger, ExportLedgerEntry{ID: e.ID, Kind: e.Kind, Amount: e.Amount,
+			BalanceAfter: e.BalanceAfter, Reason: e.Reason, CreatedAt: e.CreatedAt.UTC()})
+	}
+	var purchases []Purchase
+	if err := db.Where("user_id = ?", u.ID).Order("id").Find(&purchases).Error; err != nil {
+		return nil, fmt.Errorf("export purchases of user %d: %w", u.ID, err)
+	}
+	for _, p := range purchases {
+		out.Purchases = append(out.Purchases, ExportPurchase{Credits: p.Credits, PriceCents: p.PriceCents,
+			Currency: p.Currency, State: p.State, CheckoutSession: p.StripeSessionID, CreatedAt: p.CreatedAt.UTC(),
+			CompletedAt: utcPtrOf(p.CompletedAt)})
+	}
+	return out, nil
+}
+
+// utcPtrOf returns *t in UTC, nil for nil.
+func utcPtrOf(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return utcPtr(*t)
+}
+
+// JSON is the export as its file holds it: indented, ending in a newline.
+func (e *AccountExport) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode account export: %w", err)
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// Account deletion: the person's address, subscriptions, digests and the
+// mail not sent yet are erased; the users row stays with a tombstone
+// address ("deleted-<id>@invalid") and deleted_at, so the ledger and the
+// purchases keep a user for accounting (their foreign keys, and the cached
+// balance equal to the last entry's balance_after). The lookups by id and
+// address treat the row as absent, so account links stop working and the
+// same address signs up as a new account.
+
+// AccountDeletion is what DeleteUser erased.
+type AccountDeletion struct {
+	UserID        int64
+	Subscriptions int     // subscriptions erased, ended ones included
+	Digests       int     // digests erased
+	PendingMail   int     // outbox rows not sent yet (queued or held) erased
+	Feeds         []int64 // the feeds whose subscriber counts were recounted
+}
+
+// Tombstone is the address a deleted account's row keeps: unique, and in
+// the .invalid domain, which can never receive mail.
+func Tombstone(userID int64) string { return fmt.Sprintf("deleted-%d@invalid", userID) }
+
+// DeleteUser erases the account userID in one transaction (see above) and
+// returns what it erased. An unknown or already deleted account is
+// ErrNotFound, and nothing changes.
+func (s *Store) DeleteUser(ctx context.Context, userID int64) (*AccountDeletion, error) {
+	out := &AccountDeletion{UserID: userID}
+	err := s.Tx(ctx, func(tx *Store) error {
+		// The user row first, as the ledger's transactions lock it: a charge
+		// or grant running now waits for us or we for it, never a cycle.
+		if _, err := tx.ledgerLockUser(ctx, userID); err != nil {
+			return err
+		}
+		var u User
+		if err := tx.DB.Where("id = ? AND deleted_at IS NULL", userID).Take(&u).Error; err != nil {
+			return fmt.Errorf("user %d: %w", userID, notFound(err))
+		}
+		if err := tx.DB.Model(&Subscription{}).Where("user_id = ?", userID).Distinct().
+			Order("feed_id").Pluck("feed_id", &out.Feeds).Error; err != nil {
+			return fmt.Errorf("feeds of user %d: %w", userID, err)
+		}
+		res := tx.DB.Where("user_id = ? AND state IN ?", userID, []string{OutboxQueued, OutboxHeld}).Delete(&OutboxEmail{})
+		if res.Error != nil {
+			return fmt.Errorf("delete pending mail: %w", res.Error)
+		}
+		out.PendingMail = int(res.RowsAffected)
+		// Mail already sent (or failed) stays for the records, without the
+		// address or the message.
+		if err := tx.DB.Model(&OutboxEmail{}).Where("user_id = ?", userID).
+			Updates(map[string]any{"to_addr": Tombstone(userID), "payload": "", "last_error": ""}).Error; err != nil {
+			return fmt.Errorf("scrub sent mail: %w", err)
+		}
+		subs := tx.DB.Model(&Subscription{}).Select("id").Where("user_id = ?", userID)
+		digests := tx.DB.Model(&Digest{}).Select("id").Where("user_id = ?", userID)
+		if err := tx.DB.Where("subscription_id IN (?) OR digest_id IN (?)", subs, digests).Delete(&DigestItem{}).Error; err != nil {
+			return fmt.Errorf("delete digest items: %w", err)
+		}
+		if err := tx.DB.Where("digest_id IN (?)", digests).Delete(&DigestIssue{}).Error; err != nil {
+			return fmt.Errorf("delete digest issues: %w", err)
+		}
+		res = tx.DB.Where("user_id = ?", userID).Delete(&Subscription{})
+		if res.Error != nil {
+			return fmt.Errorf("delete subscriptions: %w", res.Error)
+		}
+		out.Subscriptions = int(res.RowsAffected)
+		res = tx.DB.Where("user_id = ?", userID).Delete(&Digest{})
+		if res.Error != nil {
+			return fmt.Errorf("delete digests: %w", res.Error)
+		}
+		out.Digests = int(res.RowsAffected)
+		if err := tx.DB.Model(&User{}).Where("id = ?", userID).Updates(map[string]any{
+			"email": Tombstone(userID), "timezone": "UTC", "confirmed_at": nil, "hard_bounces": 0,
+			"bouncing_since": nil, "credit_notice_at": nil, "deleted_at": tx.now(),
+		}).Error; err != nil {
+			return fmt.Errorf("tombstone user %d: %w", userID, err)
+		}
+		for _, f := range slices.Compact(out.Feeds) {
+			if err := tx.recountSubscribers(f); err != nil {
+				return fmt.Errorf("recount feed %d: %w", f, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delete account %d: %w", userID, err)
+	}
+	return out, nil
+}
