@@ -338,9 +338,13 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 	if !strings.Contains(body, "The Farm Gazette") || !strings.Contains(body, "Active") {
 		t.Fatalf("account page does not list the subscription:\n%s", body)
 	}
+	// The form's "send me the newest post now" was ticked: it arrives now.
+	if newest := s.deliver(ctx, 2); newest.Header.Get("Subject") == "" || strings.HasPrefix(newest.Header.Get("Subject"), "Confirm") {
+		t.Fatalf("after confirming, the email is %q, want the feed's newest post", newest.Header.Get("Subject"))
+	}
 	u, err := s.st.UserByEmail(ctx, "reader@example.com")
-	if err != nil || u.Balance != 500 {
-		t.Fatalf("user %+v %v", u, err)
+	if err != nil || u.Balance != 499 {
+		t.Fatalf("user %+v %v; want 500 trial credits less the newest post", u, err)
 	}
 
 	// 4. A digest of two more feeds, so the account page shows one too.
@@ -380,7 +384,7 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 	for _, f := range digestFeeds {
 		s.poll(ctx, f.URL())
 	}
-	item := s.deliver(ctx, 2)
+	item := s.deliver(ctx, 3)
 	if !strings.Contains(item.Header.Get("Subject"), "Prize marrow") {
 		t.Fatalf("instant email subject %q", item.Header.Get("Subject"))
 	}
@@ -395,7 +399,7 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 	if _, err := s.digest.AssembleDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	dmsg := s.deliver(ctx, 3)
+	dmsg := s.deliver(ctx, 4)
 	_, digestHTML := testutil.MailParts(t, dmsg.Raw)
 	if !strings.Contains(digestHTML, "Allotment Weekly") || !strings.Contains(digestHTML, "Seed Catalogue Notes") {
 		t.Fatalf("digest email lacks its feeds")
@@ -424,10 +428,10 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 		shot("08-digest-email.png"),
 	)
 	u, _ = s.st.UserByID(ctx, u.ID)
-	if u.Balance != 498 { // 500 trial − 1 instant email − 1 digest issue of 2 feeds
-		t.Errorf("balance %d, want 498", u.Balance)
+	if u.Balance != 497 { // 500 trial − the newest post − 1 instant email − 1 digest issue of 2 feeds
+		t.Errorf("balance %d, want 497", u.Balance)
 	}
-	for _, want := range []string{"The Farm Gazette", "Allotment Weekly", "Morning", "498 credits"} {
+	for _, want := range []string{"The Farm Gazette", "Allotment Weekly", "Morning", "497 credits"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("account page lacks %q", want)
 		}
