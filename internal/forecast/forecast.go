@@ -95,6 +95,23 @@ func (f Forecast) Words(key string) string {
 	return ""
 }
 
+// PostsWords returns the rate as a person reads it: "about 30 posts a
+// month", "less than 1 post a month", "more than 3,000 posts a month".
+func (f Forecast) PostsWords() string {
+	c := newCost(f.PostsPerMonth, f.Capped)
+	switch {
+	case f.NotEnoughHistory:
+		return "not enough history to tell how often it posts"
+	case c.AtLeast:
+		return "more than " + Thousands(c.Credits) + " posts a month"
+	case c.Credits == 0:
+		return "less than 1 post a month"
+	case c.Credits == 1:
+		return "about 1 post a month"
+	}
+	return "about " + Thousands(c.Credits) + " posts a month"
+}
+
 // For returns the cost of delivery key: "instant" or a preset key.
 func (f Forecast) For(key string) (Cost, bool) {
 	if key == "instant" {

@@ -224,6 +224,20 @@ func TestWords(t *testing.T) {
 			t.Errorf("%+v: %q; want %q", tt.c, got, tt.want)
 		}
 	}
+	for _, tt := range []struct {
+		f    Forecast
+		want string
+	}{
+		{Forecast{PostsPerMonth: 30.2}, "about 30 posts a month"},
+		{Forecast{PostsPerMonth: 0.7}, "about 1 post a month"},
+		{Forecast{PostsPerMonth: 0.2}, "less than 1 post a month"},
+		{Forecast{PostsPerMonth: MaxPostsPerMonth, Capped: true}, "more than 3,000 posts a month"},
+		{Forecast{NotEnoughHistory: true}, "not enough history to tell how often it posts"},
+	} {
+		if got := tt.f.PostsWords(); got != tt.want {
+			t.Errorf("%+v: %q; want %q", tt.f, got, tt.want)
+		}
+	}
 	if got := Thousands(1234567); got != "1,234,567" {
 		t.Errorf("Thousands = %q", got)
 	}

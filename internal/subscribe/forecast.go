@@ -23,17 +23,7 @@ func parsedDates(items []newitems.Item) []time.Time {
 // without a date counts as undated: when feedmail saw it says nothing of
 // when it was published (a first poll sees a whole feed at once).
 func (s *Service) storedDates(ctx context.Context, feedID int64) ([]time.Time, error) {
-	items, err := s.Store.ItemsOfFeed(ctx, feedID, newitems.MaxItems)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]time.Time, len(items))
-	for i, it := range items {
-		if it.PublishedAt != nil {
-			out[i] = *it.PublishedAt
-		}
-	}
-	return out, nil
+	return s.Store.ItemDates(ctx, feedID, newitems.MaxItems)
 }
 
 // StoredForecast returns the cost forecast of a feed from its stored
