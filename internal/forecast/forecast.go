@@ -132,8 +132,7 @@ func Estimate(dates []time.Time, now time.Time) Forecast {
 	if !h.Known() {
 		return Forecast{NotEnoughHistory: true, Reason: h.Reason}
 	}
-	f := Forecast{PostsPerMonth: h.PerMonth, Capped: h.Capped,
-		Instant: newCost(h.PerMonth*CreditsPerPost, h.Capped)}
+	f := Forecast{PostsPerMonth: h.PerMonth, Capped: h.Capped, Instant: h.InstantCost()}
 	// Presets are counted from a fixed Monday in UTC so every page shows
 	// the same numbers; a zone shifts the slots, not their gaps (DST aside).
 	ref := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -157,6 +156,12 @@ type History struct {
 	Capped   bool
 	dates    []time.Time // dated, not after now, oldest first
 	now      time.Time
+}
+
+// InstantCost returns the cost of one email per post, zero when the
+// history is not known.
+func (h History) InstantCost() Cost {
+	return newCost(h.PerMonth*CreditsPerPost, h.Capped)
 }
 
 // Known reports whether the dates gave a rate.

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/url"
 	"strings"
 	"testing"
@@ -12,7 +13,8 @@ import (
 )
 
 // knownFeed records the feed at u with n stored posts, step apart, the
-// newest an hour before the harness's now.
+// newest an hour before the harness's now, polled now (so a signup trusts
+// it without fetching).
 func (h *harness) knownFeed(u, title string, n int, step time.Duration) {
 	h.t.Helper()
 	ctx := context.Background()
@@ -24,6 +26,9 @@ func (h *harness) knownFeed(u, title string, n int, step time.Duration) {
 		h.t.Fatal(err)
 	}
 	now := h.clk.Now()
+	if err := h.st.DB.Model(&store.Feed{}).Where("id = ?", f.ID).Update("last_success_at", now).Error; err != nil {
+		h.t.Fatal(err)
+	}
 	for i := 0; i < n; i++ {
 		pub := now.Add(-time.Hour - time.Duration(i)*step)
 		it := store.Item{FeedID: f.ID, Identity: fmt.Sprint("p", i), PublishedAt: &pub, SeenAt: now}
@@ -95,5 +100,32 @@ func TestCandidatesForecast(t *testing.T) {
 	}
 	if n := len(comments.Requests()); n != 0 {
 		t.Errorf("an unknown candidate was fetched %d times", n)
+	}
+}
+
+// TestAccountForecast: each subscription says what it costs a month as
+// delivered now; a digest's feeds share its cost.
+func TestAccountForecast(t *testing.T) {
+	h := newHarness(t)
+	h.knownFeed("https://daily.example/feed", "Daily", 20, 24*time.Hour)
+	h.knownFeed("https://weekly.example/feed", "Weekly", 10, 7*24*time.Hour)
+	h.knownFeed("https://few.example/feed", "Few", 2, 24*time.Hour)
+	u := h.subscribeConfirmed("ann@example.com", "https://daily.example/feed", "instant")
+	h.subscribeConfirmed("ann@example.com", "https://weekly.example/feed", "daily")
+	h.subscribeConfirmed("ann@example.com", "https://few.example/feed", "daily")
+	b := h.get(h.accountPath(u)).Body.String()
+	// Weekly posts fill 9 daily issues in 63: about 4 a month.
+	digestWords := "about 4 credits a month, not counting 1 feed with too little history"
+	for _, want := range []string{
+		"Cost: about 30 credits a month as delivered now",
+		"Cost: digest “Daily” as a whole, as delivered now: " + digestWords,
+		"Cost: " + digestWords,
+	} {
+		if !strings.Contains(b, html.EscapeString(want)) && !strings.Contains(b, want) {
+			t.Errorf("the account page lacks %q:\n%s", want, b)
+		}
+	}
+	if n := strings.Count(b, "as a whole"); n != 2 { // the weekly and the few
+		t.Errorf("%d digest subscriptions say the digest's cost; want 2", n)
 	}
 }
