@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
+	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -56,13 +58,15 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	return a.printSubscribed(ctx, svc.Store, res, name)
+	return a.printSubscribed(ctx, svc.Store, res, name, found.Forecast)
 }
 
-// printSubscribed prints what cmdSubscribe did, with the person's balance.
-func (a *app) printSubscribed(ctx context.Context, s *store.Store, res *subscribe.Result, digestName string) error {
+// printSubscribed prints what cmdSubscribe did, with the person's balance
+// and the feed's cost forecast.
+func (a *app) printSubscribed(ctx context.Context, s *store.Store, res *subscribe.Result, digestName string, fc forecast.Forecast) error {
 	out := map[string]any{"email": res.User.Email, "feed": res.Feed.URL, "subscription": res.Sub.ID,
-		"state": res.Sub.State, "delivery": "instant", "confirmation_sent": res.ConfirmationSent}
+		"state": res.Sub.State, "delivery": "instant", "confirmation_sent": res.ConfirmationSent,
+		"forecast": forecastJSON(fc)}
 	if digestName != "" {
 		out["delivery"] = "digest " + digestName
 	}
@@ -115,4 +119,22 @@ func findFeed(ctx context.Context, svc *subscribe.Service, feed string) (subscri
 		return found, errors.New(b.String())
 	}
 	return found, nil
+}
+
+// forecastJSON is the forecast as the command prints it: posts and credits
+// a month, rounded as the web says them ("instant" and each preset key),
+// "capped" when the rate was cut (instant is then a lower bound); or
+// "not_enough_history" with the reason.
+func forecastJSON(fc forecast.Forecast) map[string]any {
+	if fc.NotEnoughHistory {
+		return map[string]any{"not_enough_history": true, "reason": fc.Reason}
+	}
+	out := map[string]any{"posts_per_month": math.Round(fc.PostsPerMonth*10) / 10, "instant": fc.Instant.Credits}
+	for _, d := range fc.Digests {
+		out[d.Preset.Key] = d.Credits
+	}
+	if fc.Capped {
+		out["capped"] = true
+	}
+	return out
 }

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 )
 
 // feedSite serves what the subscribe command meets: feeds at /feed, /other
-// and /y, a 404, an HTML page without feeds, a site page advertising one
+// and /y (one undated post each), /dated (a post a day), a 404, an HTML page without feeds, a site page advertising one
 // feed and one advertising two. It returns the base URL; commands reach it
 // with FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1.
 func feedSite(t *testing.T) string {
@@ -29,6 +31,11 @@ func feedSite(t *testing.T) string {
 		case "/feed", "/other", "/y":
 			w.Header().Set("Content-Type", "application/rss+xml")
 			fmt.Fprint(w, rss("Feed "+r.URL.Path))
+		case "/dated":
+			// Ten posts, one a day, the newest an hour ago (real time:
+			// the command runs on the real clock).
+			w.Header().Set("Content-Type", "application/rss+xml")
+			fmt.Fprint(w, datedRSS("Daily posts", time.Now().Add(-time.Hour), 10))
 		case "/nofeed.html":
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, page(""))
@@ -44,6 +51,18 @@ func feedSite(t *testing.T) string {
 	}))
 	t.Cleanup(ts.Close)
 	return ts.URL
+}
+
+// datedRSS is an RSS feed of n posts a day apart, the newest at last.
+func datedRSS(title string, last time.Time, n int) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0"?><rss version="2.0"><channel><title>` + title + `</title>`)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `<item><guid>d%d</guid><title>Post %d</title><pubDate>%s</pubDate></item>`,
+			i, i, last.AddDate(0, 0, -i).Format(time.RFC1123Z))
+	}
+	b.WriteString(`</channel></rss>`)
+	return b.String()
 }
 
 // environOf turns a map of variables into "NAME=value" entries, as

@@ -38,6 +38,28 @@ func (s *Store) ItemsOfFeed(ctx context.Context, feedID int64, limit int) ([]Ite
 	return out, nil
 }
 
+// ItemDates returns the publish dates of up to limit of a feed's items,
+// newest first as ItemsOfFeed orders them; the zero time for an undated
+// item. It reads one column, for the cost forecast of every subscription
+// on a page.
+func (s *Store) ItemDates(ctx context.Context, feedID int64, limit int) ([]time.Time, error) {
+	var dates []*time.Time
+	q := s.DB.WithContext(ctx).Model(&Item{}).Where("feed_id = ?", feedID).Order("seen_at DESC, id DESC")
+	if limit > 0 {
+		q = q.Limit(limit)
+	}
+	if err := q.Pluck("published_at", &dates).Error; err != nil {
+		return nil, fmt.Errorf("item dates of feed %d: %w", feedID, err)
+	}
+	out := make([]time.Time, len(dates))
+	for i, d := range dates {
+		if d != nil {
+			out[i] = d.UTC()
+		}
+	}
+	return out, nil
+}
+
 // CountItems counts a feed's recorded items: all of them, and those an
 // ignore rule kept from delivery.
 func (s *Store) CountItems(ctx context.Context, feedID int64) (all, ignored int64, err error) {

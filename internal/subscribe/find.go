@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -21,6 +22,10 @@ const knownFeedFresh = 7 * 24 * time.Hour
 type Found struct {
 	URL, Title, SiteURL string
 	Candidates          []newitems.Alternate
+	// Forecast is the feed's cost forecast: from the fetched document's
+	// items, or the stored items of a feed not fetched (zero with
+	// Candidates).
+	Forecast forecast.Forecast
 	// doc is the feed document fetched to check it, nil when the feed was
 	// not fetched (known and polled lately): Subscribe records it as the
 	// feed's baseline (Service.Baseline).
@@ -52,7 +57,11 @@ func (s *Service) FindFeed(ctx context.Context, raw string) (Found, error) {
 	case f.State == store.FeedBlacklisted:
 		return Found{}, FieldError{Msg: "feedmail stopped polling that feed after 90 days of errors; its publisher can ping feedmail to restart it"}
 	case f.LastSuccessAt != nil && s.Clock.Now().Sub(*f.LastSuccessAt) < knownFeedFresh:
-		return Found{URL: f.URL, Title: f.Title, SiteURL: f.SiteURL}, nil
+		fc, err := s.StoredForecast(ctx, f.ID)
+		if err != nil {
+			return Found{}, err
+		}
+		return Found{URL: f.URL, Title: f.Title, SiteURL: f.SiteURL, Forecast: fc}, nil
 	}
 	return s.findFeedDepth(ctx, raw, 0)
 }
@@ -107,7 +116,8 @@ func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Fou
 	feed, perr := newitems.Parse(resp.Body, resp.ContentType, resp.FinalURL)
 	if perr == nil {
 		return Found{URL: feedURL, Title: feed.Title, SiteURL: feed.SiteURL,
-			doc: &fetchedDoc{body: resp.Body, contentType: resp.ContentType}}, nil
+			Forecast: forecast.Estimate(parsedDates(feed.Items), s.Clock.Now()),
+			doc:      &fetchedDoc{body: resp.Body, contentType: resp.ContentType}}, nil
 	}
 	if errors.Is(perr, newitems.ErrInvalidFeed) {
 		return Found{}, FieldError{Msg: "that feed is broken and could not be read"}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
@@ -48,6 +49,9 @@ type accountSub struct {
 	FeedWords  string
 	Delivery   string // "instant" or "digest-ID", the select's value
 	DigestName string
+	// Forecast is the cost a month as delivered now, in words ("about 30
+	// credits a month as delivered now"); for a digest, the whole digest's.
+	Forecast string
 }
 
 // digestForm is a digest's edit form (or the new-digest form, ID 0).
@@ -64,6 +68,9 @@ type digestForm struct {
 	Schedule string // in words, for display
 	// NextLocal is the next issue in the digest's zone ("Mon 24 Nov 07:00 Europe/Berlin").
 	NextLocal string
+	// Forecast is the digest's cost a month in words (its feeds with
+	// enough history).
+	Forecast string
 }
 
 // accountUser verifies the account token in the path and loads the person.
@@ -129,6 +136,11 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		return nil, fmt.Errorf("digests of user %d: %w", u.ID, err)
 	}
 	perDigest := map[int64]int{}
+	hist, err := s.histories(ctx, subs)
+	if err != nil {
+		return nil, err
+	}
+	digestCost := s.digestForecasts(digests, subs, hist, now)
 	for _, sub := range subs {
 		as := accountSub{SubscriptionView: sub, Title: orURL(sub.FeedTitle, sub.FeedURL),
 			StatusURL: links.PathFeedStatus + "?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
@@ -138,6 +150,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 			as.DigestName = sub.DigestName
 			perDigest[*sub.DigestID]++
 		}
+		as.Forecast = subForecast(sub, hist[sub.FeedID], digestCost)
 		d.Subs = append(d.Subs, as)
 		if sub.State == store.SubPending {
 			d.Pending++
@@ -157,6 +170,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		}
 		f.Zones = zoneOptions(f.Zone)
 		f.NextLocal = localTime(dg.NextSlotAt, dg.Timezone)
+		f.Forecast = digestCost[dg.ID]
 		d.Digests = append(d.Digests, f)
 	}
 	zone := u.Timezone
@@ -166,6 +180,78 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 	d.New = digestForm{Preset: "daily", Zone: zone, Zones: zoneOptions(zone)}
 	d.Zones = zoneOptions(zone)
 	return d, nil
+}
+
+// histories returns what the stored items of each subscribed feed say of
+// its rate, by feed id.
+func (s *Server) histories(ctx context.Context, subs []store.SubscriptionView) (map[int64]forecast.History, error) {
+	out := map[int64]forecast.History{}
+	for _, sub := range subs {
+		if _, ok := out[sub.FeedID]; ok {
+			continue
+		}
+		h, err := s.subs.StoredHistory(ctx, sub.FeedID)
+		if err != nil {
+			return nil, err
+		}
+		out[sub.FeedID] = h
+	}
+	return out, nil
+}
+
+// digestForecasts returns each digest's cost a month in words, by digest
+// id: its feeds on its schedule (forecast.DigestCost).
+func (s *Server) digestForecasts(digests []store.Digest, subs []store.SubscriptionView, hist map[int64]forecast.History, now time.Time) map[int64]string {
+	feeds := map[int64][]forecast.History{}
+	for _, sub := range subs {
+		if sub.DigestID != nil {
+			feeds[*sub.DigestID] = append(feeds[*sub.DigestID], hist[sub.FeedID])
+		}
+	}
+	out := map[int64]string{}
+	for _, dg := range digests {
+		sched, err := digest.ParseSchedule(dg.Schedule, dg.Timezone)
+		if err != nil {
+			continue // a stored schedule always parsed once; say nothing
+		}
+		known := 0
+		for _, h := range feeds[dg.ID] {
+			if h.Known() {
+				known++
+			}
+		}
+		switch {
+		case len(feeds[dg.ID]) == 0:
+			out[dg.ID] = "nothing: it has no feeds"
+		case known == 0:
+			out[dg.ID] = "not enough history to tell the cost"
+		case known < len(feeds[dg.ID]):
+			n := len(feeds[dg.ID]) - known
+			feedWord := " feeds"
+			if n == 1 {
+				feedWord = " feed"
+			}
+			out[dg.ID] = forecast.DigestCost(feeds[dg.ID], sched, now).Words() +
+				", not counting " + strconv.Itoa(n) + feedWord + " with too little history"
+		default:
+			out[dg.ID] = forecast.DigestCost(feeds[dg.ID], sched, now).Words()
+		}
+	}
+	return out
+}
+
+// subForecast is a subscription's cost a month as delivered now, in words.
+func subForecast(sub store.SubscriptionView, h forecast.History, digestCost map[int64]string) string {
+	if sub.DigestID != nil {
+		if w, ok := digestCost[*sub.DigestID]; ok {
+			return "digest “" + sub.DigestName + "” as a whole, as delivered now: " + w
+		}
+		return ""
+	}
+	if !h.Known() {
+		return "not enough history to tell the cost"
+	}
+	return h.InstantCost().Words() + " as delivered now"
 }
 
 func feedStateWords(state string) string {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
@@ -30,7 +31,7 @@ type signupData struct {
 	Email, URL, Delivery, Zone string
 	Errors                     map[string]string
 	// Candidates are the feeds a site advertises when there are several.
-	Candidates []newitems.Alternate
+	Candidates []candidate
 	Presets    []digest.Preset
 	Zones      []string
 	// SignInEmail and SignInSent belong to the sign-in form below the signup.
@@ -44,6 +45,16 @@ type signupData struct {
 	// (/subscribe?url=…): its title when feedmail knows the feed, else the
 	// site's host. Never fetched for a GET.
 	FeedName string
+	// Forecast is the cost forecast of a feed feedmail knows (from its
+	// stored items), nil otherwise.
+	Forecast *forecast.Forecast
+}
+
+// candidate is a feed a site advertises, with the cost forecast when
+// feedmail knows it (no candidate is fetched to forecast it).
+type candidate struct {
+	newitems.Alternate
+	Forecast *forecast.Forecast
 }
 
 func (s *Server) newSignup(r *http.Request) *signupData {
@@ -76,25 +87,70 @@ func (s *Server) subscribePage(w http.ResponseWriter, r *http.Request) {
 	d.URL = clip(q.Get("url"), 2048)
 	d.Email = clip(q.Get("email"), 254)
 	d.Fresh = true
-	d.FeedName = s.feedName(r.Context(), d.URL)
+	var err error
+	if d.FeedName, d.Forecast, err = s.landingFeed(r.Context(), d.URL); err != nil {
+		s.serverError(w, r, err)
+		return
+	}
 	s.showSignup(w, r, http.StatusOK, d)
 }
 
-// feedName is what the landing page calls the feed at raw: the title of a
-// feed feedmail knows, else the host of the address ("" when it is not a
-// web address). The page never fetches: anyone can make such a link.
-func (s *Server) feedName(ctx context.Context, raw string) string {
+// landingFeed is what the landing page says of the feed at raw: its name
+// (the title of a feed feedmail knows, else the host of the address; ""
+// when it is not a web address) and, for a known feed, the cost forecast
+// from its stored items. The page never fetches: anyone can make such a link.
+func (s *Server) landingFeed(ctx context.Context, raw string) (string, *forecast.Forecast, error) {
 	u, msg := subscribe.NormalizeFeedURL(raw)
 	if raw == "" || msg != "" {
-		return ""
+		return "", nil, nil
 	}
-	if f, err := s.Store.FeedByURL(ctx, u); err == nil && f.Title != "" {
-		return f.Title
+	f, err := s.Store.FeedByURL(ctx, u)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return "", nil, err
+	default:
+		fc, err := s.subs.StoredForecast(ctx, f.ID)
+		if err != nil {
+			return "", nil, err
+		}
+		if f.Title != "" {
+			return f.Title, &fc, nil
+		}
+		return hostName(u), &fc, nil
 	}
+	return hostName(u), nil, nil
+}
+
+// hostName is the host of a web address without "www.", "" when it has none.
+func hostName(u string) string {
 	if pu, err := url.Parse(u); err == nil {
 		return strings.TrimPrefix(pu.Hostname(), "www.")
 	}
 	return ""
+}
+
+// candidatesOf returns a site's feeds with the forecast of those feedmail
+// knows. Only the stored items are read: the site was fetched once, its
+// feeds are not.
+func (s *Server) candidatesOf(ctx context.Context, alts []newitems.Alternate) ([]candidate, error) {
+	out := make([]candidate, len(alts))
+	for i, a := range alts {
+		out[i].Alternate = a
+		f, err := s.Store.FeedByURL(ctx, a.URL)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		fc, err := s.subs.StoredForecast(ctx, f.ID)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Forecast = &fc
+	}
+	return out, nil
 }
 
 // parseForm reads a urlencoded form of at most maxFormBytes. It answers the
@@ -167,12 +223,23 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 // from) or subscribes and shows "check your inbox".
 func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupData, in signupInput, found subscribe.Found) {
 	if len(d.Errors) > 0 {
+		if found.URL != "" {
+			// The feed was found (only the address was wrong): its forecast
+			// shows while the person corrects the form.
+			fc := found.Forecast
+			d.Forecast = &fc
+		}
 		s.showSignup(w, r, http.StatusUnprocessableEntity, d)
 		return
 	}
 	if len(found.Candidates) > 0 {
 		d.URL = found.Candidates[0].URL
-		d.Candidates = found.Candidates
+		cands, err := s.candidatesOf(r.Context(), found.Candidates)
+		if err != nil {
+			s.serverError(w, r, err)
+			return
+		}
+		d.Candidates = cands
 		s.showSignup(w, r, http.StatusOK, d)
 		return
 	}

@@ -1,0 +1,331 @@
+// Package forecast owns the cost forecast shown before and after
+// subscribing: from the publish dates of a feed's items it estimates posts
+// a month, and from the prices (1 credit per instant email; digest.Charge
+// per digest issue) the credits a month for instant delivery and for each
+// digest preset. It is pure: callers pass the dates and the time. The method
+// is in docs/design.md.
+package forecast
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/feedmail/feedmail/digest"
+)
+
+// Month is the average month the forecast speaks of (365.2425/12 days).
+const Month = time.Duration(30.436875 * 24 * float64(time.Hour))
+
+// Limits of what the dates can tell.
+const (
+	// MinDated is the fewest dated items that give a rate.
+	MinDated = 3
+	// MinSpan is the shortest time between the oldest and newest dated
+	// items that gives a rate: items all from one day say nothing about a month.
+	MinSpan = 24 * time.Hour
+	// MaxPostsPerMonth caps the rate (about 100 posts a day): above it
+	// the forecast says "more than".
+	MaxPostsPerMonth = 3000
+)
+
+// CreditsPerPost is what instant delivery charges per post (one email).
+const CreditsPerPost = 1
+
+// maxSlots bounds the digest slots walked to average a schedule; a
+// one-year walk of a daily schedule stays under it.
+const maxSlots = 2000
+
+// Forecast is what a feed's dates say about its cost.
+type Forecast struct {
+	// NotEnoughHistory: the dates cannot tell a rate; Reason says why and
+	// the other fields are zero.
+	NotEnoughHistory bool
+	Reason           string
+	// PostsPerMonth is the estimated rate, at most MaxPostsPerMonth;
+	// Capped when the dates gave more.
+	PostsPerMonth float64
+	Capped        bool
+	// Instant is the cost of one email per post.
+	Instant Cost
+	// Digests is the cost of the feed alone in a digest, one per
+	// digest.Presets(), in that order.
+	Digests []PresetCost
+}
+
+// PresetCost is the forecast for one digest preset.
+type PresetCost struct {
+	Preset digest.Preset
+	Cost
+}
+
+// Cost is an expected number of credits a month.
+type Cost struct {
+	// Expected is the unrounded estimate; Credits is it rounded (Round).
+	Expected float64
+	Credits  int
+	// AtLeast: the rate was capped, so the true cost is higher.
+	AtLeast bool
+}
+
+// Words returns the cost as a person reads it: "about 30 credits a month",
+// "less than 1 credit a month", "more than 3,000 credits a month".
+func (c Cost) Words() string {
+	switch {
+	case c.AtLeast:
+		return "more than " + Thousands(c.Credits) + " credits a month"
+	case c.Credits == 0:
+		return "less than 1 credit a month"
+	case c.Credits == 1:
+		return "about 1 credit a month"
+	}
+	return "about " + Thousands(c.Credits) + " credits a month"
+}
+
+// Words returns the forecast of delivery key ("instant" or a preset key)
+// in words, or "not enough history to tell the cost" ("" for an unknown key).
+func (f Forecast) Words(key string) string {
+	if f.NotEnoughHistory {
+		return "not enough history to tell the cost"
+	}
+	if c, ok := f.For(key); ok {
+		return c.Words()
+	}
+	return ""
+}
+
+// PostsWords returns the rate as a person reads it: "about 30 posts a
+// month", "less than 1 post a month", "more than 3,000 posts a month".
+func (f Forecast) PostsWords() string {
+	c := newCost(f.PostsPerMonth, f.Capped)
+	switch {
+	case f.NotEnoughHistory:
+		return "not enough history to tell how often it posts"
+	case c.AtLeast:
+		return "more than " + Thousands(c.Credits) + " posts a month"
+	case c.Credits == 0:
+		return "less than 1 post a month"
+	case c.Credits == 1:
+		return "about 1 post a month"
+	}
+	return "about " + Thousands(c.Credits) + " posts a month"
+}
+
+// For returns the cost of delivery key: "instant" or a preset key.
+func (f Forecast) For(key string) (Cost, bool) {
+	if key == "instant" {
+		return f.Instant, true
+	}
+	for _, d := range f.Digests {
+		if d.Preset.Key == key {
+			return d.Cost, true
+		}
+	}
+	return Cost{}, false
+}
+
+// Estimate returns the forecast from the items' publish dates at now.
+// Zero dates and dates after now are ignored.
+func Estimate(dates []time.Time, now time.Time) Forecast {
+	h := Read(dates, now)
+	if !h.Known() {
+		return Forecast{NotEnoughHistory: true, Reason: h.Reason}
+	}
+	f := Forecast{PostsPerMonth: h.PerMonth, Capped: h.Capped, Instant: h.InstantCost()}
+	// Presets are counted from a fixed Monday in UTC so every page shows
+	// the same numbers; a zone shifts the slots, not their gaps (DST aside).
+	ref := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, p := range digest.Presets() {
+		s, err := digest.ParseSchedule(p.Spec, "UTC")
+		if err != nil {
+			continue // presets always parse (digest's tests)
+		}
+		f.Digests = append(f.Digests, PresetCost{Preset: p, Cost: DigestCost([]History{h}, s, ref)})
+	}
+	return f
+}
+
+// History is what a feed's dates say: its rate, or why they cannot tell.
+type History struct {
+	// Reason is why the dates cannot tell a rate ("" when they can).
+	Reason string
+	// PerMonth is the posts a month, at most MaxPostsPerMonth; Capped
+	// when the dates gave more.
+	PerMonth float64
+	Capped   bool
+	dates    []time.Time // dated, not after now, oldest first
+	now      time.Time
+}
+
+// InstantCost returns the cost of one email per post, zero when the
+// history is not known.
+func (h History) InstantCost() Cost {
+	return newCost(h.PerMonth*CreditsPerPost, h.Capped)
+}
+
+// Known reports whether the dates gave a rate.
+func (h History) Known() bool { return h.Reason == "" }
+
+// Read returns what dates say at now. The rate is (n−1)/(now − oldest):
+// the oldest item shown marks where the feed's window starts, and a feed
+// that stopped posting has its silence until now counted.
+func Read(dates []time.Time, now time.Time) History {
+	var ds []time.Time
+	for _, d := range dates {
+		if !d.IsZero() && !d.After(now) {
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) < MinDated {
+		return History{Reason: "fewer than " + strconv.Itoa(MinDated) + " of its posts are dated"}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].Before(ds[j]) })
+	if ds[len(ds)-1].Sub(ds[0]) < MinSpan {
+		return History{Reason: "its dated posts are all from within one day"}
+	}
+	h := History{dates: ds, now: now}
+	h.PerMonth = float64(len(ds)-1) * float64(Month) / float64(now.Sub(ds[0]))
+	if h.PerMonth > MaxPostsPerMonth {
+		h.PerMonth, h.Capped = MaxPostsPerMonth, true
+	}
+	return h
+}
+
+// DigestCost returns the credits a month of a digest on schedule s with
+// these feeds (those without a known history are left out). An issue
+// costs digest.Charge(feeds with news), nothing when none has; slots a
+// month are counted over a year of s after from, and each feed has news
+// in a slot with its newsChance, independently of the others.
+func DigestCost(feeds []History, s *digest.Schedule, from time.Time) Cost {
+	perMonth := slotsPerMonth(s, from)
+	var ps []float64
+	for _, h := range feeds {
+		if h.Known() {
+			ps = append(ps, h.newsChance(s))
+		}
+	}
+	return newCost(perMonth*issueCost(ps), false)
+}
+
+// slotsPerMonth is how many slots of s a month has, counted over a year
+// after from (or its first maxSlots).
+func slotsPerMonth(s *digest.Schedule, from time.Time) float64 {
+	gaps := scheduleGaps(s, from)
+	var span time.Duration
+	for _, g := range gaps {
+		span += g
+	}
+	if span <= 0 {
+		return 0
+	}
+	return float64(len(gaps)) * float64(Month) / float64(span)
+}
+
+// scheduleGaps returns the gaps between the slots of s in a year after
+// from, at most maxSlots of them.
+func scheduleGaps(s *digest.Schedule, from time.Time) []time.Duration {
+	first := s.Next(from)
+	end := first.AddDate(1, 0, 0)
+	var gaps []time.Duration
+	for prev := first; len(gaps) < maxSlots; {
+		next := s.Next(prev)
+		if next.IsZero() || next.After(end) {
+			break
+		}
+		gaps, prev = append(gaps, next.Sub(prev)), next
+	}
+	return gaps
+}
+
+// minReplaySlots is the fewest slots of its own history a feed is replayed
+// over; with fewer, its chance of news comes from its rate.
+const minReplaySlots = 7
+
+// newsChance returns the chance that a slot of s has a post of the feed.
+// It replays the feed's dates on s: the share of the slots after its
+// oldest item that had news (a steady daily poster fills every daily issue; a
+// burst fills one). When its history covers fewer than minReplaySlots
+// slots (or more than maxSlots), posts are taken as random at the rate (Poisson): the average of
+// 1 − e^(−rate×gap) over a year of the schedule's gaps.
+func (h History) newsChance(s *digest.Schedule) float64 {
+	// Whole slots only: from the first slot after the oldest item.
+	prev := s.Next(h.dates[0])
+	j := sort.Search(len(h.dates), func(i int) bool { return h.dates[i].After(prev) })
+	slots, withNews, whole := 0, 0, false
+	for !prev.IsZero() && slots < maxSlots {
+		next := s.Next(prev)
+		if next.IsZero() || next.After(h.now) {
+			whole = true
+			break
+		}
+		news := false
+		for j < len(h.dates) && !h.dates[j].After(next) {
+			news, j = true, j+1
+		}
+		if news {
+			withNews++
+		}
+		slots, prev = slots+1, next
+	}
+	if whole && slots >= minReplaySlots {
+		return float64(withNews) / float64(slots)
+	}
+	gaps := scheduleGaps(s, h.now)
+	if len(gaps) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, g := range gaps {
+		sum += 1 - math.Exp(-h.PerMonth*float64(g)/float64(Month))
+	}
+	return sum / float64(len(gaps))
+}
+
+// issueCost is the expected digest.Charge of one issue whose feeds have
+// news with chances ps: the distribution of how many have, feed by feed.
+func issueCost(ps []float64) float64 {
+	dist := []float64{1} // dist[k]: the chance that k feeds have news
+	for _, p := range ps {
+		next := make([]float64, len(dist)+1)
+		for k, q := range dist {
+			next[k] += q * (1 - p)
+			next[k+1] += q * p
+		}
+		dist = next
+	}
+	var e float64
+	for k, q := range dist {
+		e += q * float64(digest.Charge(k))
+	}
+	return e
+}
+
+func newCost(expected float64, atLeast bool) Cost {
+	return Cost{Expected: expected, Credits: Round(expected), AtLeast: atLeast}
+}
+
+// Round returns x as the forecast says it: whole numbers below 100, two
+// significant digits above (147 → 150), and 1 rather than 0 from 0.5 up.
+func Round(x float64) int {
+	if x < 0.5 || math.IsNaN(x) {
+		return 0
+	}
+	if x < 100 {
+		return int(math.Round(x))
+	}
+	unit := math.Pow(10, math.Floor(math.Log10(x))-1)
+	return int(math.Round(x/unit) * unit)
+}
+
+// Thousands formats n with thousands separators: 3000 → "3,000".
+func Thousands(n int) string {
+	if n < 0 {
+		return "-" + Thousands(-n)
+	}
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

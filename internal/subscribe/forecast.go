@@ -1,0 +1,47 @@
+package subscribe
+
+import (
+	"context"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/forecast"
+	"github.com/feedmail/feedmail/internal/newitems"
+)
+
+// parsedDates returns the publish dates of a parsed feed's items (zero
+// for an undated item).
+func parsedDates(items []newitems.Item) []time.Time {
+	out := make([]time.Time, len(items))
+	for i, it := range items {
+		out[i] = it.Published
+	}
+	return out
+}
+
+// storedDates returns the publish dates of a feed's newest stored items,
+// as many as a feed document can show (newitems.MaxItems). An item stored
+// without a date counts as undated: when feedmail saw it says nothing of
+// when it was published (a first poll sees a whole feed at once).
+func (s *Service) storedDates(ctx context.Context, feedID int64) ([]time.Time, error) {
+	return s.Store.ItemDates(ctx, feedID, newitems.MaxItems)
+}
+
+// StoredForecast returns the cost forecast of a feed from its stored
+// items (forecast.Estimate). Nothing is fetched.
+func (s *Service) StoredForecast(ctx context.Context, feedID int64) (forecast.Forecast, error) {
+	ds, err := s.storedDates(ctx, feedID)
+	if err != nil {
+		return forecast.Forecast{}, err
+	}
+	return forecast.Estimate(ds, s.Clock.Now()), nil
+}
+
+// StoredHistory returns what a feed's stored items say of its rate
+// (forecast.Read), for the cost of a digest it shares with other feeds.
+func (s *Service) StoredHistory(ctx context.Context, feedID int64) (forecast.History, error) {
+	ds, err := s.storedDates(ctx, feedID)
+	if err != nil {
+		return forecast.History{}, err
+	}
+	return forecast.Read(ds, s.Clock.Now()), nil
+}
