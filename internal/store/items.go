@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -43,7 +44,8 @@ func (s *Store) ItemsOfFeed(ctx context.Context, feedID int64, limit int) ([]Ite
 // item. It reads one column, for the cost forecast of every subscription
 // on a page.
 func (s *Store) ItemDates(ctx context.Context, feedID int64, limit int) ([]time.Time, error) {
-	var dates []*time.Time
+	// sql.NullTime: an undated item's NULL scans on every driver.
+	var dates []sql.NullTime
 	q := s.DB.WithContext(ctx).Model(&Item{}).Where("feed_id = ?", feedID).Order("seen_at DESC, id DESC")
 	if limit > 0 {
 		q = q.Limit(limit)
@@ -53,8 +55,8 @@ func (s *Store) ItemDates(ctx context.Context, feedID int64, limit int) ([]time.
 	}
 	out := make([]time.Time, len(dates))
 	for i, d := range dates {
-		if d != nil {
-			out[i] = d.UTC()
+		if d.Valid {
+			out[i] = d.Time.UTC()
 		}
 	}
 	return out, nil
