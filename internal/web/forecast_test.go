@@ -81,6 +81,25 @@ func TestLandingPageForecast(t *testing.T) {
 	}
 }
 
+// TestInboxPageForecast: a feed typed on the form and fetched in the same
+// POST gets its forecast on "check your inbox", while confirming is still
+// to come: the cost of the delivery the person chose.
+func TestInboxPageForecast(t *testing.T) {
+	h := newHarness(t)
+	f := h.feed("Typed")
+	h.knownFeed(f.URL(), "Typed", 20, 24*time.Hour)
+	for _, c := range []struct{ delivery, want string }{
+		{"instant", "about 30 credits a month"},
+		{"weekly", "about 4 credits a month"},
+	} {
+		w := h.post("/subscriptions", url.Values{"email": {c.delivery + "@example.net"}, "url": {f.URL()}, "delivery": {c.delivery}})
+		if b := w.Body.String(); w.Code != 200 || !strings.Contains(b, "Check your inbox") ||
+			!strings.Contains(b, "the delivery you chose costs <strong>"+c.want+"</strong>") {
+			t.Errorf("%s: %d, no forecast on the inbox page:\n%s", c.delivery, w.Code, b)
+		}
+	}
+}
+
 // TestCandidatesForecast: of the feeds a site advertises, those feedmail
 // knows show their forecast; the others are not fetched for one.
 func TestCandidatesForecast(t *testing.T) {

@@ -253,7 +253,13 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 		s.rl.signupAddr.allow(addressKey(in.email), s.Clock.Now())
 	}
 	recent := !res.ConfirmationSent && !res.Already && res.Sub != nil && res.Sub.State == store.SubPending
-	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title, Recent: recent})
+	key := deliveryInstant
+	if in.preset != nil {
+		key = in.preset.Key
+	}
+	fc := found.Forecast
+	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title, Recent: recent,
+		Forecast: &fc, DeliveryKey: key})
 }
 
 // signupForm reads the posted signup form, clipped, over the defaults.
@@ -315,6 +321,10 @@ type inboxData struct {
 	// Recent: the same signup a moment ago already queued the email, and
 	// none was sent now (the page must not claim one was).
 	Recent bool
+	// Forecast and DeliveryKey say what the chosen delivery would cost,
+	// while confirming is still to come (nil: nothing to say).
+	Forecast    *forecast.Forecast
+	DeliveryKey string
 }
 
 // clip cuts s to at most n bytes, on a rune boundary, so that a huge field
