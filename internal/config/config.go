@@ -99,7 +99,7 @@ func Load(getenv func(string) string) (Config, error) {
 		return bad("FEEDMAIL_TRIAL_CREDITS", "must be a whole number ≥ 0")
 	}
 	c.TrialCredits = n
-	host, port, err := splitListen(c.Listen)
+	host, port, err := net.SplitHostPort(c.Listen)
 	if err != nil {
 		return bad("FEEDMAIL_LISTEN", fmt.Sprintf("%q is not host:port", c.Listen))
 	}
@@ -128,11 +128,6 @@ func Load(getenv func(string) string) (Config, error) {
 		return bad("FEEDMAIL_LOG_LEVEL", "must be debug, info, warn or error")
 	}
 	return c, nil
-}
-
-// splitListen splits a listen address into host and port.
-func splitListen(listen string) (host, port string, err error) {
-	return net.SplitHostPort(listen)
 }
 
 // wildcardHost reports whether a listen host means every address.

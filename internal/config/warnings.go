@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 )
@@ -52,7 +53,7 @@ func Warnings(c Config, environ []string) []string {
 		out = append(out, w)
 	}
 	if !baseSet {
-		if host, _, err := splitListen(c.Listen); err == nil && wildcardHost(host) {
+		if host, _, err := net.SplitHostPort(c.Listen); err == nil && wildcardHost(host) {
 			out = append(out, fmt.Sprintf("FEEDMAIL_BASE_URL is not set: links in email point at %s, which only this machine can open; set it to the address people reach feedmail at", c.BaseURL))
 		}
 	}

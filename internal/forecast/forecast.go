@@ -71,16 +71,19 @@ type Cost struct {
 
 // Words returns the cost as a person reads it: "about 30 credits a month",
 // "less than 1 credit a month", "more than 3,000 credits a month".
-func (c Cost) Words() string {
+func (c Cost) Words() string { return c.count("credit", "credits") }
+
+// count words c's rounded amount of one/many a month.
+func (c Cost) count(one, many string) string {
 	switch {
 	case c.AtLeast:
-		return "more than " + Thousands(c.Credits) + " credits a month"
+		return "more than " + Thousands(c.Credits) + " " + many + " a month"
 	case c.Credits == 0:
-		return "less than 1 credit a month"
+		return "less than 1 " + one + " a month"
 	case c.Credits == 1:
-		return "about 1 credit a month"
+		return "about 1 " + one + " a month"
 	}
-	return "about " + Thousands(c.Credits) + " credits a month"
+	return "about " + Thousands(c.Credits) + " " + many + " a month"
 }
 
 // Words returns the forecast of delivery key ("instant" or a preset key)
@@ -98,18 +101,10 @@ func (f Forecast) Words(key string) string {
 // PostsWords returns the rate as a person reads it: "about 30 posts a
 // month", "less than 1 post a month", "more than 3,000 posts a month".
 func (f Forecast) PostsWords() string {
-	c := newCost(f.PostsPerMonth, f.Capped)
-	switch {
-	case f.NotEnoughHistory:
+	if f.NotEnoughHistory {
 		return "not enough history to tell how often it posts"
-	case c.AtLeast:
-		return "more than " + Thousands(c.Credits) + " posts a month"
-	case c.Credits == 0:
-		return "less than 1 post a month"
-	case c.Credits == 1:
-		return "about 1 post a month"
 	}
-	return "about " + Thousands(c.Credits) + " posts a month"
+	return newCost(f.PostsPerMonth, f.Capped).count("post", "posts")
 }
 
 // For returns the cost of delivery key: "instant" or a preset key.
