@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/config"
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
@@ -142,4 +143,9 @@ func hostname() string {
 		return "feedmail"
 	}
 	return strings.ReplaceAll(h, " ", "-")
+}
+
+// links makes the URLs and addresses that go into email and pages.
+func (a *app) links() links.Links {
+	return links.New(a.cfg.BaseURL, a.tokens, a.cfg.From).WithBounce(a.cfg.BounceAddress)
 }
