@@ -26,8 +26,10 @@ type app struct {
 	cfg     config.Config
 	log     *slog.Logger
 	clock   clock.Clock
+	stdin   io.Reader
 	stdout  io.Writer
 	stderr  io.Writer
+	environ []string
 	store   *store.Store
 	metrics *metrics.Metrics
 	tokens  *token.Signer
@@ -42,15 +44,7 @@ type app struct {
 // logs, once, what in it looks wrong but does not stop feedmail
 // (config.Warnings).
 func newApp(environ []string, stdout, stderr io.Writer) (*app, error) {
-	getenv := func(name string) string {
-		v := ""
-		for _, kv := range environ {
-			if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-				v = val // the last one wins, as in a shell
-			}
-		}
-		return v
-	}
+	getenv := (&app{environ: environ}).getenv
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return nil, err
@@ -61,7 +55,8 @@ func newApp(environ []string, stdout, stderr io.Writer) (*app, error) {
 	for _, w := range config.Warnings(cfg, environ) {
 		log.Warn(w)
 	}
-	return &app{cfg: cfg, log: log, clock: clock.Real{}, stdout: stdout, stderr: stderr, metrics: metrics.New()}, nil
+	return &app{cfg: cfg, log: log, clock: clock.Real{}, stdout: stdout, stderr: stderr, environ: environ,
+		stdin: strings.NewReader(""), metrics: metrics.New()}, nil
 }
 
 // openExistingStore is openStore for commands that only look things up: a
@@ -134,6 +129,23 @@ func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// printJSONLine writes v as one line of JSON on stdout.
+func (a *app) printJSONLine(v any) error {
+	return json.NewEncoder(a.stdout).Encode(v)
+}
+
+// getenv reads a variable of the environment the command was given (the
+// last one wins, as in a shell).
+func (a *app) getenv(name string) string {
+	v := ""
+	for _, kv := range a.environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
 }
 
 // hostname for lease owners.

@@ -216,3 +216,24 @@ func clip(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// OutboxByMessageID returns the id of the sent email whose Message-ID is
+// one of ids (with or without angle brackets), trying them in order, or
+// ErrNoSuchEmail: a complaint that names the email only that way.
+func (s *Store) OutboxByMessageID(ctx context.Context, ids []string) (int64, error) {
+	for _, id := range ids {
+		id = strings.Trim(strings.TrimSpace(id), "<>")
+		if id == "" || len(id) > 250 {
+			continue
+		}
+		var found []int64
+		if err := s.DB.WithContext(ctx).Model(&OutboxEmail{}).Where("message_id = ?", "<"+id+">").
+			Limit(1).Pluck("id", &found).Error; err != nil {
+			return 0, fmt.Errorf("outbox by Message-ID: %w", err)
+		}
+		if len(found) == 1 {
+			return found[0], nil
+		}
+	}
+	return 0, ErrNoSuchEmail
+}

@@ -18,11 +18,14 @@ CREATE TABLE inbound_events (
     received_at TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX inbound_events_user ON inbound_events (user_id, received_at);
+-- Complaints often name the email only by its Message-ID.
+CREATE INDEX outbox_message_id ON outbox (message_id) WHERE message_id <> '';
 ALTER TABLE users ADD COLUMN soft_bounces INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE users ADD COLUMN last_bounce TEXT NOT NULL DEFAULT '';
 ALTER TABLE users ADD COLUMN last_bounce_at TIMESTAMPTZ;
 
 -- +goose Down
+DROP INDEX outbox_message_id;
 ALTER TABLE users DROP COLUMN last_bounce_at;
 ALTER TABLE users DROP COLUMN last_bounce;
 ALTER TABLE users DROP COLUMN soft_bounces;
