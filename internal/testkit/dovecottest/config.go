@@ -1,0 +1,55 @@
+package dovecottest
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+)
+
+// config returns a Dovecot 2.3 configuration: everything under s.Dir,
+// imap only, TLS required, one user in a passwd-file, Maildir mail owned by
+// u.
+func (s *Server) config(u account) string {
+	_, imapPort, _ := net.SplitHostPort(s.IMAPAddr)
+	_, imapsPort, _ := net.SplitHostPort(s.IMAPSAddr)
+	d := func(name string) string { return filepath.Join(s.Dir, name) }
+	return fmt.Sprintf(`# written by dovecottest
+base_dir = %[1]s
+state_dir = %[2]s
+log_path = %[3]s
+protocols = imap
+listen = 127.0.0.1
+ssl = required
+ssl_cert = <%[4]s
+ssl_key = <%[5]s
+auth_mechanisms = plain login
+disable_plaintext_auth = yes
+default_internal_user = %[6]s
+default_internal_group = %[14]s
+default_login_user = %[7]s
+first_valid_uid = %[8]d
+last_valid_uid = 0
+first_valid_gid = %[9]d
+mail_location = maildir:~/Maildir
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%%u %[10]s
+}
+userdb {
+  driver = static
+  args = uid=%[8]d gid=%[9]d home=%[11]s/%%u
+}
+service imap-login {
+  inet_listener imap {
+    address = 127.0.0.1
+    port = %[12]s
+  }
+  inet_listener imaps {
+    address = 127.0.0.1
+    port = %[13]s
+    ssl = yes
+  }
+}
+`, d("run"), d("state"), d("dovecot.log"), d("cert.pem"), d("key.pem"),
+		u.internal, u.login, u.uid, u.gid, d("passwd"), d("mail"), imapPort, imapsPort, u.group)
+}
