@@ -3,12 +3,8 @@ package mailbox
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/mail"
 	"strings"
 	"sync"
 	"testing"
@@ -17,103 +13,6 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/dovecottest"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
-
-// message returns a small RFC 5322 message whose Message-ID names i.
-func message(i int) []byte {
-	return []byte(fmt.Sprintf("From: MAILER-DAEMON@example.org\r\nTo: bounces@example.org\r\n"+
-		"Subject: Undelivered Mail %d\r\nMessage-ID: <msg-%04d@test.example>\r\n"+
-		"Date: Wed, 25 Nov 2026 10:00:00 +0000\r\n\r\nbody of message %d\r\n", i, i, i))
-}
-
-// key is what the real handler dedupes on: the Message-ID, else a hash.
-func key(raw []byte) string {
-	if m, err := mail.ReadMessage(bytes.NewReader(raw)); err == nil {
-		if id := m.Header.Get("Message-ID"); id != "" {
-			return id
-		}
-	}
-	return fmt.Sprintf("sha256:%x", sha256.Sum256(raw))
-}
-
-// effects is an idempotent handler's state: one effect per key, repeats
-// counted apart.
-type effects struct {
-	mu      sync.Mutex
-	order   []string       // keys in first-handled order
-	seen    map[string]int // key -> effects applied (must stay 1)
-	repeats int            // calls for a key already handled
-	calls   int
-}
-
-func newEffects() *effects { return &effects{seen: map[string]int{}} }
-
-// apply records raw's effect once; it returns whether this call was new.
-func (e *effects) apply(raw []byte) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.calls++
-	k := key(raw)
-	if e.seen[k] > 0 {
-		e.repeats++
-		return false
-	}
-	e.seen[k] = 1
-	e.order = append(e.order, k)
-	return true
-}
-
-func (e *effects) snapshot() (order []string, repeats, calls int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.order...), e.repeats, e.calls
-}
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newReader(t *testing.T, srv *dovecottest.Server, implicitTLS bool, cfg Config, h Handler) (*Reader, *syncBuffer) {
-	t.Helper()
-	logs := &syncBuffer{}
-	cfg.URL = srv.URL(implicitTLS, "INBOX")
-	cfg.TLS = srv.TLSConfig()
-	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	r, err := New(cfg, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("reader logs:\n%s", logs.String())
-		}
-		if strings.Contains(logs.String(), srv.Password) {
-			t.Errorf("the password appears in the logs")
-		}
-	})
-	return r, logs
-}
-
-func wantKeys(n int) []string {
-	var out []string
-	for i := range n {
-		out = append(out, key(message(i)))
-	}
-	return out
-}
 
 func TestRunOnceHandlesAllInUIDOrder(t *testing.T) {
 	for _, tc := range []struct {
@@ -172,7 +71,7 @@ func TestRunSurvivesRestartMidBatch(t *testing.T) {
 	restartKey := key(message(restartAt))
 	var once sync.Once
 	restarted := make(chan struct{})
-	r, _ := newReader(t, srv, true, Config{Batch: 25, Backoff: 20 * time.Millisecond, Poll: time.Minute},
+	r, logs := newReader(t, srv, true, Config{Batch: 25, Backoff: 20 * time.Millisecond, Poll: time.Minute},
 		func(_ context.Context, raw []byte, _ bool) error {
 			e.apply(raw)
 			if key(raw) == restartKey {
@@ -213,6 +112,9 @@ func TestRunSurvivesRestartMidBatch(t *testing.T) {
 	}
 	if repeats < 1 {
 		t.Errorf("no re-delivery seen: the message being handled at the restart should come again")
+	}
+	if !strings.Contains(logs.String(), "reconnecting") {
+		t.Errorf("no reconnection logged")
 	}
 	t.Logf("restart at message %d: %d handler calls for %d messages, %d re-deliveries (no-ops), 0 lost", restartAt, calls, n, repeats)
 }
@@ -256,6 +158,51 @@ func TestHandlerErrorKeepsMessageAndOrder(t *testing.T) {
 	order, repeats, _ := e.snapshot()
 	if fmt.Sprint(order) != fmt.Sprint(wantKeys(n)) || repeats != 0 {
 		t.Errorf("effects %v (repeats %d), want each of %d once in order", order, repeats, n)
+	}
+	if got := srv.Count(t, "INBOX"); got != 0 {
+		t.Errorf("INBOX holds %d, want 0", got)
+	}
+}
+
+func TestRunRetriesAfterHandlerError(t *testing.T) {
+	srv := dovecottest.Start(t)
+	const n = 5
+	var msgs [][]byte
+	for i := range n {
+		msgs = append(msgs, message(i))
+	}
+	srv.Append(t, "INBOX", msgs...)
+	e := newEffects()
+	var mu sync.Mutex
+	failures := 0
+	r, logs := newReader(t, srv, false, Config{Backoff: 10 * time.Millisecond, Poll: time.Minute}, func(_ context.Context, raw []byte, _ bool) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if key(raw) == key(message(2)) && failures < 2 {
+			failures++
+			return errors.New("database unreachable")
+		}
+		e.apply(raw)
+		return nil
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		order, _, _ := e.snapshot()
+		return len(order) == n
+	}, "every message handled after two failures")
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v", err)
+	}
+	order, repeats, _ := e.snapshot()
+	if fmt.Sprint(order) != fmt.Sprint(wantKeys(n)) || repeats != 0 {
+		t.Errorf("effects %v (repeats %d), want each of %d once in order", order, repeats, n)
+	}
+	if got := strings.Count(logs.String(), "reconnecting"); got != 2 {
+		t.Errorf("%d reconnections logged, want 2 (one per handler error)", got)
 	}
 	if got := srv.Count(t, "INBOX"); got != 0 {
 		t.Errorf("INBOX holds %d, want 0", got)
@@ -327,5 +274,57 @@ func TestRunWakesOnNewMail(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Run = %v", err)
 	}
-	_, _ = io.Discard, logs
+	if !strings.Contains(logs.String(), "handled=1") {
+		t.Errorf("no batch logged at info")
+	}
+}
+
+// Without MOVE the reader copies, flags \Deleted and expunges (UID EXPUNGE
+// with UIDPLUS, else EXPUNGE); without IDLE it polls.
+func TestFallbacksWithoutMoveOrIdle(t *testing.T) {
+	for _, without := range [][]string{{"MOVE", "IDLE"}, {"MOVE", "IDLE", "UIDPLUS"}} {
+		t.Run(strings.Join(without, "-"), func(t *testing.T) {
+			srv := dovecottest.StartWith(t, dovecottest.Options{Without: without})
+			const n = 12
+			var msgs [][]byte
+			for i := range n - 1 {
+				msgs = append(msgs, message(i))
+			}
+			srv.Append(t, "INBOX", msgs...)
+			e := newEffects()
+			r, _ := newReader(t, srv, false, Config{Batch: 5, Poll: 50 * time.Millisecond}, func(_ context.Context, raw []byte, _ bool) error {
+				e.apply(raw)
+				return nil
+			})
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- r.Run(ctx) }()
+			testutil.Eventually(t, 20*time.Second, func() bool {
+				order, _, _ := e.snapshot()
+				return len(order) == n-1
+			}, "the first messages handled")
+			srv.Append(t, "INBOX", message(n-1))
+			testutil.Eventually(t, 20*time.Second, func() bool {
+				order, _, _ := e.snapshot()
+				return len(order) == n && srv.Count(t, "INBOX") == 0
+			}, "a new message picked up by polling, INBOX empty")
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run = %v", err)
+			}
+			order, repeats, _ := e.snapshot()
+			if fmt.Sprint(order) != fmt.Sprint(wantKeys(n)) || repeats != 0 {
+				t.Errorf("effects %v (repeats %d), want each of %d once in order", order, repeats, n)
+			}
+			if got := srv.Count(t, DefaultDoneFolder); got != n {
+				t.Errorf("%s holds %d, want %d", DefaultDoneFolder, got, n)
+			}
+			// Dovecot logs a session's counts when it ends: MOVE would not
+			// count the messages as deleted.
+			testutil.Eventually(t, 10*time.Second, func() bool {
+				return strings.Contains(srv.Logs(), fmt.Sprintf("deleted=%d expunged=%d", n, n))
+			}, "the reader's session copied, flagged \\Deleted and expunged every message")
+		})
+	}
 }

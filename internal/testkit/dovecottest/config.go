@@ -4,7 +4,16 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
+	"strings"
 )
+
+// capabilities are what Dovecot 2.3 announces after login by default.
+var capabilities = strings.Fields(`IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE SORT
+	SORT=DISPLAY THREAD=REFERENCES THREAD=REFS THREAD=ORDEREDSUBJECT MULTIAPPEND URL-PARTIAL
+	CATENATE UNSELECT CHILDREN NAMESPACE UIDPLUS LIST-EXTENDED I18NLEVEL=1 CONDSTORE QRESYNC
+	ESEARCH ESORT SEARCHRES WITHIN CONTEXT=SEARCH LIST-STATUS BINARY MOVE SNIPPET=FUZZY
+	PREVIEW=FUZZY PREVIEW STATUS=SIZE SAVEDATE LITERAL+ NOTIFY`)
 
 // config returns a Dovecot 2.3 configuration: everything under s.Dir,
 // imap only, TLS required, one user in a passwd-file, Maildir mail owned by
@@ -51,5 +60,18 @@ service imap-login {
   }
 }
 `, d("run"), d("state"), d("dovecot.log"), d("cert.pem"), d("key.pem"),
-		u.internal, u.login, u.uid, u.gid, d("passwd"), d("mail"), imapPort, imapsPort, u.group)
+		u.internal, u.login, u.uid, u.gid, d("passwd"), d("mail"), imapPort, imapsPort, u.group) +
+		s.capabilityLine()
+}
+
+// capabilityLine overrides the announced capabilities when options drop
+// some, else returns "".
+func (s *Server) capabilityLine() string {
+	if len(s.opts.Without) == 0 {
+		return ""
+	}
+	keep := slices.DeleteFunc(slices.Clone(capabilities), func(c string) bool {
+		return slices.ContainsFunc(s.opts.Without, func(w string) bool { return strings.EqualFold(w, c) })
+	})
+	return "protocol imap {\n  imap_capability = " + strings.Join(keep, " ") + "\n}\n"
 }

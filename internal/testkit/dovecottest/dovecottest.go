@@ -38,15 +38,29 @@ type Server struct {
 	CAs       *x509.CertPool // trusts the server's certificate
 
 	bin    string
+	opts   Options
 	conf   string
 	cmd    *exec.Cmd
 	exited chan struct{}
+}
+
+// Options change the server's behaviour.
+type Options struct {
+	// Without lists capabilities the server does not announce after login
+	// (such as "MOVE", "IDLE", "UIDPLUS"), to test a client's fallbacks.
+	Without []string
 }
 
 // Start writes a configuration into t.TempDir() and starts Dovecot in the
 // foreground as a child process; t.Cleanup stops it. It skips the test (or
 // fails it under CI=true) when dovecot is not installed.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, opts Options) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("dovecot")
 	if err != nil {
@@ -58,7 +72,7 @@ func Start(t testing.TB) *Server {
 	if v, err := exec.Command(bin, "--version").Output(); err == nil && !strings.HasPrefix(string(v), "2.3.") {
 		testutil.SkipOrFail(t, "dovecottest writes a Dovecot 2.3 configuration; found "+strings.TrimSpace(string(v)))
 	}
-	s := &Server{Dir: t.TempDir(), User: "feedmail", Password: "pw-" + strconv.FormatInt(time.Now().UnixNano(), 36), bin: bin}
+	s := &Server{Dir: t.TempDir(), User: "feedmail", Password: "pw-" + strconv.FormatInt(time.Now().UnixNano(), 36), bin: bin, opts: opts}
 	s.IMAPAddr, s.IMAPSAddr = freeAddr(t), freeAddr(t)
 	if err := s.prepare(); err != nil {
 		t.Fatalf("dovecottest: %v", err)
