@@ -116,8 +116,8 @@ func (r *Reader) Run(ctx context.Context) error {
 }
 
 // session connects and alternates passes and waits until something fails.
-// It reports whether at least one pass completed, so Run can reset its
-// backoff, and the error that ended it.
+// It reports whether it got anywhere (a message handled or a pass
+// completed), so Run can reset its backoff, and the error that ended it.
 func (r *Reader) session(ctx context.Context) (progressed bool, err error) {
 	s, err := r.connect(ctx)
 	if err != nil {
@@ -125,8 +125,9 @@ func (r *Reader) session(ctx context.Context) (progressed bool, err error) {
 	}
 	defer s.close()
 	for {
-		if _, err := r.pass(ctx, s); err != nil {
-			return progressed, err
+		n, err := r.pass(ctx, s)
+		if err != nil {
+			return progressed || n > 0, err
 		}
 		progressed = true
 		if err := s.wait(ctx, r.cfg.Poll); err != nil {

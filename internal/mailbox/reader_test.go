@@ -328,3 +328,37 @@ func TestFallbacksWithoutMoveOrIdle(t *testing.T) {
 		})
 	}
 }
+
+// Connecting refuses a certificate it does not trust, over imaps and
+// STARTTLS, and a wrong password; no error shows the password.
+func TestConnectFailures(t *testing.T) {
+	srv := dovecottest.Start(t)
+	h := func(context.Context, []byte, bool) error { return nil }
+	wrongPass := strings.Replace(srv.URL(true, "INBOX"), srv.Password, "Wr0ngPassw0rd", 1)
+	cases := []struct {
+		name, url string
+		trust     bool
+		want      string
+	}{
+		{"untrusted imaps", srv.URL(true, "INBOX"), false, "certificate"},
+		{"untrusted starttls", srv.URL(false, "INBOX"), false, "certificate"},
+		{"wrong password", wrongPass, true, "login"},
+	}
+	for _, tc := range cases {
+		cfg := Config{URL: tc.url}
+		if tc.trust {
+			cfg.TLS = srv.TLSConfig()
+		}
+		r, err := New(cfg, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.RunOnce(t.Context())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", tc.name, err, tc.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), srv.Password) || strings.Contains(err.Error(), "Wr0ngPassw0rd")) {
+			t.Errorf("%s: error shows the password: %v", tc.name, err)
+		}
+	}
+}

@@ -12,6 +12,10 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 )
 
+// connectTimeout bounds the TCP connection and the TLS handshake; the
+// IMAP client bounds each response by itself.
+const connectTimeout = 30 * time.Second
+
 // session is one logged-in connection with the mailbox selected.
 type session struct {
 	c    *imapclient.Client
@@ -24,7 +28,7 @@ type session struct {
 // The connection is closed as soon as ctx ends, so no call blocks past it.
 func (r *Reader) connect(ctx context.Context) (*session, error) {
 	t := r.target
-	var d net.Dialer
+	d := net.Dialer{Timeout: connectTimeout}
 	conn, err := d.DialContext(ctx, "tcp", t.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("mailbox: dial %s: %w", t.Addr, err)
@@ -52,7 +56,10 @@ func (r *Reader) connect(ctx context.Context) (*session, error) {
 	}
 	if t.ImplicitTLS {
 		tconn := tls.Client(conn, tc)
-		if err := tconn.HandshakeContext(ctx); err != nil {
+		hctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		err := tconn.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("mailbox: TLS with %s: %w", t.Addr, err)
 		}
