@@ -48,7 +48,12 @@ userdb {
   driver = static
   args = uid=%[8]d gid=%[9]d home=%[11]s/%%u
 }
+# no chroot: a user other than root may not chroot
+service anvil {
+  chroot =
+}
 service imap-login {
+  chroot =
   inet_listener imap {
     address = 127.0.0.1
     port = %[12]s
