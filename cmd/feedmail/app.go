@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -35,6 +36,12 @@ type app struct {
 	tokens  *token.Signer
 	// dkim signs outgoing mail (nil: DKIM off); see loadDKIM.
 	dkim *mailer.DKIMSigner
+	// inboundTLS checks the inbound mailbox's certificate (nil: the
+	// system's roots; tests set their own).
+	inboundTLS *tls.Config
+	// afterInbound, when set (tests), runs after each message the inbound
+	// role handled, before it is moved.
+	afterInbound func(raw []byte)
 	// helpAsked: the command line asks for -h (flag lists are printed
 	// only then).
 	helpAsked bool
