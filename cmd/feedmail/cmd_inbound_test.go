@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,12 @@ func TestInboundCommand(t *testing.T) {
 	}
 	if code, got, _ = cli(inboundDSN(verp, u.Email, "5.1.1")); code != 0 || got["action"] != "already handled" || hardBounces() != 1 {
 		t.Fatalf("the same DSN twice: exit %d %v, hard bounces %d", code, got, hardBounces())
+	}
+	var status bytes.Buffer
+	if code := run(ctx, []string{"account", "status", "--email", u.Email}, environOf(env), &status, io.Discard); code != 0 ||
+		!strings.Contains(status.String(), `"hard_bounces_in_a_row": 1`) || !strings.Contains(status.String(), `"status": "5.1.1"`) ||
+		!strings.Contains(status.String(), "bounced") {
+		t.Fatalf("account status after a hard bounce: exit %d\n%s", code, status.String())
 	}
 	unsub := "From: reader@example.net\nTo: " + l.UnsubscribeMailto(row.ID)[len("mailto:"):] + "\nSubject: unsubscribe\n\nunsubscribe\n"
 	unsub = strings.Replace(unsub, "?subject=unsubscribe", "", 1)

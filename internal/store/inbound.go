@@ -237,3 +237,36 @@ func (s *Store) OutboxByMessageID(ctx context.Context, ids []string) (int64, err
 	}
 	return 0, ErrNoSuchEmail
 }
+
+// BounceSummary says in a sentence what bounces did to u's deliveries, for
+// the account page and `feedmail account status`; "" when nothing
+// bounced.
+func BounceSummary(u *User) string {
+	last := ""
+	if u.LastBounce != "" && u.LastBounceAt != nil {
+		last = fmt.Sprintf(" (latest %s: %s)", u.LastBounceAt.UTC().Format("2 Jan 2006 15:04 UTC"), u.LastBounce)
+	}
+	switch {
+	case u.BouncingSince != nil:
+		return fmt.Sprintf("Deliveries are paused since %s: mail to this address bounced %d times in a row%s. "+
+			"Confirming a subscription again resumes them.", u.BouncingSince.UTC().Format("2 Jan 2006"), u.HardBounces, last)
+	case u.HardBounces > 0:
+		return fmt.Sprintf("The last %d email(s) to this address bounced%s; deliveries pause if that goes on.",
+			u.HardBounces, last)
+	case u.SoftBounces > 0:
+		return fmt.Sprintf("%d email(s) to this address were delayed or refused for a while%s; that does not stop deliveries.",
+			u.SoftBounces, last)
+	}
+	return ""
+}
+
+// InboundEventsOf returns u's latest recorded reports, newest first, at
+// most limit.
+func (s *Store) InboundEventsOf(ctx context.Context, userID int64, limit int) ([]InboundEvent, error) {
+	var out []InboundEvent
+	if err := s.DB.WithContext(ctx).Where("user_id = ?", userID).Order("received_at DESC").
+		Limit(limit).Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("reports about user %d: %w", userID, err)
+	}
+	return out, nil
+}
