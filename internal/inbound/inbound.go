@@ -184,6 +184,7 @@ func classify(data []byte, opt Options) Report {
 	rep.Tokens = tf.collect(opt.Recipients, root.header, msg.originals)
 	rep.OriginalMessageIDs = messageIDs(msg.originals)
 	rep.Diagnostic = clip(rep.Diagnostic, 200)
+	rep.Action = clip(rep.Action, 64)
 	rep.Recipient = clip(cleanAddress(rep.Recipient), 320)
 	return rep
 }

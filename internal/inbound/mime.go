@@ -49,7 +49,7 @@ func (w *walker) entity(h header, raw []byte, depth int) *entity {
 		w.tooDeep = true
 		return e
 	}
-	for _, p := range splitMultipart(raw, boundary) {
+	for _, p := range splitMultipart(raw, boundary, w.budget) {
 		if w.budget <= 0 {
 			break
 		}
@@ -65,14 +65,15 @@ func (w *walker) entity(h header, raw []byte, depth int) *entity {
 }
 
 // splitMultipart returns the bodies between the delimiter lines of a
-// multipart body. A missing close delimiter ends the last part at the end
-// of the data, so a truncated message keeps what arrived.
-func splitMultipart(body []byte, boundary string) [][]byte {
+// multipart body, at most limit of them. A missing close delimiter ends the
+// last part at the end of the data, so a truncated message keeps what
+// arrived.
+func splitMultipart(body []byte, boundary string, limit int) [][]byte {
 	delim := []byte("--" + boundary)
 	var parts [][]byte
 	start := -1 // start of the current part, -1 in the preamble
 	pos := 0
-	for pos < len(body) {
+	for pos < len(body) && len(parts) < limit {
 		i := bytes.Index(body[pos:], delim)
 		if i < 0 {
 			break
@@ -96,7 +97,7 @@ func splitMultipart(body []byte, boundary string) [][]byte {
 		start = len(body) - len(rest)
 		pos = start
 	}
-	if start >= 0 && start < len(body) {
+	if start >= 0 && start < len(body) && len(parts) < limit {
 		parts = append(parts, body[start:])
 	}
 	return parts
@@ -212,11 +213,12 @@ func (m *message) text() string {
 		if originalTypes[e.mediaType] || strings.HasPrefix(e.mediaType, "message/") {
 			return
 		}
+		body := e.body[:min(len(e.body), maxText)]
 		switch e.mediaType {
 		case "text/plain":
-			appendCapped(&plain, toUTF8(e.body, e.params["charset"]))
+			appendCapped(&plain, toUTF8(body, e.params["charset"]))
 		case "text/html":
-			appendCapped(&html, stripTags(toUTF8(e.body, e.params["charset"])))
+			appendCapped(&html, stripTags(toUTF8(body, e.params["charset"])))
 		}
 		for _, p := range e.parts {
 			visit(p)
