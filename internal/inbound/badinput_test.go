@@ -64,6 +64,7 @@ func TestParseBadInput(t *testing.T) {
 		{"empty", "", KindUnknown, "", "empty", nil},
 		{"blank lines", "\r\n\r\n\n", KindUnknown, "", "empty", nil},
 		{"binary garbage", string(garbage), KindUnknown, "", "not a message", nil},
+		{"leading blank lines", "\r\n\n" + dsn("bounces+LB@mail.example.org", ""), KindBounce, SeverityHard, "", []string{"LB"}},
 		{"header only", "Subject: hello", KindUnknown, "", "no known format", nil},
 		{"continuation first", " folded: x\n\nbody", KindUnknown, "", "not a message", nil},
 		{"nested 100 deep", nested(100), KindUnknown, "", "MIME nesting too deep", []string{"DEEP"}},

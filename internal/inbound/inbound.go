@@ -161,7 +161,7 @@ func classify(data []byte, opt Options) Report {
 		rep.Tokens = tf.collect(opt.Recipients, nil, nil)
 		return rep
 	}
-	hdr, body, ok := parseHeader(data, true)
+	hdr, body, ok := parseHeader(bytes.TrimLeft(data, "\r\n"), true)
 	if !ok {
 		rep := unknown("not a message")
 		rep.Tokens = tf.collect(opt.Recipients, nil, nil)
@@ -169,7 +169,7 @@ func classify(data []byte, opt Options) Report {
 	}
 	w := &walker{budget: maxParts}
 	root := w.entity(hdr, body, 0)
-	msg := &message{root: root, walker: w}
+	msg := &message{root: root}
 	msg.findOriginals()
 
 	rep, matched := classifyComplaint(msg)

@@ -89,6 +89,26 @@ func TestSplitMultipart(t *testing.T) {
 	}
 }
 
+func TestParseContentType(t *testing.T) {
+	tests := []struct {
+		in, mt, boundary string
+	}{
+		{`multipart/report; report-type=delivery-status; boundary="a b"`, "multipart/report", "a b"},
+		{`Multipart/Mixed; boundary=----=_Part_123`, "multipart/mixed", "----=_Part_123"},
+		{`multipart/mixed; boundary="abc`, "multipart/mixed", "abc"},
+		{`multipart/mixed; boundary=abc; boundary=def`, "multipart/mixed", "abc"},
+		{`multipart/mixed; charset; boundary=x`, "multipart/mixed", "x"},
+		{`garbage`, "text/plain", ""},
+		{`text/plain; charset="utf-8`, "text/plain", ""},
+	}
+	for _, tt := range tests {
+		mt, params := parseContentType(tt.in)
+		if mt != tt.mt || params["boundary"] != tt.boundary {
+			t.Errorf("parseContentType(%q) = %q %q, want %q %q", tt.in, mt, params, tt.mt, tt.boundary)
+		}
+	}
+}
+
 func TestParseHeader(t *testing.T) {
 	in := "From x\r\nSubject: a\r\n  b\r\n\tc\r\nX-Empty:\r\nTo : y\r\n\r\nbody"
 	h, body, ok := parseHeader([]byte(in), true)

@@ -95,7 +95,6 @@ func classifyTextBounce(m *message) (Report, bool) {
 	}
 	if len(quotedHdr) > 0 {
 		m.originals = append(m.originals, quotedHdr)
-		m.quotedOriginal = true
 	}
 	rep := Report{Kind: KindBounce, Status: status, Action: "failed", Format: FormatGeneric}
 	delay := delayRe.MatchString(head)
