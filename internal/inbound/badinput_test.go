@@ -64,6 +64,7 @@ func TestParseBadInput(t *testing.T) {
 		{"empty", "", KindUnknown, "", "empty", nil},
 		{"blank lines", "\r\n\r\n\n", KindUnknown, "", "empty", nil},
 		{"binary garbage", string(garbage), KindUnknown, "", "not a message", nil},
+		{"leading blank lines", "\r\n\n" + dsn("bounces+LB@mail.example.org", ""), KindBounce, SeverityHard, "", []string{"LB"}},
 		{"header only", "Subject: hello", KindUnknown, "", "no known format", nil},
 		{"continuation first", " folded: x\n\nbody", KindUnknown, "", "not a message", nil},
 		{"nested 100 deep", nested(100), KindUnknown, "", "MIME nesting too deep", []string{"DEEP"}},
@@ -81,6 +82,10 @@ func TestParseBadInput(t *testing.T) {
 		{"quoted-printable garbage",
 			"From: a@example.com\nSubject: hi\nContent-Transfer-Encoding: quoted-printable\n\n=ZZ=\n=",
 			KindUnknown, "", "no known format", nil},
+		{"read receipt",
+			"From: a@example.com\nSubject: Read: news\nContent-Type: multipart/report; report-type=disposition-notification; boundary=R\n\n" +
+				"--R\nContent-Type: message/disposition-notification\n\nFinal-Recipient: rfc822; a@example.com\nDisposition: manual-action/MDN-sent-manually; displayed\n\n--R--\n",
+			KindUnknown, "", "disposition notification", nil},
 		{"truncated DSN", truncated, KindBounce, SeverityHard, "", []string{"TESTTOKEN"}},
 		{"DSN without token", dsn("postmaster@mail.example.org", "news@example.org"), KindBounce, SeverityHard, "", nil},
 		{"DSN with empty token", dsn("bounces+@mail.example.org", "bounces+@mail.example.org"), KindBounce, SeverityHard, "", nil},

@@ -174,7 +174,11 @@ func clip(s string, n int) string {
 		if unicode.IsControl(r) {
 			continue
 		}
-		if count >= n {
+		need := 1
+		if space {
+			need = 2
+		}
+		if count+need > n {
 			break
 		}
 		if space {

@@ -10,6 +10,16 @@
 // callers do that from the Report. Its work is bounded by Options.MaxBytes,
 // a cap on MIME parts and nesting, and regular expressions that run in linear
 // time.
+//
+// Order of the checks: a feedback report, then a DSN, then a non-standard
+// bounce, then auto-reply markers (DSNs carry Auto-Submitted too).
+// Severity of a DSN recipient: Action failed with 5.x.x is hard, except
+// 5.2.2 or a full-mailbox diagnostic; 4.x.x and Action delayed are soft;
+// delivered, relayed and expanded are unknown. Of several recipients the
+// most severe is reported. A non-standard bounce takes the first 4xx/5xx
+// enhanced or basic code in its text, then phrases (full mailbox or over
+// quota soft; unknown user, no such user, does not exist hard), and when
+// nothing tells, hard if the subject says the delivery failed, else soft.
 package inbound
 
 import (
@@ -151,7 +161,7 @@ func classify(data []byte, opt Options) Report {
 		rep.Tokens = tf.collect(opt.Recipients, nil, nil)
 		return rep
 	}
-	hdr, body, ok := parseHeader(data, true)
+	hdr, body, ok := parseHeader(bytes.TrimLeft(data, "\r\n"), true)
 	if !ok {
 		rep := unknown("not a message")
 		rep.Tokens = tf.collect(opt.Recipients, nil, nil)
@@ -159,7 +169,7 @@ func classify(data []byte, opt Options) Report {
 	}
 	w := &walker{budget: maxParts}
 	root := w.entity(hdr, body, 0)
-	msg := &message{root: root, walker: w}
+	msg := &message{root: root}
 	msg.findOriginals()
 
 	rep, matched := classifyComplaint(msg)
@@ -175,6 +185,8 @@ func classify(data []byte, opt Options) Report {
 	if !matched {
 		rep = unknown("no known format")
 		switch {
+		case msg.find("message/disposition-notification") != nil:
+			rep.Reason = "disposition notification"
 		case w.tooDeep:
 			rep.Reason = "MIME nesting too deep"
 		case w.budget <= 0:
@@ -184,6 +196,7 @@ func classify(data []byte, opt Options) Report {
 	rep.Tokens = tf.collect(opt.Recipients, root.header, msg.originals)
 	rep.OriginalMessageIDs = messageIDs(msg.originals)
 	rep.Diagnostic = clip(rep.Diagnostic, 200)
+	rep.Action = clip(rep.Action, 64)
 	rep.Recipient = clip(cleanAddress(rep.Recipient), 320)
 	return rep
 }

@@ -31,10 +31,7 @@ type walker struct {
 func (w *walker) entity(h header, raw []byte, depth int) *entity {
 	e := &entity{header: h, mediaType: "text/plain"}
 	if ct := h.get("Content-Type"); ct != "" {
-		mt, params, err := mime.ParseMediaType(ct)
-		if err == nil || err == mime.ErrInvalidMediaParameter {
-			e.mediaType, e.params = strings.ToLower(mt), params
-		}
+		e.mediaType, e.params = parseContentType(ct)
 	}
 	if !strings.HasPrefix(e.mediaType, "multipart/") {
 		e.body = decodeTransfer(raw, h.get("Content-Transfer-Encoding"))
@@ -49,7 +46,7 @@ func (w *walker) entity(h header, raw []byte, depth int) *entity {
 		w.tooDeep = true
 		return e
 	}
-	for _, p := range splitMultipart(raw, boundary) {
+	for _, p := range splitMultipart(raw, boundary, w.budget) {
 		if w.budget <= 0 {
 			break
 		}
@@ -64,15 +61,50 @@ func (w *walker) entity(h header, raw []byte, depth int) *entity {
 	return e
 }
 
+// parseContentType returns the lower-case media type and the parameters
+// of a Content-Type value. What the strict parser refuses (unquoted
+// boundaries with "=", an unterminated quote, duplicate parameters) is
+// read leniently, first value winning; no media type means text/plain.
+func parseContentType(v string) (string, map[string]string) {
+	if mt, params, err := mime.ParseMediaType(v); err == nil && strings.Count(mt, "/") == 1 {
+		return strings.ToLower(mt), params
+	}
+	segs := strings.Split(v, ";")
+	mt := strings.ToLower(strings.TrimSpace(segs[0]))
+	if strings.Count(mt, "/") != 1 || strings.ContainsAny(mt, " \t\"") {
+		mt = "text/plain"
+	}
+	params := map[string]string{}
+	for _, seg := range segs[1:] {
+		k, val, ok := strings.Cut(seg, "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		if !ok || k == "" {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		if strings.HasPrefix(val, `"`) {
+			val = val[1:]
+			if i := strings.IndexByte(val, '"'); i >= 0 {
+				val = val[:i]
+			}
+		}
+		if _, dup := params[k]; !dup {
+			params[k] = val
+		}
+	}
+	return mt, params
+}
+
 // splitMultipart returns the bodies between the delimiter lines of a
-// multipart body. A missing close delimiter ends the last part at the end
-// of the data, so a truncated message keeps what arrived.
-func splitMultipart(body []byte, boundary string) [][]byte {
+// multipart body, at most limit of them. A missing close delimiter ends the
+// last part at the end of the data, so a truncated message keeps what
+// arrived.
+func splitMultipart(body []byte, boundary string, limit int) [][]byte {
 	delim := []byte("--" + boundary)
 	var parts [][]byte
 	start := -1 // start of the current part, -1 in the preamble
 	pos := 0
-	for pos < len(body) {
+	for pos < len(body) && len(parts) < limit {
 		i := bytes.Index(body[pos:], delim)
 		if i < 0 {
 			break
@@ -96,7 +128,7 @@ func splitMultipart(body []byte, boundary string) [][]byte {
 		start = len(body) - len(rest)
 		pos = start
 	}
-	if start >= 0 && start < len(body) {
+	if start >= 0 && start < len(body) && len(parts) < limit {
 		parts = append(parts, body[start:])
 	}
 	return parts
@@ -145,14 +177,11 @@ func walk(e *entity, fn func(*entity)) {
 
 // message is a parsed inbound message and what was found in it.
 type message struct {
-	root   *entity
-	walker *walker
+	root *entity
 	// originals are the header blocks of the returned original message(s):
 	// attached message/rfc822 or headers parts, or the quoted copy in a
 	// non-standard bounce.
 	originals []header
-	// quotedOriginal is set when originals came from bounce text.
-	quotedOriginal bool
 }
 
 // subject returns the decoded Subject of the message.
@@ -212,11 +241,12 @@ func (m *message) text() string {
 		if originalTypes[e.mediaType] || strings.HasPrefix(e.mediaType, "message/") {
 			return
 		}
+		body := e.body[:min(len(e.body), maxText)]
 		switch e.mediaType {
 		case "text/plain":
-			appendCapped(&plain, toUTF8(e.body, e.params["charset"]))
+			appendCapped(&plain, toUTF8(body, e.params["charset"]))
 		case "text/html":
-			appendCapped(&html, stripTags(toUTF8(e.body, e.params["charset"])))
+			appendCapped(&html, stripTags(toUTF8(body, e.params["charset"])))
 		}
 		for _, p := range e.parts {
 			visit(p)

@@ -76,13 +76,36 @@ func TestSplitMultipart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, p := range splitMultipart([]byte(tt.body), "b") {
+			for _, p := range splitMultipart([]byte(tt.body), "b", 100) {
 				got = append(got, string(p))
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+	if got := splitMultipart([]byte("--b\nA\n--b\nB\n--b\nC"), "b", 2); len(got) != 2 {
+		t.Errorf("limit 2: got %d parts", len(got))
+	}
+}
+
+func TestParseContentType(t *testing.T) {
+	tests := []struct {
+		in, mt, boundary string
+	}{
+		{`multipart/report; report-type=delivery-status; boundary="a b"`, "multipart/report", "a b"},
+		{`Multipart/Mixed; boundary=----=_Part_123`, "multipart/mixed", "----=_Part_123"},
+		{`multipart/mixed; boundary="abc`, "multipart/mixed", "abc"},
+		{`multipart/mixed; boundary=abc; boundary=def`, "multipart/mixed", "abc"},
+		{`multipart/mixed; charset; boundary=x`, "multipart/mixed", "x"},
+		{`garbage`, "text/plain", ""},
+		{`text/plain; charset="utf-8`, "text/plain", ""},
+	}
+	for _, tt := range tests {
+		mt, params := parseContentType(tt.in)
+		if mt != tt.mt || params["boundary"] != tt.boundary {
+			t.Errorf("parseContentType(%q) = %q %q, want %q %q", tt.in, mt, params, tt.mt, tt.boundary)
+		}
 	}
 }
 
@@ -102,6 +125,25 @@ func TestParseHeader(t *testing.T) {
 	h, body, _ = parseHeader([]byte("A: 1\nnot a field\nB: 2"), false)
 	if len(h) != 1 || string(body) != "not a field\nB: 2" {
 		t.Errorf("header ends at a non-field line: got %q, body %q", h, body)
+	}
+}
+
+func TestClip(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{" a\r\n  b\tc ", 10, "a b c"},
+		{"abc def", 4, "abc"},
+		{"abc def", 5, "abc d"},
+		{"äöü\x00ß", 3, "äöü"},
+		{"\xff x", 3, "\uFFFD x"},
+	}
+	for _, tt := range tests {
+		if got := clip(tt.in, tt.n); got != tt.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
 	}
 }
 

@@ -95,7 +95,6 @@ func classifyTextBounce(m *message) (Report, bool) {
 	}
 	if len(quotedHdr) > 0 {
 		m.originals = append(m.originals, quotedHdr)
-		m.quotedOriginal = true
 	}
 	rep := Report{Kind: KindBounce, Status: status, Action: "failed", Format: FormatGeneric}
 	delay := delayRe.MatchString(head)
@@ -112,6 +111,9 @@ func classifyTextBounce(m *message) (Report, bool) {
 	}
 	rep.Recipient = bounceRecipient(m.root.header, head)
 	rep.Diagnostic = diagnosticLine(head, status, code)
+	if rep.Diagnostic == "" {
+		rep.Diagnostic = subject
+	}
 	switch {
 	case delay:
 		rep.Severity, rep.Action = SeveritySoft, "delayed"
@@ -190,6 +192,9 @@ func bounceRecipient(h header, head string) string {
 	return submatch(bareRcptRe, head)
 }
 
+// detailRe: phrases that describe a failure without deciding its severity.
+var detailRe = regexp.MustCompile(`(?i)timed out|connection refused|temporary|temporarily|rejected|refused|blocked|denied|not accept`)
+
 // diagnosticLine returns the line of the bounce text that holds the status
 // or code, else the first line with a telling phrase.
 func diagnosticLine(head, status, code string) string {
@@ -202,10 +207,11 @@ func diagnosticLine(head, status, code string) string {
 			idx = loc[2]
 		}
 	}
-	if idx < 0 {
-		if loc := hardRe.FindStringIndex(head); loc != nil {
-			idx = loc[0]
-		} else if loc := quotaRe.FindStringIndex(head); loc != nil {
+	for _, re := range []*regexp.Regexp{hardRe, quotaRe, detailRe} {
+		if idx >= 0 {
+			break
+		}
+		if loc := re.FindStringIndex(head); loc != nil {
 			idx = loc[0]
 		}
 	}

@@ -21,7 +21,9 @@ func newTokenFinder(bounce string) tokenFinder {
 	if i := strings.IndexByte(local, '+'); i >= 0 {
 		local = local[:i]
 	}
-	pat := `(?i)` + regexp.QuoteMeta(local) + `\+([^\s@<>"(),;:\[\]\\]+)@` + regexp.QuoteMeta(domain)
+	// EXT is RFC 5322 dot-atom text: ASCII only, so a token is always
+	// valid UTF-8 and never spans brackets, quotes or separators.
+	pat := `(?i)` + regexp.QuoteMeta(local) + `\+([A-Za-z0-9!#$%&'*+/=?^_{|}~.\x60-]+)@` + regexp.QuoteMeta(domain)
 	return tokenFinder{re: regexp.MustCompile(pat)}
 }
 
