@@ -33,15 +33,12 @@ package postfixtest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +67,8 @@ type Options struct {
 	RejectWith map[string]string
 	// DelayWarning, when positive, makes Postfix send a "delayed" DSN for
 	// mail still deferred after this long (whole seconds, rounded up).
+	// Postfix sends it at the first deferral that finds it due before the
+	// next queue run, so with one second it comes at the first one.
 	DelayWarning time.Duration
 	// QueueLifetime is how long deferred mail is retried before Postfix
 	// gives up and bounces it. Default one hour.
@@ -109,10 +108,8 @@ func binaries() (postfix, master string, err error) {
 	if os.Geteuid() != 0 {
 		return "", "", fmt.Errorf("postfix needs root to start")
 	}
-	for _, u := range []string{"postfix"} {
-		if _, err := user.Lookup(u); err != nil {
-			return "", "", fmt.Errorf("user %s: %w", u, err)
-		}
+	if _, err := user.Lookup("postfix"); err != nil {
+		return "", "", fmt.Errorf("user postfix: %w", err)
 	}
 	if _, err := user.LookupGroup("postdrop"); err != nil {
 		return "", "", fmt.Errorf("group postdrop: %w", err)
@@ -191,100 +188,6 @@ func Start(t testing.TB, opts Options) *Postfix {
 	return p
 }
 
-// queueDirs is the queue's layout as the Postfix package lays it out
-// (its postfix-files): the directories under queue_directory, whether the
-// postfix user owns them (else root), whether the postdrop group does,
-// and their modes.
-var queueDirs = []struct {
-	name    string
-	postfix bool
-	postdrp bool
-	mode    os.FileMode
-}{
-	{"active", true, false, 0o700}, {"bounce", true, false, 0o700},
-	{"corrupt", true, false, 0o700}, {"defer", true, false, 0o700},
-	{"deferred", true, false, 0o700}, {"flush", true, false, 0o700},
-	{"hold", true, false, 0o700}, {"incoming", true, false, 0o700},
-	{"private", true, false, 0o700}, {"saved", true, false, 0o700},
-	{"trace", true, false, 0o700},
-	{"maildrop", true, true, 0o730}, {"public", true, true, 0o710},
-	{"pid", false, false, 0o755},
-}
-
-// prepare makes the instance's folders with the owners and modes Postfix
-// checks for: "postfix check" would make the same in seconds of shell.
-// The temporary folder and its parent must be searchable by the postfix
-// user.
-func (p *Postfix) prepare() error {
-	for _, d := range []string{filepath.Dir(p.dir), p.dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			return fmt.Errorf("postfixtest: %w", err)
-		}
-	}
-	uid, gid, err := ids("postfix")
-	if err != nil {
-		return err
-	}
-	pg, err := user.LookupGroup("postdrop")
-	if err != nil {
-		return fmt.Errorf("postfixtest: %w", err)
-	}
-	postdrop, err := strconv.Atoi(pg.Gid)
-	if err != nil {
-		return fmt.Errorf("postfixtest: postdrop gid %q: %w", pg.Gid, err)
-	}
-	mk := func(path string, mode os.FileMode, uid, gid int) error {
-		if err := os.Mkdir(path, mode); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("postfixtest: %w", err)
-		}
-		if err := os.Chmod(path, mode); err != nil {
-			return fmt.Errorf("postfixtest: %w", err)
-		}
-		if err := os.Chown(path, uid, gid); err != nil {
-			return fmt.Errorf("postfixtest: %w", err)
-		}
-		return nil
-	}
-	queue := filepath.Join(p.dir, "queue")
-	if err := mk(filepath.Join(p.dir, "conf"), 0o755, 0, 0); err != nil {
-		return err
-	}
-	if err := mk(filepath.Join(p.dir, "data"), 0o700, uid, gid); err != nil {
-		return err
-	}
-	if err := mk(queue, 0o755, 0, 0); err != nil {
-		return err
-	}
-	for _, d := range queueDirs {
-		u, g := 0, 0
-		if d.postfix {
-			u, g = uid, gid
-		}
-		if d.postdrp {
-			g = postdrop
-		}
-		if err := mk(filepath.Join(queue, d.name), d.mode, u, g); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ids returns a user's uid and primary gid.
-func ids(name string) (uid, gid int, err error) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return 0, 0, fmt.Errorf("postfixtest: %w", err)
-	}
-	if uid, err = strconv.Atoi(u.Uid); err != nil {
-		return 0, 0, fmt.Errorf("postfixtest: uid %q: %w", u.Uid, err)
-	}
-	if gid, err = strconv.Atoi(u.Gid); err != nil {
-		return 0, 0, fmt.Errorf("postfixtest: gid %q: %w", u.Gid, err)
-	}
-	return uid, gid, nil
-}
-
 // freePort returns a loopback port nobody listened on a moment ago.
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -297,6 +200,10 @@ func freePort() (int, error) {
 
 // SMTPAddr returns host:port of the instance's SMTP listener.
 func (p *Postfix) SMTPAddr() string { return p.smtpAddr }
+
+// URL returns the listener as an smtp:// URL without TLS, the form of
+// FEEDMAIL_SMTP_URL.
+func (p *Postfix) URL() string { return "smtp://" + p.smtpAddr + "?tls=none" }
 
 // Bounces returns the capture server that receives mail for the bounce
 // domain, or nil when Options.BounceTo named another one.

@@ -46,7 +46,8 @@ func (p *Postfix) start(postfixBin, masterBin string, c config) error {
 		return fmt.Errorf("master output: %w", err)
 	}
 	defer logf.Close()
-	// -d keeps the master daemon in the foreground as our child; its own
+	// -d keeps the master daemon in the foreground as our child ("postfix
+	// start-fg" does so only as PID 1); its own
 	// process group lets stop reach daemons it leaves behind.
 	cmd := exec.Command(masterBin, "-c", conf, "-d")
 	cmd.Dir = p.dir
