@@ -71,6 +71,10 @@ func (r *remote) count() int {
 // close stops serving and returns Serve's error, if any was unexpected.
 func (r *remote) close() error {
 	err := r.srv.Close()
+	// Serve may not have registered the listener with go-smtp yet.
+	if lerr := r.ln.Close(); lerr != nil && !errors.Is(lerr, net.ErrClosed) {
+		err = errors.Join(err, lerr)
+	}
 	if serr := <-r.served; serr != nil && !errors.Is(serr, smtp.ErrServerClosed) && !errors.Is(serr, net.ErrClosed) {
 		err = errors.Join(err, serr)
 	}
