@@ -19,6 +19,7 @@ type config struct {
 	BounceTo      string // host:port
 	DeadDomain    string
 	DeadTo        string // host:port of the dead domain's MX
+	LocalDomain   string // delivered by local(8), which knows no users
 	DelayWarning  time.Duration
 	QueueLifetime time.Duration
 }
@@ -34,8 +35,9 @@ func seconds(d time.Duration) string {
 
 // mainCF returns the main.cf of an instance that accepts mail from
 // loopback only, sends mail for the dead and bounce domains to the given
-// test servers, and refuses to deliver anything else (no local delivery,
-// no mail to the outside), with queue timers cut to seconds.
+// test servers, hands the local domain to local(8) with no aliases, no
+// .forward files and mailboxes under Dir, and sends nothing anywhere
+// else, with queue timers cut to seconds.
 func mainCF(c config) string {
 	lines := [][2]string{
 		{"compatibility_level", "3.6"},
@@ -46,7 +48,13 @@ func mainCF(c config) string {
 		{"myhostname", "mta.postfixtest.localhost"},
 		{"mydomain", "postfixtest.localhost"},
 		{"myorigin", "$myhostname"},
-		{"mydestination", ""},
+		{"mydestination", c.LocalDomain},
+		{"local_recipient_maps", ""},
+		{"mail_spool_directory", c.Dir + "/mail"},
+		{"forward_path", ""},
+		{"mailbox_command", ""},
+		{"allow_mail_to_commands", ""},
+		{"allow_mail_to_files", ""},
 		{"relay_domains", ""},
 		{"inet_interfaces", "127.0.0.1"},
 		{"inet_protocols", "ipv4"},
@@ -60,7 +68,6 @@ func mainCF(c config) string {
 		{"alias_database", ""},
 		{"biff", "no"},
 		{"notify_classes", ""},
-		{"local_transport", "error:5.1.1 local delivery is disabled in this test instance"},
 		{"default_transport", "error:5.7.1 this test instance sends no mail outside"},
 		{"transport_maps", fmt.Sprintf("inline:{ %s=smtp:[%s, %s=smtp:[%s }",
 			c.BounceDomain, bracketHost(c.BounceTo), c.DeadDomain, bracketHost(c.DeadTo))},
@@ -113,6 +120,7 @@ retry     unix  - - n -     - error
 discard   unix  - - n -     - discard
 anvil     unix  - - n -     1 anvil
 scache    unix  - - n -     1 scache
+local     unix  - n n -     - local
 postlog   unix-dgram n - n - 1 postlogd
 `, port)
 }

@@ -89,14 +89,17 @@ func TestSecondsAndNextHop(t *testing.T) {
 func TestMainCFRoutesOnlyTheTestDomains(t *testing.T) {
 	cf := mainCF(config{
 		Dir: "/tmp/x", SMTPPort: 2500, BounceDomain: "bounce.test", BounceTo: "127.0.0.1:2601",
-		DeadDomain: "dead.test", DeadTo: "127.0.0.1:2602", DelayWarning: time.Second, QueueLifetime: time.Hour,
+		DeadDomain: "dead.test", DeadTo: "127.0.0.1:2602", LocalDomain: "nouser.test", DelayWarning: time.Second, QueueLifetime: time.Hour,
 	})
 	for _, want := range []string{
 		"transport_maps = inline:{ bounce.test=smtp:[127.0.0.1]:2601, dead.test=smtp:[127.0.0.1]:2602 }\n",
 		"inet_interfaces = 127.0.0.1\n",
-		"mydestination = \n",
+		"mydestination = nouser.test\n",
+		"local_recipient_maps = \n",
+		"alias_maps = \n",
+		"forward_path = \n",
+		"mail_spool_directory = /tmp/x/mail\n",
 		"default_transport = error:",
-		"local_transport = error:",
 		"queue_directory = /tmp/x/queue\n",
 		"delay_warning_time = 1s\n",
 		"maximal_queue_lifetime = 3600s\n",

@@ -83,6 +83,9 @@ func (p *Postfix) prepare() error {
 	if err := mk(filepath.Join(p.dir, "data"), 0o700, uid, gid); err != nil {
 		return err
 	}
+	if err := mk(filepath.Join(p.dir, "mail"), 0o777|os.ModeSticky, 0, 0); err != nil {
+		return err
+	}
 	if err := mk(queue, 0o755, 0, 0); err != nil {
 		return err
 	}

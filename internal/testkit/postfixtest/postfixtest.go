@@ -20,7 +20,13 @@
 //     (internal/testkit/smtptest) that Bounces returns. A test sends with
 //     envelope sender "bounces+TOKEN@bounce.test" and waits there for the
 //     DSN, raw bytes and envelope recipient;
-//   - delivers nothing locally and sends nothing to any other domain.
+//   - is the final destination of Options.LocalDomain ("nouser.test"):
+//     it accepts any address there, then local(8) bounces it as "unknown
+//     user" (5.1.1), the DSN of a Postfix that is the recipient's own
+//     server. It reads no aliases or .forward files; an address whose
+//     local part is a system user (root, nobody) is delivered to a
+//     mailbox under Dir()/mail instead;
+//   - sends nothing to any other domain.
 //
 // Postfix needs root and its users (postfix, postdrop), which the Debian
 // package creates. Without them the test is skipped, and fails under
@@ -60,6 +66,8 @@ type Options struct {
 	// DeadDomain is the recipients' domain whose MX rejects them.
 	// Default "dead.test".
 	DeadDomain string
+	// LocalDomain is the domain local(8) bounces. Default "nouser.test".
+	LocalDomain string
 	// RejectWith maps a recipient address (any case) to the reply its MX
 	// gives at RCPT, e.g. "552 5.2.2 Mailbox full" or "450 4.2.0 Try
 	// later"; a 2xx reply accepts the message. Unlisted addresses of
@@ -132,6 +140,9 @@ func Start(t testing.TB, opts Options) *Postfix {
 	if opts.DeadDomain == "" {
 		opts.DeadDomain = "dead.test"
 	}
+	if opts.LocalDomain == "" {
+		opts.LocalDomain = "nouser.test"
+	}
 	if opts.QueueLifetime <= 0 {
 		opts.QueueLifetime = time.Hour
 	}
@@ -166,7 +177,7 @@ func Start(t testing.TB, opts Options) *Postfix {
 		c := config{
 			Dir: p.dir, SMTPPort: port,
 			BounceDomain: opts.BounceDomain, BounceTo: opts.BounceTo,
-			DeadDomain: opts.DeadDomain, DeadTo: p.remote.addr(),
+			DeadDomain: opts.DeadDomain, DeadTo: p.remote.addr(), LocalDomain: opts.LocalDomain,
 			DelayWarning: opts.DelayWarning, QueueLifetime: opts.QueueLifetime,
 		}
 		err = p.start(postfixBin, masterBin, c)

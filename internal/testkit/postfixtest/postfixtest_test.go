@@ -179,3 +179,38 @@ func TestDSNNamesOnlyTheFailedRecipient(t *testing.T) {
 		t.Errorf("dead domain's server accepted %d messages, want 1", n)
 	}
 }
+
+func TestLocalUnknownUserBounces(t *testing.T) {
+	t.Parallel()
+	p := Start(t, Options{})
+	const verp, dead = "bounces+local@bounce.test", "no-such-user@nouser.test"
+	msgID := "<local@feedmail.test>"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.Send(ctx, verp, []string{dead}, message("feed@mail.example.org", dead, msgID)); err != nil {
+		t.Fatalf("Postfix refused at SMTP, want accepted then bounced: %v", err)
+	}
+	d, m := waitDSN(t, p.Bounces(), verp, "failed", 20*time.Second)
+	if !slices.Equal(m.To, []string{verp}) || m.From != "" {
+		t.Errorf("DSN envelope %q -> %v", m.From, m.To)
+	}
+	if len(d.Recipients) != 1 {
+		t.Fatalf("%d recipient blocks", len(d.Recipients))
+	}
+	r := d.Recipients[0]
+	if got := addressField(r.Get("Final-Recipient")); got != dead {
+		t.Errorf("Final-Recipient %q", got)
+	}
+	if got := r.Get("Status"); got != "5.1.1" {
+		t.Errorf("Status %q, want 5.1.1", got)
+	}
+	if got := r.Get("Diagnostic-Code"); !strings.HasPrefix(got, "X-Postfix;") || !strings.Contains(got, "unknown user") {
+		t.Errorf("Diagnostic-Code %q, want Postfix's own unknown user", got)
+	}
+	if got := r.Get("Remote-MTA"); got != "" {
+		t.Errorf("Remote-MTA %q, want none: Postfix was the last hop", got)
+	}
+	if d.Returned == nil || d.Returned.Get("Message-ID") != msgID {
+		t.Errorf("original not returned with Message-ID %s", msgID)
+	}
+}
