@@ -27,7 +27,7 @@ var bodySignatures = []signature{
 	sig(`(?i)-+ ?transcript of session follows ?-+|the original message was received at`, FormatSendmail, false),
 	sig(`(?i)delivery to the following recipients? has been delayed`, FormatGmail, true),
 	sig(`(?i)delivery to the following recipients? failed permanently`, FormatGmail, false),
-	sig(`(?i)your message did not reach some or all of the intended recipients|delivery has failed to these recipients or groups|your message (to .{1,200} )?couldn't be delivered`, FormatExchange, false),
+	sig(`(?i)your message did not reach some or all of the intended recipients|delivery has failed to these recipients or groups|your message (to [^\n]* )?couldn't be delivered`, FormatExchange, false),
 }
 
 // subjectSignatures are bounce subjects; alone they need a daemon sender,
@@ -48,7 +48,7 @@ var subjectSignatures = []signature{
 
 var (
 	// delayRe: text saying delivery is still being retried.
-	delayRe = regexp.MustCompile(`(?i)has been delayed|still being retried|will (continue to )?(retry|try)|could not send message for past|message .{0,80} delayed`)
+	delayRe = regexp.MustCompile(`(?i)has been delayed|still being retried|will (continue to )?(retry|try)|could not send message for past|message [^\n]* delayed`)
 	// failStatusRe: an enhanced status code of class 4 or 5, not part of
 	// a dotted number such as an IP address.
 	failStatusRe = regexp.MustCompile(`(?:^|[^0-9.])([45]\.[0-9]{1,3}\.[0-9]{1,3})(?:[^0-9.]|\.[^0-9]|\.?$)`)
@@ -169,7 +169,7 @@ func splitQuoted(text string) (head, quoted string) {
 
 // isDaemon reports whether the From header is a mail system's.
 func isDaemon(h header) bool {
-	from := strings.ToLower(decodeHeader(h.get("From")))
+	from := strings.ToLower(decodeHeader(capped(h.get("From"), 998)))
 	for _, s := range []string{"mailer-daemon", "mailer_daemon", "mailerdaemon", "mail-daemon",
 		"postmaster", "mail delivery", "microsoftexchange", "mail administrator"} {
 		if strings.Contains(from, s) {
