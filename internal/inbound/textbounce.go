@@ -23,7 +23,7 @@ var bodySignatures = []signature{
 	sig(`(?i)this is the qmail-send program`, FormatQmail, false),
 	sig(`(?i)sorry,? we were unable to deliver your message`, FormatYahoo, false),
 	sig(`(?i)this message was created automatically by mail delivery software`, FormatExim, false),
-	sig(`(?i)this is the mail system at host`, FormatPostfix, false),
+	sig(`(?i)this is the (mail system|postfix program) at host`, FormatPostfix, false),
 	sig(`(?i)-+ ?transcript of session follows ?-+|the original message was received at`, FormatSendmail, false),
 	sig(`(?i)delivery to the following recipients? has been delayed`, FormatGmail, true),
 	sig(`(?i)delivery to the following recipients? failed permanently`, FormatGmail, false),
@@ -56,7 +56,7 @@ var (
 	// texts put one.
 	failCodeRe = regexp.MustCompile(`(?im)(?:^|said:|<<<|#|error:|reply:|\()[ \t]*([45][0-5][0-9])(?:[ \t\-:]|$)`)
 	// quoteMarkerRe: the line before a quoted original message.
-	quoteMarkerRe = regexp.MustCompile(`(?im)^[ \t]*-*[ \t]*(?:this is a copy of the message|below this line is a copy of the message|original message|unsent message below|message headers? follows?|returned message|original message headers|the headers of your message)[^\n]*$`)
+	quoteMarkerRe = regexp.MustCompile(`(?im)^[ \t]*-*[ \t]*(?:this is a copy of the message|below this line is a copy of the message|original message|unsent message below|undelivered message follows|message headers? follows?|returned message|original message headers|the headers of your message)[^\n]*$`)
 	// headerStartRe: the first line of a quoted header when no marker says.
 	headerStartRe = regexp.MustCompile(`(?m)^(?:Return-Path|Received|Message-I[Dd]|DKIM-Signature):`)
 	// recipient lines in bounce texts: "<a@b>:" (qmail, Postfix, Yahoo),
