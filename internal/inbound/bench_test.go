@@ -57,7 +57,7 @@ func BenchmarkParseHostile(b *testing.B) {
 // TestParseHostileSmall runs the hostile shapes at a small size so that
 // every test run covers them (the benchmark covers the full size).
 func TestParseHostileSmall(t *testing.T) {
-	for name, in := range hostile(64 << 10) {
+	for name, in := range hostile(8 << 10) {
 		rep, err := Parse(strings.NewReader(in), Options{BounceAddress: "bounces@mail.example.org"})
 		if err != nil || rep.Kind == "" {
 			t.Errorf("%s: %+v, %v", name, rep, err)

@@ -175,7 +175,7 @@ func severityFromCodes(status, text string) (sev Severity, known bool) {
 // does: a full mailbox is soft, an unknown user is hard.
 var (
 	quotaRe = regexp.MustCompile(`(?i)mailbox (is )?full|over ?quota|quota (exceeded|full)|exceeded (its |the )?(storage|quota)|insufficient (system )?storage|mailbox size limit|out of storage`)
-	hardRe  = regexp.MustCompile(`(?i)user unknown|unknown user|no such (user|mailbox|recipient|address)|does not exist|doesn't exist|doesn't have an? .{0,40}account|recipient address rejected|invalid recipient|unrouteable address|recipnotfound|not listed in|mailbox unavailable|account (has been )?disabled|address rejected|failed permanently|permanent (fatal )?error`)
+	hardRe  = regexp.MustCompile(`(?i)user unknown|unknown user|no such (user|mailbox|recipient|address)|does not exist|doesn't exist|doesn't have an? [^\n]*account|recipient address rejected|invalid recipient|unrouteable address|recipnotfound|not listed in|mailbox unavailable|account (has been )?disabled|address rejected|failed permanently|permanent (fatal )?error`)
 )
 
 // severityFromSubject is the last resort: hard when the subject says the

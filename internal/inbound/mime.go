@@ -184,9 +184,15 @@ type message struct {
 	originals []header
 }
 
-// subject returns the decoded Subject of the message.
+// subject returns the decoded Subject of the message, at most its first
+// 998 bytes (a header line's limit) before decoding.
 func (m *message) subject() string {
-	return strings.TrimSpace(decodeHeader(m.root.header.get("Subject")))
+	return strings.TrimSpace(decodeHeader(capped(m.root.header.get("Subject"), 998)))
+}
+
+// capped returns at most the first n bytes of s.
+func capped(s string, n int) string {
+	return s[:min(len(s), n)]
 }
 
 // find returns the first entity of one of the media types, or nil.
@@ -241,11 +247,12 @@ func (m *message) text() string {
 		if originalTypes[e.mediaType] || strings.HasPrefix(e.mediaType, "message/") {
 			return
 		}
-		body := e.body[:min(len(e.body), maxText)]
 		switch e.mediaType {
 		case "text/plain":
+			body := e.body[:min(len(e.body), maxText)]
 			appendCapped(&plain, toUTF8(body, e.params["charset"]))
 		case "text/html":
+			body := e.body[:min(len(e.body), 4*maxText)]
 			appendCapped(&html, stripTags(toUTF8(body, e.params["charset"])))
 		}
 		for _, p := range e.parts {
@@ -259,8 +266,9 @@ func (m *message) text() string {
 	return html.String()
 }
 
-// maxText bounds the text the bounce heuristics look at.
-const maxText = 256 << 10
+// maxText bounds the text the bounce heuristics look at: bounce texts are
+// a few KiB, and the case-insensitive patterns run at a few MB/s.
+const maxText = 64 << 10
 
 // appendCapped appends s to b up to maxText bytes in total.
 func appendCapped(b *strings.Builder, s string) {

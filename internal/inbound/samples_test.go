@@ -56,6 +56,7 @@ func TestParseSamples(t *testing.T) {
 		{"sendmail-legacy.eml", KindBounce, SeverityHard, "", "failed", FormatSendmail, "retired@old.example.edu", tok, []string{"post-12.5@feedmail.example.org"}},
 		{"gmail-legacy.eml", KindBounce, SeveritySoft, "", "delayed", FormatGmail, "far.away@example.com", tok, []string{"post-13.6@feedmail.example.org"}},
 		{"lotus-generic.eml", KindBounce, SeverityHard, "", "failed", FormatGeneric, "hans.becker@notes.example.com", tok, []string{"post-14.7@feedmail.example.org"}},
+		{"postfix-text.eml", KindBounce, SeveritySoft, "", "failed", FormatPostfix, "full.box@oldbox.example.net", tok, []string{"post-15.8@feedmail.example.org"}},
 		{"arf-abuse.eml", KindComplaint, SeverityNone, "", "abuse", FormatARF, "reader@isp.example.net", both, []string{"post-1234.5680@feedmail.example.org"}},
 		{"yahoo-cfl.eml", KindComplaint, SeverityNone, "", "abuse", FormatYahooCFL, "redacted@yahoo.com", tok, []string{"post-1234.5681@feedmail.example.org"}},
 		{"jmrp-arf.eml", KindComplaint, SeverityNone, "", "abuse", FormatJMRP, "redacted", tok, []string{"post-1234.5682@feedmail.example.org"}},

@@ -23,11 +23,11 @@ var bodySignatures = []signature{
 	sig(`(?i)this is the qmail-send program`, FormatQmail, false),
 	sig(`(?i)sorry,? we were unable to deliver your message`, FormatYahoo, false),
 	sig(`(?i)this message was created automatically by mail delivery software`, FormatExim, false),
-	sig(`(?i)this is the mail system at host`, FormatPostfix, false),
+	sig(`(?i)this is the (mail system|postfix program) at host`, FormatPostfix, false),
 	sig(`(?i)-+ ?transcript of session follows ?-+|the original message was received at`, FormatSendmail, false),
 	sig(`(?i)delivery to the following recipients? has been delayed`, FormatGmail, true),
 	sig(`(?i)delivery to the following recipients? failed permanently`, FormatGmail, false),
-	sig(`(?i)your message did not reach some or all of the intended recipients|delivery has failed to these recipients or groups|your message (to .{1,200} )?couldn't be delivered`, FormatExchange, false),
+	sig(`(?i)your message did not reach some or all of the intended recipients|delivery has failed to these recipients or groups|your message (to [^\n]* )?couldn't be delivered`, FormatExchange, false),
 }
 
 // subjectSignatures are bounce subjects; alone they need a daemon sender,
@@ -48,7 +48,7 @@ var subjectSignatures = []signature{
 
 var (
 	// delayRe: text saying delivery is still being retried.
-	delayRe = regexp.MustCompile(`(?i)has been delayed|still being retried|will (continue to )?(retry|try)|could not send message for past|message .{0,80} delayed`)
+	delayRe = regexp.MustCompile(`(?i)has been delayed|still being retried|will (continue to )?(retry|try)|could not send message for past|message [^\n]* delayed`)
 	// failStatusRe: an enhanced status code of class 4 or 5, not part of
 	// a dotted number such as an IP address.
 	failStatusRe = regexp.MustCompile(`(?:^|[^0-9.])([45]\.[0-9]{1,3}\.[0-9]{1,3})(?:[^0-9.]|\.[^0-9]|\.?$)`)
@@ -56,7 +56,7 @@ var (
 	// texts put one.
 	failCodeRe = regexp.MustCompile(`(?im)(?:^|said:|<<<|#|error:|reply:|\()[ \t]*([45][0-5][0-9])(?:[ \t\-:]|$)`)
 	// quoteMarkerRe: the line before a quoted original message.
-	quoteMarkerRe = regexp.MustCompile(`(?im)^[ \t]*-*[ \t]*(?:this is a copy of the message|below this line is a copy of the message|original message|unsent message below|message headers? follows?|returned message|original message headers|the headers of your message)[^\n]*$`)
+	quoteMarkerRe = regexp.MustCompile(`(?im)^[ \t]*-*[ \t]*(?:this is a copy of the message|below this line is a copy of the message|original message|unsent message below|undelivered message follows|message headers? follows?|returned message|original message headers|the headers of your message)[^\n]*$`)
 	// headerStartRe: the first line of a quoted header when no marker says.
 	headerStartRe = regexp.MustCompile(`(?m)^(?:Return-Path|Received|Message-I[Dd]|DKIM-Signature):`)
 	// recipient lines in bounce texts: "<a@b>:" (qmail, Postfix, Yahoo),
@@ -169,7 +169,7 @@ func splitQuoted(text string) (head, quoted string) {
 
 // isDaemon reports whether the From header is a mail system's.
 func isDaemon(h header) bool {
-	from := strings.ToLower(decodeHeader(h.get("From")))
+	from := strings.ToLower(decodeHeader(capped(h.get("From"), 998)))
 	for _, s := range []string{"mailer-daemon", "mailer_daemon", "mailerdaemon", "mail-daemon",
 		"postmaster", "mail delivery", "microsoftexchange", "mail administrator"} {
 		if strings.Contains(from, s) {
