@@ -71,7 +71,7 @@ func (r *Returns) Handle(ctx context.Context, msg io.Reader, recipients []string
 		if rep.Kind == inbound.KindComplaint {
 			effect.Kind, effect.Severity = store.InboundComplaint, ""
 		}
-	case rep.Kind == inbound.KindUnknown && rep.Reason == "no known format" && purpose == token.MailUnsubscribe:
+	case rep.Kind == inbound.KindUnknown && rep.Reason == inbound.ReasonNoFormat && purpose == token.MailUnsubscribe:
 		out.Kind = store.InboundUnsubscribe
 		effect = store.Report{Kind: store.InboundUnsubscribe}
 	default:

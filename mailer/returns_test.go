@@ -20,7 +20,7 @@ var returnSamples = map[string]string{
 	"ses-dsn.eml": "bounce hard", "global-dsn.eml": "bounce hard", "exim-nondsn.eml": "bounce hard",
 	"exim-delay.eml": "bounce soft", "qmail-failure.eml": "bounce hard", "yahoo-failure.eml": "bounce hard",
 	"exchange-legacy.eml": "bounce hard", "sendmail-legacy.eml": "bounce hard", "gmail-legacy.eml": "bounce soft",
-	"lotus-generic.eml": "bounce hard", "arf-abuse.eml": "complaint ", "yahoo-cfl.eml": "complaint ",
+	"lotus-generic.eml": "bounce hard", "postfix-text.eml": "bounce soft", "arf-abuse.eml": "complaint ", "yahoo-cfl.eml": "complaint ",
 	"jmrp-arf.eml": "complaint ", "jmrp-legacy.eml": "complaint ", "aol-arf.eml": "complaint ",
 	"autoreply-exchange.eml": "auto-reply ", "autoreply-gmail-vacation.eml": "auto-reply ",
 	"autoreply-xautoreply.eml": "auto-reply ", "autoreply-subject.eml": "auto-reply ",

@@ -122,6 +122,10 @@ const (
 	maxDepth = 10
 )
 
+// ReasonNoFormat is the Reason of a readable message that is no report
+// and no auto-reply: plain mail, such as an unsubscribe request.
+const ReasonNoFormat = "no known format"
+
 // Parse reads one RFC 5322 message from r and classifies it. The error is
 // only ever the reader's: bad or hostile input gives KindUnknown with a
 // Reason. Tokens are filled whatever the kind, from what is readable (for
@@ -183,7 +187,7 @@ func classify(data []byte, opt Options) Report {
 		rep, matched = classifyAutoReply(msg)
 	}
 	if !matched {
-		rep = unknown("no known format")
+		rep = unknown(ReasonNoFormat)
 		switch {
 		case msg.find("message/disposition-notification") != nil:
 			rep.Reason = "disposition notification"
