@@ -66,6 +66,7 @@ func NewRenderer(cfg RenderConfig) mailer.Renderer {
 			return nil, fmt.Errorf("digest render: %w: %w", mailer.ErrTemporary, err)
 		}
 		e := Email(c, row.ToAddr, cfg.Sender, cfg.Links, cfg.Clock.Now())
+		e.Footer.UnsubscribeMailto = cfg.Links.UnsubscribeMailto(row.ID)
 		m, err := cfg.Sender.Digest(e)
 		if errors.Is(err, mailer.ErrEmptyDigest) {
 			return nil, fmt.Errorf("digest render: issue %d: %w: %w", *row.IssueID, mailer.ErrCancelled, err)

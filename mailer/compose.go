@@ -47,6 +47,10 @@ type Footer struct {
 	// UnsubscribeURL is the RFC 8058 one-click URL (POST unsubscribes, GET
 	// shows a page); it is also the only URL in List-Unsubscribe.
 	UnsubscribeURL string
+	// UnsubscribeMailto is the mailto: URL listed after it in
+	// List-Unsubscribe when feedmail reads mail sent to one (a bounce
+	// address is set); "" otherwise.
+	UnsubscribeMailto string
 	// StatusURL is the public status page of the feed.
 	StatusURL string
 }
@@ -133,7 +137,7 @@ func setListHeaders(m *mail.Msg, listTitle, listID string, f Footer) error {
 		}
 		m.SetGenHeaderPreformatted(headerListID, v)
 	}
-	v, post, err := listUnsubscribe(f.UnsubscribeURL)
+	v, post, err := listUnsubscribe(f.UnsubscribeURL, f.UnsubscribeMailto)
 	if err != nil {
 		return fmt.Errorf("compose: %w", err)
 	}

@@ -232,13 +232,12 @@ func headerURL(raw string, schemes ...string) (string, error) {
 }
 
 // listUnsubscribe builds the List-Unsubscribe value from the one-click URL
-// ("" when there is none), and reports whether List-Unsubscribe-Post
-// belongs with it.
-//
-// Unsubscribe by email: no mailto: address is advertised, because nothing
-// reads mail sent to one. When feedmail reads inbound mail (the bounce
-// address work), its mailto: URL joins the one-click URL here, after it.
-func listUnsubscribe(oneClick string) (value string, post bool, err error) {
+// and the mailto: URL ("" when there is none), and reports whether
+// List-Unsubscribe-Post belongs with it. The mailto comes second (RFC 2369
+// lists in order of preference) and only when feedmail reads mail sent to
+// it (a bounce address is set); never alone, since the one-click URL is
+// what mailbox providers want.
+func listUnsubscribe(oneClick, mailto string) (value string, post bool, err error) {
 	if oneClick == "" {
 		return "", false, nil
 	}
@@ -246,7 +245,15 @@ func listUnsubscribe(oneClick string) (value string, post bool, err error) {
 	if err != nil {
 		return "", false, fmt.Errorf("unsubscribe URL: %w", err)
 	}
-	return "<" + u + ">", true, nil
+	value = "<" + u + ">"
+	if mailto != "" {
+		m, err := headerURL(mailto, "mailto")
+		if err != nil {
+			return "", false, fmt.Errorf("unsubscribe mailto: %w", err)
+		}
+		value += ", <" + m + ">"
+	}
+	return value, true, nil
 }
 
 // bodyURL checks a URL shown as a link in a message body: http(s) (or mailto

@@ -100,6 +100,11 @@ func (d *Maildir) deliver(m *mail.Msg) error {
 		return permanent(err, "maildir: %v", err)
 	}
 	raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
+	// A delivery agent records the envelope sender as Return-Path; do the
+	// same, so that what a reader's program sees is what SMTP would give.
+	if from, err := m.GetSender(false); err == nil && from != "" {
+		raw = append([]byte("Return-Path: <"+from+">\n"), raw...)
+	}
 	name := d.uniqueName()
 	tmp := filepath.Join(d.dir, "tmp", name)
 	if err := d.opts.writeFile(tmp, raw); err != nil {

@@ -67,6 +67,25 @@ func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
 		})
 	}
 	wg.Wait()
+	for _, j := range jobs {
+		if j.msg != nil && j.err == nil {
+			j.err = o.setReturnPath(j)
+		}
+	}
+}
+
+// setReturnPath makes the envelope sender of j's message the row's own
+// bounce address, so a late bounce names the email; without a bounce
+// address the From address stays the envelope sender.
+func (o *Outbox) setReturnPath(j *job) error {
+	addr := o.cfg.Links.ReturnAddress(j.row.ID)
+	if addr == "" {
+		return nil
+	}
+	if err := j.msg.EnvelopeFrom(addr); err != nil {
+		return fmt.Errorf("%w: outbox %d: envelope sender: %w", ErrPermanent, j.row.ID, err)
+	}
+	return nil
 }
 
 // recipient is the row's address, else the person's current one.
@@ -109,6 +128,7 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 		if l.Tokens != nil {
 			e.Footer.ManageURL = l.Account(row.UserID, now)
 			e.Footer.UnsubscribeURL = l.Unsubscribe(d.Subscription.ID)
+			e.Footer.UnsubscribeMailto = l.UnsubscribeMailto(row.ID)
 		}
 	}
 	m, err := o.cfg.Sender.Item(e)

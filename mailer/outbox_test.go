@@ -67,7 +67,10 @@ func TestOutboxSendsInstantEmails(t *testing.T) {
 		}
 	}
 	if lu := h.Get("List-Unsubscribe"); !strings.HasPrefix(lu, "<http") || strings.Contains(lu, "mailto:") {
-		t.Errorf("List-Unsubscribe = %q, want the one-click URL only (no mailto: until inbound mail is read)", lu)
+		t.Errorf("List-Unsubscribe = %q, want the one-click URL only (no mailto: without a bounce address)", lu)
+	}
+	if m.From != "feedmail@example.com" {
+		t.Errorf("envelope sender %q, want FEEDMAIL_FROM without a bounce address", m.From)
 	}
 	raw := string(m.Raw)
 	text, html := strings.Index(raw, "Content-Type: text/plain"), strings.Index(raw, "Content-Type: text/html")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/config"
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
@@ -25,13 +27,21 @@ type app struct {
 	cfg     config.Config
 	log     *slog.Logger
 	clock   clock.Clock
+	stdin   io.Reader
 	stdout  io.Writer
 	stderr  io.Writer
+	environ []string
 	store   *store.Store
 	metrics *metrics.Metrics
 	tokens  *token.Signer
 	// dkim signs outgoing mail (nil: DKIM off); see loadDKIM.
 	dkim *mailer.DKIMSigner
+	// inboundTLS checks the inbound mailbox's certificate (nil: the
+	// system's roots; tests set their own).
+	inboundTLS *tls.Config
+	// afterInbound, when set (tests), runs after each message the inbound
+	// role handled, before it is moved.
+	afterInbound func(raw []byte)
 	// helpAsked: the command line asks for -h (flag lists are printed
 	// only then).
 	helpAsked bool
@@ -41,15 +51,7 @@ type app struct {
 // logs, once, what in it looks wrong but does not stop feedmail
 // (config.Warnings).
 func newApp(environ []string, stdout, stderr io.Writer) (*app, error) {
-	getenv := func(name string) string {
-		v := ""
-		for _, kv := range environ {
-			if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-				v = val // the last one wins, as in a shell
-			}
-		}
-		return v
-	}
+	getenv := (&app{environ: environ}).getenv
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return nil, err
@@ -60,7 +62,8 @@ func newApp(environ []string, stdout, stderr io.Writer) (*app, error) {
 	for _, w := range config.Warnings(cfg, environ) {
 		log.Warn(w)
 	}
-	return &app{cfg: cfg, log: log, clock: clock.Real{}, stdout: stdout, stderr: stderr, metrics: metrics.New()}, nil
+	return &app{cfg: cfg, log: log, clock: clock.Real{}, stdout: stdout, stderr: stderr, environ: environ,
+		stdin: strings.NewReader(""), metrics: metrics.New()}, nil
 }
 
 // openExistingStore is openStore for commands that only look things up: a
@@ -135,6 +138,23 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// printJSONLine writes v as one line of JSON on stdout.
+func (a *app) printJSONLine(v any) error {
+	return json.NewEncoder(a.stdout).Encode(v)
+}
+
+// getenv reads a variable of the environment the command was given (the
+// last one wins, as in a shell).
+func (a *app) getenv(name string) string {
+	v := ""
+	for _, kv := range a.environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}
+
 // hostname for lease owners.
 func hostname() string {
 	h, err := os.Hostname()
@@ -142,4 +162,9 @@ func hostname() string {
 		return "feedmail"
 	}
 	return strings.ReplaceAll(h, " ", "-")
+}
+
+// links makes the URLs and addresses that go into email and pages.
+func (a *app) links() links.Links {
+	return links.New(a.cfg.BaseURL, a.tokens, a.cfg.From).WithBounce(a.cfg.BounceAddress)
 }

@@ -2,17 +2,19 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/feedmail/feedmail/internal/store"
 )
 
 // accountUsage lists the account subcommands.
-const accountUsage = "export --email E | delete --email E"
+const accountUsage = "status --email E | export --email E | delete --email E"
 
 // cmdAccount dispatches `feedmail account export|delete`: the person's
 // data, as the account page's download and delete buttons give it.
 func cmdAccount(ctx context.Context, a *app, args []string) error {
 	return dispatch(ctx, a, args, []subcommand{
+		{"status", cmdAccountStatus},
 		{"export", cmdAccountExport},
 		{"delete", cmdAccountDelete},
 	})
@@ -66,4 +68,54 @@ func cmdAccountDelete(ctx context.Context, a *app, args []string) error {
 		"pending_mail", del.PendingMail)
 	return a.printJSON(accountDeletedJSON{Email: u.Email, Deleted: true, Subscriptions: del.Subscriptions,
 		Digests: del.Digests, PendingMail: del.PendingMail, Feeds: len(del.Feeds), KeptAs: store.Tombstone(u.ID)})
+}
+
+// accountStatusJSON is what `feedmail account status` prints: the
+// address's delivery state and why.
+type accountStatusJSON struct {
+	Email         string            `json:"email"`
+	Balance       int64             `json:"balance"`
+	Deliveries    string            `json:"deliveries"` // "ok" or "paused: bouncing"
+	HardBounces   int               `json:"hard_bounces_in_a_row"`
+	BouncingSince *time.Time        `json:"bouncing_since,omitempty"`
+	SoftBounces   int               `json:"soft_bounces"`
+	LastBounce    string            `json:"last_bounce,omitempty"`
+	LastBounceAt  *time.Time        `json:"last_bounce_at,omitempty"`
+	Summary       string            `json:"summary,omitempty"`
+	Reports       []reportEventJSON `json:"recent_reports"`
+}
+
+// reportEventJSON is one report that came back about the person's mail.
+type reportEventJSON struct {
+	At       time.Time `json:"at"`
+	Kind     string    `json:"kind"`
+	Severity string    `json:"severity,omitempty"`
+	Status   string    `json:"status,omitempty"`
+	Detail   string    `json:"detail,omitempty"`
+	Email    int64     `json:"email"`
+}
+
+// cmdAccountStatus prints an existing account's delivery state: bounce
+// counts, whether deliveries are paused and why, and the latest reports
+// (bounces, complaints, unsubscribes by email) about its mail.
+func cmdAccountStatus(ctx context.Context, a *app, args []string) error {
+	s, u, err := a.personOnly(ctx, "account status", args)
+	if err != nil {
+		return err
+	}
+	evs, err := s.InboundEventsOf(ctx, u.ID, 20)
+	if err != nil {
+		return err
+	}
+	out := accountStatusJSON{Email: u.Email, Balance: u.Balance, Deliveries: "ok", HardBounces: u.HardBounces,
+		BouncingSince: u.BouncingSince, SoftBounces: u.SoftBounces, LastBounce: u.LastBounce, LastBounceAt: u.LastBounceAt,
+		Summary: store.BounceSummary(u), Reports: []reportEventJSON{}}
+	if u.BouncingSince != nil {
+		out.Deliveries = "paused: bouncing"
+	}
+	for _, e := range evs {
+		out.Reports = append(out.Reports, reportEventJSON{At: e.ReceivedAt.UTC(), Kind: e.Kind, Severity: e.Severity,
+			Status: e.Status, Detail: e.Detail, Email: e.OutboxID})
+	}
+	return a.printJSON(out)
 }

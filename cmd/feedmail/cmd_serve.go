@@ -21,9 +21,10 @@ type role func(a *app, srv *web.Server) (run func(ctx context.Context) error, er
 // itself. Each worker's constructor lives in its own file.
 func roles() map[string]role {
 	return map[string]role{
-		"mailer": roleMailer,
-		"digest": roleDigest,
-		"poller": rolePoller,
+		"mailer":  roleMailer,
+		"digest":  roleDigest,
+		"poller":  rolePoller,
+		"inbound": roleInbound,
 		// workers register here
 	}
 }

@@ -23,7 +23,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	code := runIO(ctx, os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -34,6 +34,16 @@ type command struct {
 	usage   string // arguments after the name
 	summary string
 	run     func(ctx context.Context, a *app, args []string) error
+}
+
+// failStatus is the exit status of any failure of command name, 0 meaning
+// the usual (1, or 2 for usage): `inbound` exits 75 (EX_TEMPFAIL) so that
+// the MTA piping mail to it tries again instead of bouncing the bounce.
+func failStatus(name string) int {
+	if name == "inbound" {
+		return exTempFail
+	}
+	return 0
 }
 
 // commands lists every subcommand. Each lives in its own cmd_*.go file.
@@ -47,6 +57,7 @@ func commands() map[string]command {
 		// OPML in and out (cmd_opml.go)
 		"import-opml": {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report", cmdImportOPML},
 		"export-opml": {exportOPMLUsage, "print a person's subscriptions as OPML", cmdExportOPML},
+		"inbound":     {inboundUsage, "read one message that came back (bounce, complaint, unsubscribe) on standard input; JSON line", cmdInbound},
 		"subscribe":   {subscribeUsage, "add a subscription (confirmation email unless --confirmed); creates the account", cmdSubscribe},
 		"poll":        {pollUsage, "poll one feed now (added if new, followed or not); JSON report", cmdPoll},
 		"feed status": {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus},
@@ -58,9 +69,14 @@ func commands() map[string]command {
 // errUsage marks errors that should be followed by a pointer to help.
 var errUsage = errors.New("usage")
 
-// run runs the command line args with environ ("NAME=value" entries) as
-// the environment and returns the exit status.
+// run is runIO with nothing on standard input.
 func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
+	return runIO(ctx, args, environ, strings.NewReader(""), stdout, stderr)
+}
+
+// runIO runs the command line args with environ ("NAME=value" entries) as
+// the environment and returns the exit status.
+func runIO(ctx context.Context, args []string, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := commands()
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(stdout, cmds)
@@ -84,12 +100,19 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		fmt.Fprintf(stderr, "feedmail: unknown command %q (run `feedmail help`)\n", strings.Join(args[:min(2, len(args))], " "))
 		return 2
 	}
+	fail := func(usual int) int {
+		if st := failStatus(name); st != 0 {
+			return st
+		}
+		return usual
+	}
 	a, err := newApp(environ, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "feedmail: %v\n", err)
-		return 1
+		return fail(1)
 	}
 	defer a.close()
+	a.stdin = stdin
 	a.helpAsked = slices.ContainsFunc(rest, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" || s == "--h" })
 	if err := cmd.run(ctx, a, rest); err != nil {
 		switch {
@@ -97,10 +120,10 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 			return 0
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "feedmail %s: %v\nusage: feedmail %s %s\n", name, err, name, cmd.usage)
-			return 2
+			return fail(2)
 		default:
 			fmt.Fprintf(stderr, "feedmail %s: %v\n", name, err)
-			return 1
+			return fail(1)
 		}
 	}
 	return 0

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
-	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/web"
@@ -24,7 +23,7 @@ func (a *app) newWebSubManager(s *store.Store) (*poller.WebSubManager, error) {
 	if a.tokens == nil {
 		return nil, errors.New("websub: the link secret is not loaded (open the store first)")
 	}
-	l := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
+	l := a.links()
 	return poller.NewWebSubManager(poller.WebSubConfig{
 		Store:    s,
 		HTTP:     fetcher.NewHTTPClient(fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks}),

@@ -80,7 +80,7 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		}
 	}
 	sender := a.sender()
-	lk := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
+	lk := a.links()
 	env := renderEnv{Store: s, Sender: sender, Links: lk, App: a}
 	renderers := map[string]mailer.Renderer{}
 	for kind, mk := range outboxRenderers() {

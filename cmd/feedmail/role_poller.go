@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
-	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/poller"
@@ -33,7 +32,7 @@ func (a *app) newPoller(s *store.Store, part string, afterPoll func(context.Cont
 		AfterPoll: afterPoll,
 	}
 	if a.tokens != nil {
-		l := links.New(a.cfg.BaseURL, a.tokens, a.cfg.From)
+		l := a.links()
 		cfg.Links = &l
 	}
 	return poller.New(cfg)

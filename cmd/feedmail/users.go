@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
-	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -91,7 +90,7 @@ func (a *app) subscribeService(ctx context.Context) (*subscribe.Service, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &subscribe.Service{Store: s, Links: links.New(a.cfg.BaseURL, a.tokens, a.cfg.From), Clock: a.clock,
+	return &subscribe.Service{Store: s, Links: a.links(), Clock: a.clock,
 		Fetch:        fetcher.New(fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks}),
 		Baseline:     p,
 		TrialCredits: a.cfg.TrialCredits, Log: a.log}, nil

@@ -17,7 +17,7 @@ import (
 )
 
 // Roles a `feedmail serve` process can run.
-var knownRoles = []string{"web", "poller", "mailer", "digest"}
+var knownRoles = []string{"web", "poller", "mailer", "digest", "inbound"}
 
 // Config is everything an operator can set.
 type Config struct {
@@ -38,6 +38,13 @@ type Config struct {
 	LogLevel             string
 	// DKIM signing: all three set, or none (off).
 	DKIMDomain, DKIMSelector, DKIMKeyFile string
+	// BounceAddress (e.g. bounces@mail.example.org): when set, each email's
+	// envelope sender is bounces+TOKEN@ on its domain and List-Unsubscribe
+	// offers a mailto there. Empty: the envelope sender is From.
+	BounceAddress string
+	// InboundURL: the IMAP mailbox the inbound role reads (imaps://… or
+	// imap://… with STARTTLS). Empty: no inbound role.
+	InboundURL string
 }
 
 // ErrInvalid wraps every configuration error.
@@ -68,11 +75,17 @@ func Load(getenv func(string) string) (Config, error) {
 		DKIMDomain:          strings.ToLower(strings.TrimSuffix(get("FEEDMAIL_DKIM_DOMAIN", ""), ".")),
 		DKIMSelector:        get("FEEDMAIL_DKIM_SELECTOR", ""),
 		DKIMKeyFile:         get("FEEDMAIL_DKIM_PRIVATE_KEY_FILE", ""),
+		BounceAddress:       get("FEEDMAIL_BOUNCE_ADDRESS", ""),
+		InboundURL:          get("FEEDMAIL_INBOUND_URL", ""),
 	}
 	bad := func(k, why string) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %s: %s", ErrInvalid, k, why)
 	}
-	for _, r := range strings.Split(get("FEEDMAIL_ROLES", "web,poller,mailer,digest"), ",") {
+	defaultRoles := "web,poller,mailer,digest"
+	if c.InboundURL != "" {
+		defaultRoles += ",inbound"
+	}
+	for _, r := range strings.Split(get("FEEDMAIL_ROLES", defaultRoles), ",") {
 		r = strings.TrimSpace(r)
 		if r == "" {
 			continue
@@ -116,6 +129,12 @@ func Load(getenv func(string) string) (Config, error) {
 	if a, err := mail.ParseAddress(c.From); err != nil || a.Name != "" {
 		return bad("FEEDMAIL_FROM", fmt.Sprintf("%q is not a bare email address", c.From))
 	}
+	if why := checkBounceAddress(c.BounceAddress); why != "" {
+		return bad("FEEDMAIL_BOUNCE_ADDRESS", why)
+	}
+	if why := checkInboundURL(c.InboundURL, c.Roles); why != "" {
+		return bad("FEEDMAIL_INBOUND_URL", why)
+	}
 	if c.Secret != "" && len(c.Secret) < 16 {
 		return bad("FEEDMAIL_SECRET", "must be at least 16 characters")
 	}
@@ -128,6 +147,44 @@ func Load(getenv func(string) string) (Config, error) {
 		return bad("FEEDMAIL_LOG_LEVEL", "must be debug, info, warn or error")
 	}
 	return c, nil
+}
+
+// checkBounceAddress returns why addr cannot be the bounce address, or "":
+// a bare address whose local part has no '+', since feedmail adds its own
+// "+TOKEN" there.
+func checkBounceAddress(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	a, err := mail.ParseAddress(addr)
+	if err != nil || a.Name != "" || a.Address != addr {
+		return fmt.Sprintf("%q is not a bare email address", addr)
+	}
+	local, _, _ := strings.Cut(addr, "@")
+	if strings.Contains(local, "+") {
+		return fmt.Sprintf("%q: leave the '+' out; feedmail adds +TOKEN to the local part itself", addr)
+	}
+	if len(local) > 20 {
+		return fmt.Sprintf("%q: the local part is over 20 characters, which leaves no room for the 36-character token within the 64 allowed", addr)
+	}
+	return ""
+}
+
+// checkInboundURL returns why u cannot be the inbound mailbox, or "". The
+// inbound role needs it; the URL's finer points are checked when the role
+// starts.
+func checkInboundURL(u string, roles []string) string {
+	if u == "" {
+		if slices.Contains(roles, "inbound") {
+			return "the inbound role reads this mailbox; set it (imaps://user:password@host/INBOX) or leave the role out"
+		}
+		return ""
+	}
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "imaps" && p.Scheme != "imap") || p.Host == "" {
+		return "not an imaps:// or imap:// URL (imaps://user:password@host/INBOX)"
+	}
+	return ""
 }
 
 // wildcardHost reports whether a listen host means every address.

@@ -34,6 +34,12 @@ func TestInvalid(t *testing.T) {
 		{"FEEDMAIL_DKIM_DOMAIN", "example.com"},
 		{"FEEDMAIL_DKIM_SELECTOR", "fm1"},
 		{"FEEDMAIL_DKIM_PRIVATE_KEY_FILE", "/etc/feedmail/dkim.pem"},
+		{"FEEDMAIL_BOUNCE_ADDRESS", "bounces"},
+		{"FEEDMAIL_BOUNCE_ADDRESS", "Bounces <b@example.org>"},
+		{"FEEDMAIL_BOUNCE_ADDRESS", "bounces+x@example.org"},
+		{"FEEDMAIL_BOUNCE_ADDRESS", "a-very-long-local-part-indeed@example.org"},
+		{"FEEDMAIL_INBOUND_URL", "pop3://u:p@mail.example.org/"},
+		{"FEEDMAIL_INBOUND_URL", "imaps:///INBOX"},
 	}
 	for _, c := range cases {
 		_, err := Load(env(map[string]string{c.key: c.val}))
@@ -106,5 +112,21 @@ func TestPlainHTTPBaseURL(t *testing.T) {
 		if got := c.PlainHTTPBaseURL(); got != tc.want {
 			t.Errorf("%s: PlainHTTPBaseURL = %v, want %v", tc.base, got, tc.want)
 		}
+	}
+}
+
+func TestInbound(t *testing.T) {
+	c, err := Load(env(map[string]string{"FEEDMAIL_BOUNCE_ADDRESS": "bounces@mail.example.org",
+		"FEEDMAIL_INBOUND_URL": "imaps://u:p@mail.example.org/INBOX"}))
+	if err != nil || c.BounceAddress != "bounces@mail.example.org" || !c.HasRole("inbound") || len(c.Roles) != 5 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	c, err = Load(env(map[string]string{"FEEDMAIL_INBOUND_URL": "imap://u:p@mail.example.org/INBOX", "FEEDMAIL_ROLES": "mailer"}))
+	if err != nil || c.HasRole("inbound") {
+		t.Fatalf("roles given explicitly leave inbound out: %+v %v", c.Roles, err)
+	}
+	if _, err := Load(env(map[string]string{"FEEDMAIL_ROLES": "web,inbound"})); err == nil ||
+		!strings.Contains(err.Error(), "FEEDMAIL_INBOUND_URL") {
+		t.Fatalf("inbound role without a mailbox: %v", err)
 	}
 }

@@ -25,6 +25,7 @@ type Links struct {
 	Base   string // FEEDMAIL_BASE_URL, no trailing slash
 	Tokens *token.Signer
 	Domain string // mail domain (FEEDMAIL_FROM's), for addresses that take mail in
+	Bounce string // FEEDMAIL_BOUNCE_ADDRESS, or "" (see returns.go)
 }
 
 // New returns a Links for base, signer and the sender address's domain.

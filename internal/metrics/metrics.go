@@ -28,6 +28,7 @@ type Metrics struct {
 	WebSub         *prometheus.CounterVec // event
 	HTTPRequests   *prometheus.CounterVec // route, code
 	QueueDepth     *prometheus.GaugeVec   // queue (due_feeds, outbox, held)
+	Inbound        *prometheus.CounterVec // kind, severity
 }
 
 // New registers every metric on a fresh registry, with Go and process metrics.
@@ -54,6 +55,10 @@ func New() *Metrics {
 		QueueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "feedmail_queue_depth",
 			Help: "Work waiting: due_feeds, outbox (queued emails), held (waiting for credits)."}, []string{"queue"}),
 	}
+	m.Inbound = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_inbound_total",
+		Help: "Mail that came back, by kind (bounce, complaint, unsubscribe, auto-reply, unknown) and severity (hard, soft or empty)."},
+		[]string{"kind", "severity"})
+	r.MustRegister(m.Inbound)
 	r.MustRegister(m.Polls, m.PollSeconds, m.Items, m.Emails, m.DigestsSent, m.CreditsCharged, m.WebSub,
 		m.HTTPRequests, m.QueueDepth, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -181,32 +181,41 @@ WHERE id = ? AND lease_owner = ? AND state = ?`, OutboxFailed, outboxClip(f.Reas
 		if !f.HardBounce {
 			return nil
 		}
-		if err := db.Exec(`UPDATE users SET hard_bounces = hard_bounces + 1 WHERE id = ?`, f.Row.UserID).Error; err != nil {
-			return fmt.Errorf("count bounce: %w", err)
-		}
-		limit := max(f.BounceLimit, 1)
-		res = db.Exec(`UPDATE users SET bouncing_since = ? WHERE id = ? AND bouncing_since IS NULL AND hard_bounces >= ?`,
-			tx.now(), f.Row.UserID, limit)
-		if res.Error != nil {
-			return fmt.Errorf("mark bouncing: %w", res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return nil
-		}
-		r.NowBouncing = true
-		res = db.Exec(`UPDATE outbox SET state = ?, last_error = ?
-WHERE user_id = ? AND state = ? AND credits > 0 AND (lease_until IS NULL OR lease_until <= ?)`,
-			OutboxHeld, HoldBouncing, f.Row.UserID, OutboxQueued, tx.now())
-		if res.Error != nil {
-			return fmt.Errorf("hold for bouncing: %w", res.Error)
-		}
-		r.Held = res.RowsAffected
-		return nil
+		var err error
+		r.NowBouncing, r.Held, err = tx.countHardBounce(ctx, f.Row.UserID, f.BounceLimit)
+		return err
 	})
 	if err != nil {
 		return FailResult{}, fmt.Errorf("fail outbox %d: %w", f.Row.ID, err)
 	}
 	return r, nil
+}
+
+// countHardBounce counts one hard bounce against userID's address, inside
+// the caller's transaction (which holds the user's ledger lock). The one
+// that reaches limit marks the address bouncing (users.bouncing_since) and
+// holds the person's queued paid email that no worker holds; it returns
+// whether this bounce did so and how many emails it held.
+func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (nowBouncing bool, held int64, err error) {
+	db := s.DB.WithContext(ctx)
+	if err := db.Exec(`UPDATE users SET hard_bounces = hard_bounces + 1 WHERE id = ?`, userID).Error; err != nil {
+		return false, 0, fmt.Errorf("count bounce: %w", err)
+	}
+	res := db.Exec(`UPDATE users SET bouncing_since = ? WHERE id = ? AND bouncing_since IS NULL AND hard_bounces >= ?`,
+		s.now(), userID, max(limit, 1))
+	if res.Error != nil {
+		return false, 0, fmt.Errorf("mark bouncing: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return false, 0, nil
+	}
+	res = db.Exec(`UPDATE outbox SET state = ?, last_error = ?
+WHERE user_id = ? AND state = ? AND credits > 0 AND (lease_until IS NULL OR lease_until <= ?)`,
+		OutboxHeld, HoldBouncing, userID, OutboxQueued, s.now())
+	if res.Error != nil {
+		return true, 0, fmt.Errorf("hold for bouncing: %w", res.Error)
+	}
+	return true, res.RowsAffected, nil
 }
 
 // ClearBouncing takes the bouncing mark off userID's address (the person

@@ -12,14 +12,19 @@ import (
 // User is a person who receives email. Balance is the cached sum of their
 // ledger entries; the database refuses to let it go below zero.
 type User struct {
-	ID             int64 `gorm:"primaryKey"`
-	Email          string
-	Timezone       string
-	Balance        int64
-	ConfirmedAt    *time.Time
-	TrialGranted   bool
-	HardBounces    int
-	BouncingSince  *time.Time
+	ID            int64 `gorm:"primaryKey"`
+	Email         string
+	Timezone      string
+	Balance       int64
+	ConfirmedAt   *time.Time
+	TrialGranted  bool
+	HardBounces   int
+	BouncingSince *time.Time
+	// SoftBounces counts temporary failures reported after sending (never
+	// stopping delivery); LastBounce says what the latest bounce was.
+	SoftBounces    int
+	LastBounce     string
+	LastBounceAt   *time.Time
 	CreditNoticeAt *time.Time // the free out-of-credits notice for the current shortage
 	CreatedAt      time.Time
 	// DeletedAt is when the person deleted their account (DeleteUser); the

@@ -77,9 +77,13 @@ func (s *Store) DeleteUser(ctx context.Context, userID int64) (*AccountDeletion,
 		out.Digests = int(res.RowsAffected)
 		if err := tx.DB.Model(&User{}).Where("id = ?", userID).Updates(map[string]any{
 			"email": Tombstone(userID), "timezone": "UTC", "confirmed_at": nil, "hard_bounces": 0,
-			"bouncing_since": nil, "credit_notice_at": nil, "deleted_at": tx.now(),
+			"soft_bounces": 0, "last_bounce": "", "last_bounce_at": nil, "bouncing_since": nil, "credit_notice_at": nil, "deleted_at": tx.now(),
 		}).Error; err != nil {
 			return fmt.Errorf("tombstone user %d: %w", userID, err)
+		}
+		// A bounce's diagnostic often quotes the address.
+		if err := tx.DB.Model(&InboundEvent{}).Where("user_id = ?", userID).Update("detail", "").Error; err != nil {
+			return fmt.Errorf("clear bounce details: %w", err)
 		}
 		for _, f := range slices.Compact(out.Feeds) {
 			if err := tx.recountSubscribers(f); err != nil {

@@ -24,10 +24,12 @@ package token
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -47,6 +49,8 @@ const (
 	Account           = "account"            // magic link to the account page (subject: user id)
 	DigestUnsubscribe = "digest-unsubscribe" // stop one digest (subject: digest id)
 	WebSub            = "websub"             // WebSub callback URL (subject: feed id)
+	Return            = "return"             // envelope sender of one email, where its bounces go (subject: outbox id)
+	MailUnsubscribe   = "mail-unsubscribe"   // List-Unsubscribe mailto of one email (subject: outbox id)
 )
 
 // MinSecretLen is the shortest secret NewSigner accepts, in bytes.
@@ -78,6 +82,10 @@ func purposeCode(p string) byte {
 		return 4
 	case WebSub:
 		return 5
+	case Return:
+		return 6
+	case MailUnsubscribe:
+		return 7
 	}
 	return 0
 }
@@ -94,11 +102,20 @@ func purposeName(c byte) (string, bool) {
 		return DigestUnsubscribe, true
 	case 5:
 		return WebSub, true
+	case 6:
+		return Return, true
+	case 7:
+		return MailUnsubscribe, true
 	}
 	return "", false
 }
 
 var encoding = base64.RawURLEncoding.Strict()
+
+// addrEncoding spells tokens that go into an email address's local part:
+// lower-case base32 without padding, because mail systems may change the
+// case of a local part on the way back.
+var addrEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // Signer signs and verifies tokens with one secret. It is immutable and safe
 // for concurrent use.
@@ -123,6 +140,18 @@ func NewSigner(secret []byte) (*Signer, error) {
 // the constants above work too but make longer tokens; a purpose longer than
 // 255 bytes is cut to 255.
 func (s *Signer) Sign(purpose string, subject int64, expires time.Time) string {
+	return encoding.EncodeToString(s.signRaw(purpose, subject, expires))
+}
+
+// SignAddress is Sign spelled for an email address's local part (e.g.
+// the extension of bounces+TOKEN@domain): lower-case letters and digits
+// only, 36 characters for an outbox id without expiry. VerifyAddress
+// checks it, whatever case it comes back in.
+func (s *Signer) SignAddress(purpose string, subject int64, expires time.Time) string {
+	return addrEncoding.EncodeToString(s.signRaw(purpose, subject, expires))
+}
+
+func (s *Signer) signRaw(purpose string, subject int64, expires time.Time) []byte {
 	if len(purpose) > 255 {
 		purpose = purpose[:255]
 	}
@@ -143,8 +172,7 @@ func (s *Signer) Sign(purpose string, subject int64, expires time.Time) string {
 	}
 	b = binary.AppendVarint(b, subject)
 	b = binary.AppendUvarint(b, exp)
-	b = append(b, s.mac(b)...)
-	return encoding.EncodeToString(b)
+	return append(b, s.mac(b)...)
 }
 
 // Verify checks tok for purpose at now and returns its subject. Errors wrap
@@ -166,6 +194,31 @@ func (s *Signer) Verify(tok, purpose string, now time.Time) (subject int64, err 
 	if encoding.EncodeToString(raw) != tok {
 		return 0, fmt.Errorf("%w: not in canonical form", ErrMalformed)
 	}
+	return s.verifyRaw(raw, purpose, now)
+}
+
+// VerifyAddress checks a token made by SignAddress, in any case, like
+// Verify.
+func (s *Signer) VerifyAddress(tok, purpose string, now time.Time) (subject int64, err error) {
+	if tok == "" {
+		return 0, fmt.Errorf("%w: empty", ErrMalformed)
+	}
+	if len(tok) > MaxLen {
+		return 0, fmt.Errorf("%w: %d characters", ErrMalformed, len(tok))
+	}
+	tok = strings.ToLower(tok)
+	raw, err := addrEncoding.DecodeString(tok)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if addrEncoding.EncodeToString(raw) != tok {
+		return 0, fmt.Errorf("%w: not in canonical form", ErrMalformed)
+	}
+	return s.verifyRaw(raw, purpose, now)
+}
+
+// verifyRaw checks decoded token bytes (see Verify).
+func (s *Signer) verifyRaw(raw []byte, purpose string, now time.Time) (subject int64, err error) {
 	if len(raw) < 2+2+macLen {
 		return 0, fmt.Errorf("%w: too short", ErrMalformed)
 	}

@@ -27,6 +27,7 @@ const customSchedule = "custom"
 type accountData struct {
 	Token      string
 	Email      string
+	Bounces    string // what bounces did to deliveries (store.BounceSummary), or ""
 	Zone       string
 	Balance    int64
 	Ledger     []store.LedgerEntry
@@ -122,6 +123,7 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*accountData, error) {
 	now := s.Clock.Now()
 	d := &accountData{Token: tok, Email: u.Email, Zone: u.Timezone, Balance: u.Balance, Presets: digest.Presets(),
+		Bounces:    store.BounceSummary(u),
 		CreditsURL: links.PathCredits + "?token=" + url.QueryEscape(tok), Now: now}
 	var err error
 	if d.Ledger, err = s.Store.LedgerOf(ctx, u.ID, ledgerShown); err != nil {

@@ -270,3 +270,30 @@ func TestAccountDigestDeleteAndConfirmAll(t *testing.T) {
 		t.Fatalf("%d active subscriptions after confirming all, want 4", active)
 	}
 }
+
+// TestAccountPageShowsBounces: the page says when mail to the address
+// bounced, and that deliveries are paused once it bounces for good.
+func TestAccountPageShowsBounces(t *testing.T) {
+	h := newHarness(t)
+	u := h.subscribeConfirmed("ann@example.com", h.feed("First feed").URL(), "instant")
+	acc := h.accountPath(u)
+	if body := h.get(acc).Body.String(); strings.Contains(body, `id="bounces"`) {
+		t.Fatal("a page without bounces says something about them")
+	}
+	at := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		upd  map[string]any
+		want string
+	}{
+		{map[string]any{"soft_bounces": 2, "last_bounce": "soft 4.2.2 mailbox full", "last_bounce_at": at}, "does not stop deliveries"},
+		{map[string]any{"hard_bounces": 1, "last_bounce": "hard 5.1.1 no such user", "last_bounce_at": at}, "5.1.1 no such user"},
+		{map[string]any{"hard_bounces": 3, "bouncing_since": at}, "Deliveries are paused since 20 Nov 2026"},
+	} {
+		if err := h.st.DB.Model(&store.User{}).Where("id = ?", u.ID).Updates(c.upd).Error; err != nil {
+			t.Fatal(err)
+		}
+		if body := h.get(acc).Body.String(); !strings.Contains(body, c.want) {
+			t.Errorf("after %v the page lacks %q", c.upd, c.want)
+		}
+	}
+}

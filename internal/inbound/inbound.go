@@ -1,0 +1,206 @@
+// Package inbound reads one message that came back to feedmail (a delivery
+// status notification, a feedback-loop complaint, an auto-reply or anything
+// else) and says what it is: kind, severity, the status and recipient the
+// report gives, and the VERP tokens it carries.
+//
+// It owns the recognition of RFC 3464/6533 DSNs, RFC 5965 ARF reports (and the
+// Microsoft, Yahoo and AOL variants), the non-standard bounces of common MTAs
+// and providers, and auto-reply markers. It must not verify tokens, touch the
+// database or the network, or decide what a report does to a subscription:
+// callers do that from the Report. Its work is bounded by Options.MaxBytes,
+// a cap on MIME parts and nesting, and regular expressions that run in linear
+// time.
+//
+// Order of the checks: a feedback report, then a DSN, then a non-standard
+// bounce, then auto-reply markers (DSNs carry Auto-Submitted too).
+// Severity of a DSN recipient: Action failed with 5.x.x is hard, except
+// 5.2.2 or a full-mailbox diagnostic; 4.x.x and Action delayed are soft;
+// delivered, relayed and expanded are unknown. Of several recipients the
+// most severe is reported. A non-standard bounce takes the first 4xx/5xx
+// enhanced or basic code in its text, then phrases (full mailbox or over
+// quota soft; unknown user, no such user, does not exist hard), and when
+// nothing tells, hard if the subject says the delivery failed, else soft.
+package inbound
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// Kind is what an inbound message is.
+type Kind string
+
+// The kinds Parse returns. The caller decides "unsubscribe" from Tokens.
+const (
+	KindBounce    Kind = "bounce"
+	KindComplaint Kind = "complaint"
+	KindAutoReply Kind = "auto-reply"
+	KindUnknown   Kind = "unknown"
+)
+
+// Severity says whether a bounce is permanent.
+type Severity string
+
+// Severities. Complaints, auto-replies and unknown messages have none.
+const (
+	SeverityHard Severity = "hard"
+	SeveritySoft Severity = "soft"
+	SeverityNone Severity = ""
+)
+
+// DefaultMaxBytes is the read limit when Options.MaxBytes is zero or less.
+const DefaultMaxBytes = 10 << 20
+
+// Options says what Parse needs to know besides the message.
+type Options struct {
+	// BounceAddress is the configured bounce address, e.g.
+	// "bounces@mail.example.org". Addresses "bounces+EXT@mail.example.org"
+	// (local part base and domain matched case-insensitively) carry a token
+	// EXT. Empty: no tokens are extracted.
+	BounceAddress string
+	// Recipients are the envelope recipients the MTA gave; tried first.
+	Recipients []string
+	// MaxBytes is how much Parse reads at most; a larger message is unknown
+	// with Reason "too large". Zero or less: DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Report is what Parse found. Only Kind is always set.
+type Report struct {
+	Kind     Kind     `json:"kind"`
+	Severity Severity `json:"severity"`
+	// Status is the enhanced status code ("5.1.1") when known.
+	Status string `json:"status,omitempty"`
+	// Action is the DSN Action (failed, delayed, ...) or the ARF
+	// Feedback-Type (abuse, fraud, ...).
+	Action string `json:"action,omitempty"`
+	// Recipient is the failed or complained-about address as the report
+	// states it: informational, never trusted.
+	Recipient string `json:"recipient,omitempty"`
+	// Diagnostic is one line from the Diagnostic-Code or the bounce text,
+	// at most about 200 runes.
+	Diagnostic string `json:"diagnostic,omitempty"`
+	// Format names the format that matched (Format* constants).
+	Format string `json:"format,omitempty"`
+	// Reason says why the kind is unknown.
+	Reason string `json:"reason,omitempty"`
+	// Tokens are the EXT parts of every bounce+EXT address found, most
+	// trusted first: Options.Recipients, the outer Delivered-To,
+	// X-Original-To, Envelope-To, X-Envelope-To, To and Cc, then the
+	// returned original message's Return-Path and List-Unsubscribe mailto.
+	// Deduplicated, case preserved.
+	Tokens []string `json:"tokens,omitempty"`
+	// OriginalMessageIDs are the Message-IDs of the returned original
+	// message, without angle brackets.
+	OriginalMessageIDs []string `json:"original_message_ids,omitempty"`
+}
+
+// Format values of Report.Format.
+const (
+	FormatRFC3464    = "rfc3464"   // multipart/report; report-type=delivery-status
+	FormatRFC6533    = "rfc6533"   // message/global-delivery-status
+	FormatARF        = "arf"       // RFC 5965 feedback report, generic
+	FormatJMRP       = "jmrp"      // Microsoft JMRP, ARF or its older attachment form
+	FormatYahooCFL   = "yahoo-cfl" // Yahoo complaint feedback loop (ARF)
+	FormatAOL        = "aol-fbl"   // AOL feedback loop (ARF)
+	FormatPostfix    = "postfix"   // non-DSN Postfix bounce text
+	FormatExim       = "exim"
+	FormatQmail      = "qmail"
+	FormatSendmail   = "sendmail"
+	FormatExchange   = "exchange"
+	FormatGmail      = "gmail"
+	FormatYahoo      = "yahoo"
+	FormatGeneric    = "generic-bounce"    // a bounce subject or sender, no known MTA text
+	FormatAutoHeader = "autoreply-header"  // Auto-Submitted, X-Autoreply, Precedence
+	FormatAutoSubj   = "autoreply-subject" // out-of-office subjects only
+)
+
+// Limits on the MIME structure Parse walks.
+const (
+	maxParts = 200
+	maxDepth = 10
+)
+
+// ReasonNoFormat is the Reason of a readable message that is no report
+// and no auto-reply: plain mail, such as an unsubscribe request.
+const ReasonNoFormat = "no known format"
+
+// Parse reads one RFC 5322 message from r and classifies it. The error is
+// only ever the reader's: bad or hostile input gives KindUnknown with a
+// Reason. Tokens are filled whatever the kind, from what is readable (for
+// an oversized message, the envelope and the outer header), so callers
+// must look at Kind and Reason before acting on them. Parse reads at most
+// MaxBytes+1 bytes and does not drain r.
+func Parse(r io.Reader, opt Options) (Report, error) {
+	limit := opt.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return Report{}, fmt.Errorf("read inbound message: %w", err)
+	}
+	if int64(len(data)) > limit {
+		rep := unknown("too large")
+		hdr, _, _ := parseHeader(data[:limit], true)
+		rep.Tokens = newTokenFinder(opt.BounceAddress).collect(opt.Recipients, hdr, nil)
+		return rep, nil
+	}
+	return classify(data, opt), nil
+}
+
+// unknown returns an unknown report with the reason.
+func unknown(reason string) Report {
+	return Report{Kind: KindUnknown, Reason: reason}
+}
+
+// classify runs the detectors over an in-memory message, most specific
+// first: complaints and DSNs before non-standard bounces, and every bounce
+// format before auto-reply headers, which DSNs carry too.
+func classify(data []byte, opt Options) Report {
+	tf := newTokenFinder(opt.BounceAddress)
+	if len(bytes.TrimSpace(data)) == 0 {
+		rep := unknown("empty")
+		rep.Tokens = tf.collect(opt.Recipients, nil, nil)
+		return rep
+	}
+	hdr, body, ok := parseHeader(bytes.TrimLeft(data, "\r\n"), true)
+	if !ok {
+		rep := unknown("not a message")
+		rep.Tokens = tf.collect(opt.Recipients, nil, nil)
+		return rep
+	}
+	w := &walker{budget: maxParts}
+	root := w.entity(hdr, body, 0)
+	msg := &message{root: root}
+	msg.findOriginals()
+
+	rep, matched := classifyComplaint(msg)
+	if !matched {
+		rep, matched = classifyDSN(msg)
+	}
+	if !matched {
+		rep, matched = classifyTextBounce(msg)
+	}
+	if !matched {
+		rep, matched = classifyAutoReply(msg)
+	}
+	if !matched {
+		rep = unknown(ReasonNoFormat)
+		switch {
+		case msg.find("message/disposition-notification") != nil:
+			rep.Reason = "disposition notification"
+		case w.tooDeep:
+			rep.Reason = "MIME nesting too deep"
+		case w.budget <= 0:
+			rep.Reason = "too many MIME parts"
+		}
+	}
+	rep.Tokens = tf.collect(opt.Recipients, root.header, msg.originals)
+	rep.OriginalMessageIDs = messageIDs(msg.originals)
+	rep.Diagnostic = clip(rep.Diagnostic, 200)
+	rep.Action = clip(rep.Action, 64)
+	rep.Recipient = clip(cleanAddress(rep.Recipient), 320)
+	return rep
+}

@@ -1,0 +1,280 @@
+package inbound
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestTokens(t *testing.T) {
+	outer := header{
+		{"To", "Reader <bounces+TO1@mail.example.org>, bounces+TO2@MAIL.EXAMPLE.ORG"},
+		{"Cc", "bounces+CC@mail.example.org"},
+		{"Delivered-To", "BOUNCES+DT@mail.example.org"},
+		{"X-Original-To", "bounces+DT@mail.example.org"},
+		{"From", "bounces+FROM@mail.example.org"},
+	}
+	orig := []header{{
+		{"Return-Path", "<bounces+RP@mail.example.org>"},
+		{"List-Unsubscribe", "<https://x.example/u>, <mailto:bounces%2BLU@mail.example.org?subject=unsubscribe>"},
+		{"To", "bounces+ORIGTO@mail.example.org"},
+	}}
+	tests := []struct {
+		name       string
+		bounce     string
+		recipients []string
+		outer      header
+		orig       []header
+		want       []string
+	}{
+		{"trust order", "bounces@mail.example.org", []string{"<bounces+ENV@mail.example.org>", "bounces+TO1@mail.example.org"},
+			outer, orig, []string{"ENV", "TO1", "DT", "TO2", "CC", "RP", "LU"}},
+		{"no bounce address", "", []string{"bounces+ENV@mail.example.org"}, outer, orig, nil},
+		{"malformed bounce address", "bounces", nil, outer, orig, nil},
+		{"plus in the configured address", "bounces+x@mail.example.org", nil, header{{"To", "bounces+A@mail.example.org"}}, nil, []string{"A"}},
+		{"longer local part", "bounces@mail.example.org", []string{"my-bounces+A@mail.example.org", "x.bounces+B@mail.example.org"}, nil, nil, nil},
+		{"longer domain", "bounces@mail.example.org", []string{"bounces+A@mail.example.org.evil.test", "bounces+B@mail.example.organic"}, nil, nil, nil},
+		{"subdomain of ours", "bounces@example.org", []string{"bounces+A@mail.example.org"}, nil, nil, nil},
+		{"sentence end", "bounces@mail.example.org", []string{"write to bounces+A@mail.example.org."}, nil, nil, []string{"A"}},
+		{"empty token", "bounces@mail.example.org", []string{"bounces+@mail.example.org"}, nil, nil, nil},
+		{"adjacent", "bounces@mail.example.org", []string{"bounces+A@mail.example.org,bounces+B@mail.example.org"}, nil, nil, []string{"A", "B"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := newTokenFinder(tt.bounce).collect(tt.recipients, tt.outer, tt.orig)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTokensCapped(t *testing.T) {
+	var b strings.Builder
+	for i := range 1000 {
+		b.WriteString("bounces+T" + strings.Repeat("x", i) + "@mail.example.org, ")
+	}
+	got := newTokenFinder("bounces@mail.example.org").collect(nil, header{{"To", b.String()}}, nil)
+	if len(got) != maxListed {
+		t.Errorf("%d tokens, want the cap %d", len(got), maxListed)
+	}
+}
+
+func TestSplitMultipart(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"plain", "pre\n--b\nA\n--b\r\nB\r\n--b--\nepilogue", []string{"A", "B"}},
+		{"transport padding", "--b  \nA\n--b-- \n", []string{"A"}},
+		{"truncated", "--b\nA\n--b\nB is cut", []string{"A", "B is cut"}},
+		{"longer boundary is not ours", "--b\nA\n--bc\nstill A\n--b--", []string{"A\n--bc\nstill A"}},
+		{"not at line start", "--b\nx --b\n--b--", []string{"x --b"}},
+		{"no delimiter", "just text", nil},
+		{"empty parts", "--b\n--b\n--b--", []string{"", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, p := range splitMultipart([]byte(tt.body), "b", 100) {
+				got = append(got, string(p))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := splitMultipart([]byte("--b\nA\n--b\nB\n--b\nC"), "b", 2); len(got) != 2 {
+		t.Errorf("limit 2: got %d parts", len(got))
+	}
+}
+
+func TestParseContentType(t *testing.T) {
+	tests := []struct {
+		in, mt, boundary string
+	}{
+		{`multipart/report; report-type=delivery-status; boundary="a b"`, "multipart/report", "a b"},
+		{`Multipart/Mixed; boundary=----=_Part_123`, "multipart/mixed", "----=_Part_123"},
+		{`multipart/mixed; boundary="abc`, "multipart/mixed", "abc"},
+		{`multipart/mixed; boundary=abc; boundary=def`, "multipart/mixed", "abc"},
+		{`multipart/mixed; charset; boundary=x`, "multipart/mixed", "x"},
+		{`garbage`, "text/plain", ""},
+		{`text/plain; charset="utf-8`, "text/plain", ""},
+	}
+	for _, tt := range tests {
+		mt, params := parseContentType(tt.in)
+		if mt != tt.mt || params["boundary"] != tt.boundary {
+			t.Errorf("parseContentType(%q) = %q %q, want %q %q", tt.in, mt, params, tt.mt, tt.boundary)
+		}
+	}
+}
+
+func TestParseHeader(t *testing.T) {
+	in := "From x\r\nSubject: a\r\n  b\r\n\tc\r\nX-Empty:\r\nTo : y\r\n\r\nbody"
+	h, body, ok := parseHeader([]byte(in), true)
+	if !ok || string(body) != "body" {
+		t.Fatalf("ok=%v body=%q", ok, body)
+	}
+	want := header{{"Subject", "a b c"}, {"X-Empty", ""}, {"To", "y"}}
+	if !slices.Equal(h, want) {
+		t.Errorf("got %q, want %q", h, want)
+	}
+	if _, _, ok := parseHeader([]byte("no colon here\n\n"), false); ok {
+		t.Error("a line without a colon parsed as a header")
+	}
+	h, body, _ = parseHeader([]byte("A: 1\nnot a field\nB: 2"), false)
+	if len(h) != 1 || string(body) != "not a field\nB: 2" {
+		t.Errorf("header ends at a non-field line: got %q, body %q", h, body)
+	}
+}
+
+func TestClip(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{" a\r\n  b\tc ", 10, "a b c"},
+		{"abc def", 4, "abc"},
+		{"abc def", 5, "abc d"},
+		{"äöü\x00ß", 3, "äöü"},
+		{"\xff x", 3, "\uFFFD x"},
+	}
+	for _, tt := range tests {
+		if got := clip(tt.in, tt.n); got != tt.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestDiagnosticValue(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"smtp; 550 5.1.1 user unknown", "550 5.1.1 user unknown"},
+		{"X-Postfix; connect to x: timed out", "connect to x: timed out"},
+		{"550-5.1.1 first 550-5.1.1 second 550 5.1.1 third", "550-5.1.1 first second third"},
+		{"550 Mailbox 400 full", "550 Mailbox 400 full"},
+		{"no type <a@b; c>", "no type <a@b; c>"},
+	}
+	for _, tt := range tests {
+		if got := diagnosticValue(tt.in); got != tt.want {
+			t.Errorf("diagnosticValue(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestDSNSeverity covers the per-recipient rules.
+func TestDSNSeverity(t *testing.T) {
+	tests := []struct {
+		name, fields, subject string
+		kind                  Kind
+		severity              Severity
+	}{
+		{"failed 5.1.1", "Action: failed\nStatus: 5.1.1", "", KindBounce, SeverityHard},
+		{"failed 5.2.2", "Action: failed\nStatus: 5.2.2", "", KindBounce, SeveritySoft},
+		{"failed quota text", "Action: failed\nStatus: 5.7.1\nDiagnostic-Code: smtp; 552 user is over quota", "", KindBounce, SeveritySoft},
+		{"failed 4.4.7 (given up)", "Action: failed\nStatus: 4.4.7", "", KindBounce, SeveritySoft},
+		{"failed without status", "Action: failed", "", KindBounce, SeverityHard},
+		{"failed, code in diagnostic", "Action: failed\nDiagnostic-Code: smtp; 452 too many", "", KindBounce, SeveritySoft},
+		{"delayed", "Action: delayed\nStatus: 4.4.1", "", KindBounce, SeveritySoft},
+		{"delayed with a 5 status", "Action: delayed\nStatus: 5.0.0", "", KindBounce, SeveritySoft},
+		{"delivered", "Action: delivered\nStatus: 2.0.0", "", KindUnknown, SeverityNone},
+		{"relayed", "Action: relayed (to a non-DSN MTA)\nStatus: 2.0.0", "", KindUnknown, SeverityNone},
+		{"expanded", "Action: Expanded", "", KindUnknown, SeverityNone},
+		{"no action, 5.x.x", "Status: 5.1.2", "", KindBounce, SeverityHard},
+		{"no action, 2.x.x", "Status: 2.1.5", "", KindUnknown, SeverityNone},
+		{"nothing, failure subject", "Final-Recipient: rfc822; a@b", "Mail delivery failed", KindBounce, SeverityHard},
+		{"nothing, other subject", "Final-Recipient: rfc822; a@b", "Delivery report", KindBounce, SeveritySoft},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _, ok := parseHeader([]byte(tt.fields+"\n"), false)
+			if !ok {
+				t.Fatal("fields did not parse")
+			}
+			got := dsnRecipient(h, tt.subject)
+			if got.Kind != tt.kind || got.Severity != tt.severity {
+				t.Errorf("got %q %q, want %q %q", got.Kind, got.Severity, tt.kind, tt.severity)
+			}
+		})
+	}
+}
+
+// TestMostSevereRecipient: of several recipients the failed one is
+// reported.
+func TestMostSevereRecipient(t *testing.T) {
+	msg := "From: MAILER-DAEMON@x\nContent-Type: multipart/report; report-type=delivery-status; boundary=B\n\n" +
+		"--B\nContent-Type: message/delivery-status\n\nReporting-MTA: dns; x\n\n" +
+		"Final-Recipient: rfc822; ok@example.com\nAction: delivered\nStatus: 2.0.0\n\n" +
+		"Final-Recipient: rfc822; later@example.com\nAction: delayed\nStatus: 4.2.0\n\n" +
+		"Final-Recipient: rfc822; dead@example.com\nAction: failed\nStatus: 5.1.1\n\n--B--\n"
+	got, err := Parse(strings.NewReader(msg), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Recipient != "dead@example.com" || got.Severity != SeverityHard {
+		t.Errorf("got %+v, want the failed recipient", got)
+	}
+}
+
+func TestTextBounceSeverity(t *testing.T) {
+	base := "From: MAILER-DAEMON@mx.example.net\nSubject: %s\n\n%s\n"
+	tests := []struct {
+		name, subject, body string
+		kind                Kind
+		severity            Severity
+	}{
+		{"enhanced 5", "Returned mail: User unknown", "<a@b.example>... 550 5.1.1 gone", KindBounce, SeverityHard},
+		{"enhanced 4", "Returned mail: see transcript", "<<< 451 4.7.1 try later", KindBounce, SeveritySoft},
+		{"basic 5", "Mail delivery failed", "remote said: 550 nope", KindBounce, SeverityHard},
+		{"basic 4", "Mail delivery failed", "remote said: 421 busy", KindBounce, SeveritySoft},
+		{"mailbox full phrase", "failure notice", "<a@b.example>:\nThe mailbox is full.", KindBounce, SeveritySoft},
+		{"user unknown phrase", "failure notice", "<a@b.example>:\nuser unknown", KindBounce, SeverityHard},
+		{"IP address is no status", "Delivery Notification", "host 10.5.1.1 refused", KindBounce, SeveritySoft},
+		{"nothing, failure subject", "Undeliverable: hello", "something went wrong", KindBounce, SeverityHard},
+		{"nothing, other subject", "Delivery Notification", "something happened", KindBounce, SeveritySoft},
+		{"delay subject", "Delivery Status Notification (Delay)", "550 5.1.1 would be hard", KindBounce, SeveritySoft},
+		{"daemon without a bounce subject", "Hello", "How are you?", KindUnknown, SeverityNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := strings.Replace(strings.Replace(base, "%s", tt.subject, 1), "%s", tt.body, 1)
+			got, err := Parse(strings.NewReader(msg), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Kind != tt.kind || got.Severity != tt.severity {
+				t.Errorf("got %q %q (%+v), want %q %q", got.Kind, got.Severity, got, tt.kind, tt.severity)
+			}
+		})
+	}
+}
+
+func TestAutoReply(t *testing.T) {
+	tests := []struct {
+		name, header string
+		kind         Kind
+	}{
+		{"auto-replied", "Auto-Submitted: auto-replied (vacation)", KindAutoReply},
+		{"auto-submitted no", "Auto-Submitted: no\nSubject: hello", KindUnknown},
+		{"precedence", "Precedence: auto_reply", KindAutoReply},
+		{"precedence bulk", "Precedence: bulk", KindUnknown},
+		{"x-autorespond", "X-Autorespond: 1", KindAutoReply},
+		{"suppress is a request", "X-Auto-Response-Suppress: All", KindUnknown},
+		{"out of office", "Subject: Out of Office: Re: news", KindAutoReply},
+		{"auto:", "Subject: AUTO: Jane is away", KindAutoReply},
+		{"abwesenheitsnotiz", "Subject: Abwesenheitsnotiz: Neue Artikel", KindAutoReply},
+		{"encoded", "Subject: =?ISO-8859-1?Q?R=E9ponse_automatique?=", KindAutoReply},
+		{"ordinary", "Subject: Re: your newsletter", KindUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(strings.NewReader("From: a@example.com\n"+tt.header+"\n\nbody\n"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Kind != tt.kind {
+				t.Errorf("got %q, want %q", got.Kind, tt.kind)
+			}
+		})
+	}
+}

@@ -1,0 +1,132 @@
+package mailer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/inbound"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/token"
+)
+
+// Returns handles the mail that comes back to the bounce address: it
+// classifies one message (package inbound), finds the email it is about
+// from the signed token of the address it came to (or, for a complaint,
+// the returned email's Message-ID), and has its effect in the store once.
+// Used by `feedmail inbound` (one message piped by an MTA) and by the
+// inbound role (an IMAP mailbox).
+type Returns struct {
+	Store   *store.Store
+	Links   links.Links // with the bounce address and the signer
+	Clock   clock.Clock
+	Log     *slog.Logger
+	Metrics *metrics.Metrics
+	// BounceLimit: consecutive hard bounces that mark an address bouncing
+	// (DefaultBounceLimit when 0), as for SMTP refusals.
+	BounceLimit int
+	// MaxBytes: the most of a message read (inbound.DefaultMaxBytes when 0).
+	MaxBytes int64
+}
+
+// Outcome is what became of one message: the JSON line `feedmail inbound`
+// prints.
+type Outcome struct {
+	Kind      string `json:"kind"`     // bounce, complaint, unsubscribe, auto-reply, unknown
+	Severity  string `json:"severity"` // hard, soft or "" (bounces only)
+	Recipient string `json:"recipient"`
+	Action    string `json:"action"`
+	Status    string `json:"status,omitempty"`
+	Format    string `json:"format,omitempty"`
+	Email     int64  `json:"email,omitempty"` // the outbox row it was about
+}
+
+// Handle reads one message from msg (recipients: the envelope recipients
+// the MTA gave, if any) and has its effect. It returns an error only when
+// trying again later may work (the store failed): bad input, reports about
+// email feedmail never sent and forged tokens are an Outcome of kind
+// "unknown" with a nil error.
+func (r *Returns) Handle(ctx context.Context, msg io.Reader, recipients []string) (Outcome, error) {
+	rep, err := inbound.Parse(msg, inbound.Options{BounceAddress: r.Links.Bounce, Recipients: recipients, MaxBytes: r.MaxBytes})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%w: %w", ErrTemporary, err)
+	}
+	out := Outcome{Kind: string(rep.Kind), Severity: string(rep.Severity), Recipient: rep.Recipient,
+		Status: rep.Status, Format: rep.Format}
+	id, purpose := r.resolve(rep)
+	var effect store.Report
+	switch {
+	case rep.Kind == inbound.KindBounce || rep.Kind == inbound.KindComplaint:
+		if id == 0 {
+			if id, err = r.Store.OutboxByMessageID(ctx, rep.OriginalMessageIDs); err != nil && !errors.Is(err, store.ErrNoSuchEmail) {
+				return Outcome{}, fmt.Errorf("%w: %w", ErrTemporary, err)
+			}
+		}
+		effect = store.Report{Kind: string(rep.Kind), Severity: string(rep.Severity), Status: rep.Status, Detail: rep.Diagnostic}
+		if rep.Kind == inbound.KindComplaint {
+			effect.Kind, effect.Severity = store.InboundComplaint, ""
+		}
+	case rep.Kind == inbound.KindUnknown && rep.Reason == inbound.ReasonNoFormat && purpose == token.MailUnsubscribe:
+		out.Kind = store.InboundUnsubscribe
+		effect = store.Report{Kind: store.InboundUnsubscribe}
+	default:
+		out.Action = "ignored"
+		if rep.Reason != "" {
+			out.Action += ": " + rep.Reason
+		}
+		r.finish(ctx, out)
+		return out, nil
+	}
+	if id == 0 {
+		out.Kind, out.Severity, out.Action = string(inbound.KindUnknown), "", "ignored: names no email of ours"
+		r.finish(ctx, out)
+		return out, nil
+	}
+	effect.OutboxID, effect.BounceLimit, effect.Keys = id, r.BounceLimit, outboxKeys
+	if effect.BounceLimit == 0 {
+		effect.BounceLimit = DefaultBounceLimit
+	}
+	res, err := r.Store.ApplyReport(ctx, effect)
+	switch {
+	case errors.Is(err, store.ErrNoSuchEmail):
+		out.Kind, out.Severity, out.Action = string(inbound.KindUnknown), "", "ignored: the email it names is no longer kept"
+	case err != nil:
+		return Outcome{}, fmt.Errorf("%w: %w", ErrTemporary, err)
+	default:
+		out.Email, out.Recipient, out.Action = id, res.Address, res.Action
+	}
+	r.finish(ctx, out)
+	return out, nil
+}
+
+// resolve returns the outbox row named by the first token in rep that this
+// install signed, and the token's purpose; 0 when none is ours.
+func (r *Returns) resolve(rep inbound.Report) (int64, string) {
+	for _, tok := range rep.Tokens {
+		if id, purpose, err := r.Links.ResolveReturn(tok, r.Clock.Now()); err == nil {
+			return id, purpose
+		}
+	}
+	return 0, ""
+}
+
+// finish counts and logs an outcome: effects at info, the rest at debug.
+func (r *Returns) finish(ctx context.Context, out Outcome) {
+	if r.Metrics != nil {
+		r.Metrics.Inbound.WithLabelValues(out.Kind, out.Severity).Inc()
+	}
+	if r.Log == nil {
+		return
+	}
+	level := slog.LevelInfo
+	if out.Email == 0 {
+		level = slog.LevelDebug
+	}
+	r.Log.Log(ctx, level, "inbound mail", "kind", out.Kind, "severity", out.Severity, "status", out.Status,
+		"format", out.Format, "email", out.Email, "action", out.Action)
+}
