@@ -131,6 +131,18 @@ func TestPauseAccount(t *testing.T) {
 	if !store.IsPaused(u.PausedAt, u.PausedUntil, clk.Now()) {
 		t.Fatal("account not paused")
 	}
+	ex, err := s.ExportAccount(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Paused == nil || !ex.Paused.Since.Equal(pollT0) || ex.Paused.Until != nil {
+		t.Errorf("export of the account's pause: %+v", ex.Paused)
+	}
+	for _, es := range ex.Subscriptions {
+		if wantPaused := es.FeedURL == other.feed.URL; (es.Paused != nil) != wantPaused {
+			t.Errorf("export of %s: paused %+v", es.FeedURL, es.Paused)
+		}
+	}
 	if _, err := s.Resume(ctx, sub.UserID, 0); err != nil {
 		t.Fatal(err)
 	}
