@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"strconv"
 
 	"gorm.io/gorm"
 )
@@ -23,9 +25,10 @@ import (
 // prefixed so that moving text from one to the other changes it.
 func Fingerprint(title, content string, m ItemMedia) string {
 	h := sha256.New()
-	for _, part := range []string{title, content, m.encode()} {
-		fmt.Fprintf(h, "%d:", len(part))
-		h.Write([]byte(part))
+	var num [24]byte
+	for _, part := range [...]string{title, content, m.encode()} {
+		h.Write(append(strconv.AppendInt(num[:0], int64(len(part)), 10), ':'))
+		_, _ = io.WriteString(h, part)
 	}
 	var sum [sha256.Size]byte
 	return hex.EncodeToString(h.Sum(sum[:0])[:16])
