@@ -8,13 +8,18 @@
 -- (hex of the first 16 bytes of a sha256 over its title, content and
 -- media): a poll that finds a known item with another fingerprint updates
 -- it (an edited post). '' for items stored before it was recorded.
+-- The partial indexes serve the mailer's sweep for pauses that ended.
 ALTER TABLE subscriptions ADD COLUMN paused_at TIMESTAMPTZ;
 ALTER TABLE subscriptions ADD COLUMN paused_until TIMESTAMPTZ;
 ALTER TABLE users ADD COLUMN paused_at TIMESTAMPTZ;
 ALTER TABLE users ADD COLUMN paused_until TIMESTAMPTZ;
 ALTER TABLE items ADD COLUMN content_hash TEXT NOT NULL DEFAULT '';
+CREATE INDEX subscriptions_paused_until ON subscriptions (paused_until) WHERE paused_at IS NOT NULL;
+CREATE INDEX users_paused_until ON users (paused_until) WHERE paused_at IS NOT NULL;
 
 -- +goose Down
+DROP INDEX users_paused_until;
+DROP INDEX subscriptions_paused_until;
 ALTER TABLE items DROP COLUMN content_hash;
 ALTER TABLE users DROP COLUMN paused_until;
 ALTER TABLE users DROP COLUMN paused_at;
