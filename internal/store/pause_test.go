@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -194,62 +193,5 @@ func TestPauseBadInput(t *testing.T) {
 	}
 	if n := count(t, s, "outbox", "state = ?", store.OutboxHeld); n != 0 {
 		t.Errorf("%d emails held", n)
-	}
-}
-
-// TestEditedItemAfterItsEmail: an edit of a post whose instant email went
-// out updates the item and mails nothing again; a fill (an item stored
-// without a fingerprint) writes the fingerprint only and is no edit.
-func TestEditedItemAfterItsEmail(t *testing.T) {
-	clk := clock.NewFake(pollT0)
-	s := storetest.Open(t, storetest.Options{Clock: clk})
-	ctx := context.Background()
-	fx := newPollFixture(t, s, clk, "https://example.com/feed", 1, 1, false)
-	a, b := item("a", ""), item("b", "")
-	fx.poll(t, a, b)
-	var row store.OutboxEmail
-	if err := s.DB.Where("subscription_id = ?", fx.instant[0]).Order("id").First(&row).Error; err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DB.Model(&row).Update("state", store.OutboxSent).Error; err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DB.Model(&store.Item{}).Where("identity = ?", b.Identity).Update("content_hash", "").Error; err != nil {
-		t.Fatal(err)
-	}
-	edit := func(it store.NewItem, title string, fill bool) store.ItemEdit {
-		h := store.Fingerprint(title, it.Content, it.Media)
-		return store.ItemEdit{Identity: it.Identity, Title: title, Content: it.Content, ContentHash: h, Fill: fill}
-	}
-	rec := fx.record(nil, true)
-	rec.Edits = []store.ItemEdit{edit(a, "Post a, corrected", false), edit(b, b.Title, true)}
-	fx.claim(t, "w1")
-	out, err := s.RecordPoll(ctx, "w1", rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Edited != 1 || out.Emails != 0 || out.DigestItems != 0 {
-		t.Fatalf("outcome %+v; want 1 edit, nothing queued", out)
-	}
-	var items []store.Item
-	if err := s.DB.Where("feed_id = ?", fx.feed.ID).Order("identity").Find(&items).Error; err != nil {
-		t.Fatal(err)
-	}
-	if items[0].Title != "Post a, corrected" || items[0].ContentHash != rec.Edits[0].ContentHash {
-		t.Errorf("edited item %+v", items[0])
-	}
-	if items[1].Title != b.Title || items[1].ContentHash != rec.Edits[1].ContentHash {
-		t.Errorf("filled item %+v", items[1])
-	}
-	if n := count(t, s, "outbox", "1 = 1"); n != 2 {
-		t.Errorf("%d outbox rows, want the 2 of the first poll", n)
-	}
-	// The same edit again changes nothing.
-	fx.claim(t, "w1")
-	if out, err := s.RecordPoll(ctx, "w1", rec); err != nil || out.Edited != 0 {
-		t.Errorf("repeated edit: %+v, %v", out, err)
-	}
-	if got := fmt.Sprint(items[0].ContentHash != "" && len(items[0].ContentHash) == 32); got != "true" {
-		t.Errorf("fingerprint %q is not 16 bytes of hex", items[0].ContentHash)
 	}
 }
