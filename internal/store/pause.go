@@ -61,8 +61,9 @@ func (s *Store) Pause(ctx context.Context, userID, subID int64, until *time.Time
 			table, where, args = "subscriptions", "id = ? AND user_id = ? AND state <> ?", []any{subID, userID, SubEnded}
 			hold, holdArgs = `subscription_id = ? AND kind = 'item'`, []any{subID}
 		}
-		res := db.Exec(`UPDATE `+table+` SET paused_at = COALESCE(paused_at, ?), paused_until = ? WHERE `+where,
-			append([]any{now, end}, args...)...)
+		// A pause that lasts keeps its start; one that ended starts anew.
+		res := db.Exec(`UPDATE `+table+` SET paused_at = CASE WHEN `+pausedSQL(table)+` THEN paused_at ELSE ? END,
+paused_until = ? WHERE `+where, append([]any{now, now, end}, args...)...)
 		if res.Error != nil {
 			return fmt.Errorf("pause: %w", res.Error)
 		}
