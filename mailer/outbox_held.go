@@ -7,7 +7,8 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// expireHeld ends held rows older than HoldFor, at most once a minute of
+// expireHeld ends the pauses whose end has come (queuing again the email
+// they held) and held rows older than HoldFor, at most once a minute of
 // the clock's time.
 func (o *Outbox) expireHeld(ctx context.Context, now time.Time) error {
 	o.mu.Lock()
@@ -18,6 +19,11 @@ func (o *Outbox) expireHeld(ctx context.Context, now time.Time) error {
 	o.mu.Unlock()
 	if !due {
 		return nil
+	}
+	if n, err := o.cfg.Store.EndPauses(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		o.cfg.Log.Info("pauses ended", "count", n)
 	}
 	for {
 		rows, err := o.cfg.Store.ExpireHeld(ctx, now, o.cfg.HoldFor, 500, outboxKeys)

@@ -10,10 +10,11 @@ import (
 
 // selectItems finds the items of parsed that the feed has not recorded
 // (one query) and decides which are delivered: none on the feed's first
-// successful parse, else newitems.Select's verdicts.
-func (p *Poller) selectItems(ctx context.Context, f store.Feed, parsed *newitems.Feed, now time.Time) ([]store.NewItem, int, error) {
+// successful parse, else newitems.Select's verdicts. It also returns the
+// known items whose fingerprint changed (edited posts, see editsOf).
+func (p *Poller) selectItems(ctx context.Context, f store.Feed, parsed *newitems.Feed, now time.Time) ([]store.NewItem, []store.ItemEdit, int, error) {
 	if len(parsed.Items) == 0 {
-		return nil, 0, nil
+		return nil, nil, 0, nil
 	}
 	if f.PrimedAt == nil {
 		// First parse: everything is recorded as seen and nothing mailed, so
@@ -23,24 +24,25 @@ func (p *Poller) selectItems(ctx context.Context, f store.Feed, parsed *newitems
 		for i, it := range parsed.Items {
 			out[i] = toStoreItem(it, store.IgnoredFirstPoll)
 		}
-		return out, 0, nil
+		return out, nil, 0, nil
 	}
 	ids := make([]string, len(parsed.Items))
 	for i, it := range parsed.Items {
 		ids[i] = it.Identity
 	}
-	known, err := p.st.KnownIdentities(ctx, f.ID, ids)
+	known, err := p.st.KnownItemHashes(ctx, f.ID, ids)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	var cands []newitems.Item
 	for _, it := range parsed.Items {
-		if !known[it.Identity] {
+		if _, ok := known[it.Identity]; !ok {
 			cands = append(cands, it)
 		}
 	}
+	edits := editsOf(parsed.Items, known)
 	if len(cands) == 0 {
-		return nil, 0, nil
+		return nil, edits, 0, nil
 	}
 	out := make([]store.NewItem, len(cands))
 	deliver := 0
@@ -54,12 +56,39 @@ func (p *Poller) selectItems(ctx context.Context, f store.Feed, parsed *newitems
 			deliver++
 		}
 	}
-	return out, deliver, nil
+	return out, edits, deliver, nil
+}
+
+// editsOf returns the items of a poll the feed knows (known: identity →
+// stored fingerprint) whose fingerprint differs from the stored one: an
+// edit, or a fill for an item stored without one. An identity repeated in
+// the feed counts once, its first occurrence.
+func editsOf(items []newitems.Item, known map[string]string) []store.ItemEdit {
+	var edits []store.ItemEdit
+	var done map[string]bool
+	for _, it := range items {
+		stored, ok := known[it.Identity]
+		if !ok || done[it.Identity] {
+			continue
+		}
+		if done == nil {
+			done = make(map[string]bool)
+		}
+		done[it.Identity] = true
+		ni := toStoreItem(it, "")
+		if ni.ContentHash == stored {
+			continue
+		}
+		edits = append(edits, store.ItemEdit{Identity: it.Identity, Title: ni.Title, Content: ni.Content,
+			Media: ni.Media, ContentHash: ni.ContentHash, Fill: stored == ""})
+	}
+	return edits
 }
 
 func toStoreItem(it newitems.Item, rule string) store.NewItem {
 	ni := store.NewItem{Identity: it.Identity, GUID: it.GUID, Link: it.Link, Title: it.Title,
 		Content: it.ContentHTML, Author: it.Author, IgnoredRule: rule, Media: storeMedia(it.Media)}
+	ni.ContentHash = store.Fingerprint(ni.Title, ni.Content, ni.Media)
 	if !it.Published.IsZero() {
 		t := it.Published
 		ni.PublishedAt = &t

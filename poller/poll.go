@@ -176,13 +176,14 @@ func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host
 		a.Parsed, a.ParseErr = newitems.Parse(resp.Body, resp.ContentType, resp.FinalURL)
 	}
 	var items []store.NewItem
+	var edits []store.ItemEdit
 	if a.Parsed != nil {
 		var err error
 		// The fetch is done: a database away for a moment must not cost
 		// it (the feed would stay leased, its posts late).
 		_, err = store.RetryTransient(ctx, p.leaseLeft(f), func(ctx context.Context) error {
 			var err error
-			items, a.Delivered, err = p.selectItems(ctx, *f, a.Parsed, now)
+			items, edits, a.Delivered, err = p.selectItems(ctx, *f, a.Parsed, now)
 			return err
 		})
 		if err != nil {
@@ -204,7 +205,7 @@ func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host
 	}
 	pl := &polledFeed{feed: f, rep: newReport(f, resp, trigger), parsed: a.Parsed, header: resp.Header,
 		kind: c.Result.Kind, elapsed: resp.Elapsed}
-	pl.rec.Items = items
+	pl.rec.Items, pl.rec.Edits = items, edits
 	if c.MovedTo != "" {
 		p.followMove(ctx, pl, &c)
 	}
@@ -248,7 +249,7 @@ func (p *Poller) followMove(ctx context.Context, pl *polledFeed, c *Classificati
 	switch {
 	case err == nil && target.ID != f.ID:
 		pl.rec.MergeInto = target.ID
-		pl.rec.Items = nil
+		pl.rec.Items, pl.rec.Edits = nil, nil
 		c.State.State = store.FeedMerged
 		c.State.PollReason = "moved permanently to " + to + ": merged into feed " + strconv.FormatInt(target.ID, 10)
 		pl.rep.MergedInto = target.ID

@@ -131,7 +131,7 @@ func (p *Poller) ingest(ctx context.Context, feedID int64, body []byte, contentT
 	if parsed.Warning != nil {
 		rep.Warning = pollOneLine(parsed.Warning.Text)
 	}
-	items, deliver, err := p.selectItems(ctx, *f, parsed, now)
+	items, edits, deliver, err := p.selectItems(ctx, *f, parsed, now)
 	if err != nil {
 		return nil, fmt.Errorf("poller: ingest into feed %d: %w", feedID, err)
 	}
@@ -142,7 +142,7 @@ func (p *Poller) ingest(ctx context.Context, feedID int64, body []byte, contentT
 	}
 	pl := &polledFeed{feed: f, rep: rep, parsed: parsed, kind: OK, rec: store.PollRecord{
 		FeedID: f.ID, At: now, URL: f.URL, Status: http.StatusOK, Outcome: src.outcome, Bytes: int64(len(body)),
-		Reason: src.reason, Items: items, State: st, Push: true,
+		Reason: src.reason, Items: items, Edits: edits, State: st, Push: true,
 	}}
 	out, err := p.st.RecordPoll(ctx, "", pl.rec)
 	p.finish(ctx, pl, out, err)

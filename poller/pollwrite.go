@@ -171,8 +171,8 @@ func (p *Poller) logPoll(pl *polledFeed, out store.PollOutcome) {
 	switch {
 	case pl.kind == HTTPError || pl.kind == Failure || pl.kind == Refused:
 		p.log.Info("poll failed", append(attrs, "error", rep.Error, "next", rep.Reason)...)
-	case newItems > 0:
-		p.log.Info("new posts", append(attrs, "posts", newItems, "emails", out.Emails, "digest_items", out.DigestItems)...)
+	case newItems > 0 || out.Edited > 0:
+		p.log.Info("new posts", append(attrs, "posts", newItems, "edited", out.Edited, "emails", out.Emails, "digest_items", out.DigestItems)...)
 	default:
 		p.log.Debug("polled", append(attrs, "next", rep.Reason)...)
 	}
@@ -233,7 +233,7 @@ func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutco
 			}
 		}
 	}
-	rep.Emails, rep.DigestItems, rep.Notices = out.Emails, out.DigestItems, out.Notices
+	rep.Emails, rep.DigestItems, rep.Notices, rep.Edited = out.Emails, out.DigestItems, out.Notices, out.Edited
 	p.logPoll(pl, out)
 	if p.cfg.AfterPoll != nil {
 		p.cfg.AfterPoll(ctx, PollEvent{Feed: *pl.feed, Report: rep, Header: pl.header, Parsed: pl.parsed, Result: out})

@@ -38,10 +38,13 @@ type Report struct {
 	Ignored     []ReportItem `json:"ignored_items"`
 	Emails      int64        `json:"emails_queued"`
 	DigestItems int64        `json:"digest_items_queued"`
-	Notices     int          `json:"notices_queued,omitempty"`
-	NextPollAt  string       `json:"next_poll_at,omitempty"` // RFC 3339
-	Reason      string       `json:"reason"`
-	State       string       `json:"state"`
+	// Edited counts the known items that came back changed and were
+	// updated (edited posts).
+	Edited     int64  `json:"edited_items,omitempty"`
+	Notices    int    `json:"notices_queued,omitempty"`
+	NextPollAt string `json:"next_poll_at,omitempty"` // RFC 3339
+	Reason     string `json:"reason"`
+	State      string `json:"state"`
 	// HubURL and SelfURL are the WebSub links the document declares.
 	HubURL  string `json:"hub,omitempty"`
 	SelfURL string `json:"self,omitempty"`

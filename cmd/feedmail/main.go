@@ -53,6 +53,8 @@ func commands() map[string]command {
 		"migrate": {"", "apply database migrations and exit", cmdMigrate},
 		"credits": {creditsUsage, "credit ledger: balance, grant (creates the account, releases held mail), ledger", cmdCredits},
 		"digest":  {digestUsage, "digests: set (creates the account; prints the next slot), list", cmdDigest},
+		"pause":   {pauseUsage, "pause one subscription or the whole account: nothing mailed or charged until --until or resume", cmdPause},
+		"resume":  {resumeUsage, "end a pause (see pause)", cmdResume},
 		"account": {accountUsage, "a person's data: export (JSON: subscriptions with their consent, digests, ledger, purchases), delete", cmdAccount},
 		// OPML in and out (cmd_opml.go)
 		"import-opml": {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report", cmdImportOPML},

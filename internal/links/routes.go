@@ -21,6 +21,8 @@ const (
 	PathAccountOPML         = "/account/{token}/opml"
 	PathAccountData         = "/account/{token}/export"
 	PathAccountDelete       = "/account/{token}/delete"
+	PathAccountPause        = "/account/{token}/pause"
+	PathAccountResume       = "/account/{token}/resume"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathFeedStatus          = "/feeds/status"
 	PathStatic              = "/static/{file}"
@@ -81,6 +83,8 @@ func Routes() []Route {
 		{Name: "accountData", Method: "GET", Path: PathAccountData, Group: GroupPages},
 		{Name: "accountDeletePage", Method: "GET", Path: PathAccountDelete, Group: GroupPages},
 		{Name: "accountDelete", Method: "POST", Path: PathAccountDelete, Group: GroupPages},
+		{Name: "accountPause", Method: "POST", Path: PathAccountPause, Group: GroupPages},
+		{Name: "accountResume", Method: "POST", Path: PathAccountResume, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},

@@ -16,6 +16,7 @@ type AccountExport struct {
 	CreatedAt     time.Time            `json:"created_at"`
 	ConfirmedAt   *time.Time           `json:"confirmed_at"`
 	Balance       int64                `json:"balance"`
+	Paused        *ExportPause         `json:"paused,omitempty"` // the whole account
 	ExportedAt    time.Time            `json:"exported_at"`
 	Subscriptions []ExportSubscription `json:"subscriptions"`
 	Digests       []ExportDigest       `json:"digests"`
@@ -39,9 +40,26 @@ type ExportSubscription struct {
 	// ConfirmedBy is "link", "operator", "account" (ConfirmedBy*), "" while
 	// not confirmed, or "unrecorded" for one confirmed before feedmail kept
 	// the how.
-	ConfirmedBy string     `json:"confirmed_by"`
-	EndedAt     *time.Time `json:"ended_at,omitempty"`
-	EndedReason string     `json:"ended_reason,omitempty"`
+	ConfirmedBy string       `json:"confirmed_by"`
+	EndedAt     *time.Time   `json:"ended_at,omitempty"`
+	EndedReason string       `json:"ended_reason,omitempty"`
+	Paused      *ExportPause `json:"paused,omitempty"`
+}
+
+// ExportPause is a pause lasting when the export was made: since when,
+// and until when (absent: until resumed).
+type ExportPause struct {
+	Since time.Time  `json:"since"`
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// exportPause is the export of a pause stored as (at, until), nil when
+// none lasts at now.
+func exportPause(at, until *time.Time, now time.Time) *ExportPause {
+	if !IsPaused(at, until, now) {
+		return nil
+	}
+	return &ExportPause{Since: at.UTC(), Until: utcPtrOf(until)}
 }
 
 // ExportDigest is one digest and its schedule.
@@ -83,6 +101,7 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 		ConfirmedAt: utcPtrOf(u.ConfirmedAt), Balance: u.Balance, ExportedAt: s.now(),
 		Subscriptions: []ExportSubscription{}, Digests: []ExportDigest{}, Ledger: []ExportLedgerEntry{},
 		Purchases: []ExportPurchase{}}
+	out.Paused = exportPause(u.PausedAt, u.PausedUntil, out.ExportedAt)
 	var subs []SubscriptionView
 	if err := db.Table("subscriptions AS s").
 		Select("s.*, f.url AS feed_url, f.title AS feed_title, COALESCE(d.name, '') AS digest_name").
@@ -95,7 +114,7 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 		e := ExportSubscription{FeedURL: sub.FeedURL, FeedTitle: sub.FeedTitle, State: sub.State, Delivery: "instant",
 			Folder: sub.Folder, CreatedAt: sub.CreatedAt.UTC(), RequestedAt: utcPtrOf(sub.RequestedAt),
 			ConfirmedAt: utcPtrOf(sub.ConfirmedAt), ConfirmedBy: sub.ConfirmedBy, EndedAt: utcPtrOf(sub.EndedAt),
-			EndedReason: sub.EndedReason}
+			EndedReason: sub.EndedReason, Paused: exportPause(sub.PausedAt, sub.PausedUntil, out.ExportedAt)}
 		if sub.DigestID != nil {
 			e.Delivery, e.Digest = "digest", sub.DigestName
 		}

@@ -9,7 +9,8 @@ import (
 )
 
 // Routing of a new item: instant subscription -> outbox email row, digest
-// subscription -> pending digest item.
+// subscription -> pending digest item. A paused subscription or person
+// gets no instant email (notPaused); digests collect while paused.
 //
 // Each item a poll inserts and does not ignore goes to every subscription
 // active when it is first seen: an instant one gets an outbox row (kind
@@ -46,6 +47,13 @@ JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.diges
 `
 )
 
+// notPaused appends the condition that neither the subscription s nor its
+// person u is paused at now (pause.go): a paused one gets no instant email.
+func notPaused(q *psQuery, now time.Time) *psQuery {
+	return q.sql(" AND NOT (s.paused_at IS NOT NULL AND (s.paused_until IS NULL OR s.paused_until > ").arg(now, "timestamptz").
+		sql(")) AND NOT (u.paused_at IS NOT NULL AND (u.paused_until IS NULL OR u.paused_until > ").arg(now, "timestamptz").sql("))")
+}
+
 // routeNewItems is step 3 of a poll's write: it routes the inserted,
 // deliverable items (deliver) to instant email and digests (see above) and
 // counts the rows written in each record's outcome (Emails, DigestItems).
@@ -60,7 +68,8 @@ func (s *Store) routeNewItems(ctx context.Context, c gorm.ConnPool, recs []PollR
 	for start, chunk := 0, s.psChunkOf(len(deliver)); start < len(deliver); start += chunk {
 		part := deliver[start:min(start+chunk, len(deliver))]
 		q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
-			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom, "WHERE i.id").in(part).sql(`
+			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom, "WHERE i.id").in(part)
+		q = notPaused(q, now).sql(`
 ON CONFLICT (dedupe_key) DO NOTHING
 RETURNING item_id`)
 		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.Emails++ }, outs); err != nil {
@@ -117,7 +126,7 @@ func (s *Store) routeCatchUp(ctx context.Context, subID int64, now time.Time) er
 	}
 	q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
 		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom)
-	n, err := where(q).sql("\nON CONFLICT (dedupe_key) DO NOTHING").exec(ctx, c)
+	n, err := notPaused(where(q), now).sql("\nON CONFLICT (dedupe_key) DO NOTHING").exec(ctx, c)
 	if err != nil {
 		return fmt.Errorf("catch up subscription %d by email: %w", subID, err)
 	}
@@ -155,8 +164,8 @@ func (s *Store) SendNewestNow(ctx context.Context, subID int64) error {
 // the point is to see at once what one signed up for.
 func (s *Store) routeNewest(ctx context.Context, subID int64, now time.Time) error {
 	q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
-		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeNewestFrom).arg(subID, "bigint").
-		sql("\nON CONFLICT (dedupe_key) DO NOTHING")
+		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeNewestFrom).arg(subID, "bigint")
+	q = notPaused(q, now).sql("\nON CONFLICT (dedupe_key) DO NOTHING")
 	if _, err := q.exec(ctx, s.psConn(ctx)); err != nil {
 		return fmt.Errorf("send the newest post to subscription %d: %w", subID, err)
 	}

@@ -62,9 +62,9 @@ func (s *Store) psEndFeed(ctx context.Context, r PollRecord, now time.Time) (int
 // psMergeFeed moves feed from's subscriptions and item identities to feed
 // into and makes into due now. It returns how many subscriptions moved.
 func (s *Store) psMergeFeed(ctx context.Context, c gorm.ConnPool, from, into int64, now time.Time) (int64, error) {
-	q := s.psNew().sql(`INSERT INTO items (feed_id, identity, guid, link, title, content, author, published_at, seen_at, ignored_rule, media)
+	q := s.psNew().sql(`INSERT INTO items (feed_id, identity, guid, link, title, content, author, published_at, seen_at, ignored_rule, media, content_hash)
 SELECT `).arg(into, "bigint").sql(`, identity, guid, link, title, content, author, published_at, `).arg(now, "timestamptz").
-		sql(`, `).arg("merged from feed "+strconv.FormatInt(from, 10), "text").sql(`, media
+		sql(`, `).arg("merged from feed "+strconv.FormatInt(from, 10), "text").sql(`, media, content_hash
 FROM items WHERE feed_id = `).arg(from, "bigint").sql(` ON CONFLICT (feed_id, identity) DO NOTHING`)
 	if _, err := q.exec(ctx, c); err != nil {
 		return 0, fmt.Errorf("merge feed %d into %d: copy items: %w", from, into, err)

@@ -23,6 +23,9 @@ type Item struct {
 	SeenAt      time.Time
 	IgnoredRule string    // non-empty: recorded as seen, never delivered
 	Media       ItemMedia `gorm:"type:text;not null;default:''"`
+	// ContentHash is the fingerprint of this version (Fingerprint); ""
+	// for items stored before fingerprints were.
+	ContentHash string
 }
 
 // ItemsOfFeed returns up to limit items of a feed, newest first (by when
@@ -161,6 +164,16 @@ type NewItem struct {
 	PublishedAt *time.Time
 	IgnoredRule string
 	Media       ItemMedia
+	// ContentHash is its Fingerprint; the insert computes it when empty.
+	ContentHash string
+}
+
+// hash is the item's fingerprint: ContentHash, else computed.
+func (n *NewItem) hash() string {
+	if n.ContentHash != "" {
+		return n.ContentHash
+	}
+	return Fingerprint(n.Title, n.Content, n.Media)
 }
 
 // RecordedItem is an item a poll inserted.
@@ -208,7 +221,7 @@ type pendingItem struct {
 // itemCols and itemTail frame the multi-row INSERT of new items: an item
 // already recorded (by identity) is neither inserted nor returned.
 const (
-	itemCols = `INSERT INTO items (feed_id, identity, guid, link, title, content, author, published_at, seen_at, ignored_rule, media) `
+	itemCols = `INSERT INTO items (feed_id, identity, guid, link, title, content, author, published_at, seen_at, ignored_rule, media, content_hash) `
 	itemTail = ` ON CONFLICT (feed_id, identity) DO NOTHING RETURNING id, feed_id, identity, ignored_rule`
 )
 
@@ -251,20 +264,21 @@ func (s *Store) insertItems(ctx context.Context, c gorm.ConnPool, recs []PollRec
 // parameter per column.
 func (s *Store) insertItemsUnnest(recs []PollRecord, pending []pendingItem, now time.Time) *psQuery {
 	n := len(pending)
-	feedIDs, idents, guids, lnks, titles, contents, authors, rules, media :=
+	feedIDs, idents, guids, lnks, titles, contents, authors, rules, media, hashes :=
 		make([]int64, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
-		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	pubs, seens := make([]*time.Time, n), make([]time.Time, n)
 	for j, p := range pending {
 		r := &recs[p.rec]
 		feedIDs[j], idents[j], guids[j], lnks[j], titles[j] = r.FeedID, p.it.Identity, p.it.GUID, p.it.Link, p.it.Title
 		contents[j], authors[j], rules[j], media[j] = p.it.Content, p.it.Author, p.it.IgnoredRule, p.it.Media.encode()
-		pubs[j], seens[j] = utcPtrOrNil(p.it.PublishedAt), r.logAt(now)
+		pubs[j], seens[j], hashes[j] = utcPtrOrNil(p.it.PublishedAt), r.logAt(now), p.it.hash()
 	}
 	return s.psNew().sql(itemCols+`SELECT * FROM unnest(`).arg(feedIDs, "bigint[]").sql(", ").arg(idents, "text[]").sql(", ").
 		arg(guids, "text[]").sql(", ").arg(lnks, "text[]").sql(", ").arg(titles, "text[]").sql(", ").
 		arg(contents, "text[]").sql(", ").arg(authors, "text[]").sql(", ").arg(pubs, "timestamptz[]").sql(", ").
-		arg(seens, "timestamptz[]").sql(", ").arg(rules, "text[]").sql(", ").arg(media, "text[]").sql(")" + itemTail)
+		arg(seens, "timestamptz[]").sql(", ").arg(rules, "text[]").sql(", ").arg(media, "text[]").sql(", ").
+		arg(hashes, "text[]").sql(")" + itemTail)
 }
 
 // insertItemsValues builds the INSERT of part as a VALUES list (SQLite).
@@ -278,7 +292,8 @@ func (s *Store) insertItemsValues(recs []PollRecord, part []pendingItem, now tim
 		q.sql("(").arg(r.FeedID, "").sql(", ").arg(p.it.Identity, "").sql(", ").arg(p.it.GUID, "").sql(", ").
 			arg(p.it.Link, "").sql(", ").arg(p.it.Title, "").sql(", ").arg(p.it.Content, "").sql(", ").
 			arg(p.it.Author, "").sql(", ").arg(utcPtrOrNil(p.it.PublishedAt), "").sql(", ").
-			arg(r.logAt(now), "").sql(", ").arg(p.it.IgnoredRule, "").sql(", ").arg(p.it.Media.encode(), "").sql(")")
+			arg(r.logAt(now), "").sql(", ").arg(p.it.IgnoredRule, "").sql(", ").arg(p.it.Media.encode(), "").sql(", ").
+			arg(p.it.hash(), "").sql(")")
 	}
 	return q.sql(itemTail)
 }

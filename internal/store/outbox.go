@@ -54,8 +54,9 @@ func (OutboxEmail) TableName() string { return "outbox" }
 // The outbox: what the mailer's worker does with the rows it claimed
 // (outbox_claims.go). Every write is guarded by lease_owner and state =
 // 'queued', so a worker whose lease ran out changes nothing. A held row
-// waits in state "held" with a Hold* reason in last_error until credits or
-// ClearBouncing release it, or ExpireHeld ends it. Multi-table
+// waits in state "held" with a Hold* reason in last_error until credits,
+// ClearBouncing or the end of a pause (pause.go) release it, or ExpireHeld
+// ends it. Multi-table
 // transactions lock the user row first and the outbox rows after, so two
 // of them never wait on each other in a cycle.
 
@@ -63,6 +64,7 @@ func (OutboxEmail) TableName() string { return "outbox" }
 const (
 	HoldCredits  = "held: waiting for credits"
 	HoldBouncing = "held: address is bouncing"
+	HoldPaused   = "held: the reader paused delivery"
 )
 
 // SentMark is one row accepted by the transport.

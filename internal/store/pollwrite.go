@@ -14,7 +14,8 @@ import (
 // RecordPoll or RecordPolls, in this order: (1) check, and on Postgres
 // lock, that owner still holds each feed (heldBy), leaving out the feeds
 // whose lease was lost; (2) insert the new items, ON CONFLICT DO NOTHING,
-// so a replayed poll inserts and delivers nothing again; (3) route the
+// so a replayed poll inserts and delivers nothing again, and update the
+// edited ones (items_edit.go); (3) route the
 // inserted items (fanout.go); (4) end or merge feeds; (5) append poll_log;
 // (6) last, write the feeds' state and clear their leases, guarded by
 // heldBy. A crash before the commit leaves nothing: the lease runs out and
@@ -46,6 +47,9 @@ type PollRecord struct {
 	Reason      string // "" means State.PollReason
 
 	Items []NewItem
+	// Edits are new versions of items the feed already recorded (see
+	// items_edit.go).
+	Edits []ItemEdit
 	State FeedState
 
 	// Push marks content a WebSub hub pushed: no lease is needed or cleared,
@@ -77,6 +81,7 @@ type PollRecord struct {
 type PollOutcome struct {
 	Lost        bool           // the lease was lost: nothing was written for this record
 	Items       []RecordedItem // items inserted now (not known before)
+	Edited      int64          // known items updated to a new version (edited posts)
 	Emails      int64          // outbox rows queued or held
 	DigestItems int64          // digest_items rows queued
 	Notices     int            // notices queued (End)
@@ -151,6 +156,9 @@ func (s *Store) recordPollsSteps(ctx context.Context, owner string, recs []PollR
 	}
 	deliver, err := s.insertItems(ctx, c, recs, outs, idx, now)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.updateEditedItems(ctx, c, recs, outs); err != nil {
 		return nil, err
 	}
 	if err := s.routeNewItems(ctx, c, recs, outs, idx, deliver, now); err != nil {

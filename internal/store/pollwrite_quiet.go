@@ -55,11 +55,11 @@ func (s *Store) recordPollsTx(ctx context.Context, owner string, recs []PollReco
 func (r *PollRecord) folded() bool { return r.Fold && r.quiet() }
 
 // quiet reports whether a record is a plain poll with nothing to deliver or
-// end: no items, no ending, no merge, not pushed content. Most polls are (a
+// end: no items, no edits, no ending, no merge, not pushed content. Most polls are (a
 // 304, an unchanged body, an error), and on Postgres they take the single
 // statement of psWriteQuiet.
 func (r *PollRecord) quiet() bool {
-	return !r.Push && len(r.Items) == 0 && r.End == nil && (r.MergeInto == 0 || r.MergeInto == r.FeedID)
+	return !r.Push && len(r.Items) == 0 && len(r.Edits) == 0 && r.End == nil && (r.MergeInto == 0 || r.MergeInto == r.FeedID)
 }
 
 // psQuietCols are the columns of psWriteQuiet's rows.

@@ -43,6 +43,9 @@ type Subscription struct {
 	ConfirmedBy string
 	EndedAt     *time.Time
 	EndedReason string
+	// PausedAt and PausedUntil pause this subscription (see Pause).
+	PausedAt    *time.Time
+	PausedUntil *time.Time
 	// Folder is the folder an OPML import put the feed in ("" at the top).
 	Folder string
 	// SendNewest: on confirmation the feed's newest post goes out at once

@@ -26,7 +26,10 @@ type User struct {
 	LastBounce     string
 	LastBounceAt   *time.Time
 	CreditNoticeAt *time.Time // the free out-of-credits notice for the current shortage
-	CreatedAt      time.Time
+	// PausedAt and PausedUntil pause the whole account (see Pause).
+	PausedAt    *time.Time
+	PausedUntil *time.Time
+	CreatedAt   time.Time
 	// DeletedAt is when the person deleted their account (DeleteUser); the
 	// row stays with a tombstone address for the ledger's sake, and the
 	// lookups below treat it as absent.

@@ -38,6 +38,7 @@ type accountData struct {
 	Presets    []digest.Preset
 	Zones      []string
 	Flash      string
+	Paused     string // the whole account's pause in words, "" when not paused
 	CreditsURL string
 	Now        time.Time
 }
@@ -53,6 +54,7 @@ type accountSub struct {
 	// Forecast is the cost a month as delivered now, in words ("about 30
 	// credits a month as delivered now"); for a digest, the whole digest's.
 	Forecast string
+	Paused   string // its pause in words, "" when not paused
 }
 
 // digestForm is a digest's edit form (or the new-digest form, ID 0).
@@ -103,6 +105,8 @@ var accountFlash = map[string]string{
 	"confirmedall": "Every feed waiting for you is confirmed.",
 	"digest":       "Digest saved.",
 	"digestgone":   "Digest deleted.",
+	"paused":       "Paused. Nothing is sent or charged until the pause ends.",
+	"resumed":      "Resumed. New posts are sent again.",
 }
 
 // accountPage is GET /account/{token}.
@@ -124,7 +128,8 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 	now := s.Clock.Now()
 	d := &accountData{Token: tok, Email: u.Email, Zone: u.Timezone, Balance: u.Balance, Presets: digest.Presets(),
 		Bounces:    store.BounceSummary(u),
-		CreditsURL: links.PathCredits + "?token=" + url.QueryEscape(tok), Now: now}
+		CreditsURL: links.PathCredits + "?token=" + url.QueryEscape(tok), Now: now,
+		Paused: pauseWords(u.PausedAt, u.PausedUntil, now, u.Timezone)}
 	var err error
 	if d.Ledger, err = s.Store.LedgerOf(ctx, u.ID, ledgerShown); err != nil {
 		return nil, err
@@ -153,6 +158,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 			perDigest[*sub.DigestID]++
 		}
 		as.Forecast = subForecast(sub, hist[sub.FeedID], digestCost)
+		as.Paused = pauseWords(sub.PausedAt, sub.PausedUntil, now, u.Timezone)
 		d.Subs = append(d.Subs, as)
 		if sub.State == store.SubPending {
 			d.Pending++

@@ -30,6 +30,8 @@ func (s *Server) routes() {
 		"accountData":         s.accountData,
 		"accountDeletePage":   s.accountDeletePage,
 		"accountDelete":       s.accountDelete,
+		"accountPause":        s.accountPause,
+		"accountResume":       s.accountResume,
 		"unsubscribePage":     s.unsubscribePage,
 		"unsubscribePost":     s.unsubscribePost,
 		"feedStatus":          s.feedStatus,
