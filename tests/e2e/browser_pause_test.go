@@ -63,7 +63,7 @@ func TestBrowserPauseResume(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#pause-until-`+id), until),
 		chromedp.Click(`//button[text()="Pause this feed"]`),
 		chromedp.WaitVisible(`//button[text()="Resume this feed"]`),
-		shot("12-account-feed-paused.png"),
+		shot("20-account-feed-paused.png"),
 	)
 	if body := text("#subscriptions"); !strings.Contains(body, "Paused until") || !strings.Contains(body, strings.Split(until, "-")[0]) {
 		t.Fatalf("the feed's card does not say it is paused:\n%s", body)
@@ -81,7 +81,7 @@ func TestBrowserPauseResume(t *testing.T) {
 	run("resume a feed",
 		chromedp.Click(`//button[text()="Resume this feed"]`),
 		chromedp.WaitVisible(`//button[text()="Pause this feed"]`),
-		shot("13-account-resumed.png"),
+		shot("21-account-resumed.png"),
 	)
 	if flash := text(".flash"); !strings.Contains(flash, "Resumed") {
 		t.Fatalf("flash after resuming: %q", flash)
@@ -98,7 +98,7 @@ func TestBrowserPauseResume(t *testing.T) {
 	run("pause the account",
 		chromedp.Click(`//button[text()="Pause all email"]`),
 		chromedp.WaitVisible(`//button[text()="Resume all email"]`),
-		shot("14-account-paused.png"),
+		shot("22-account-paused.png"),
 	)
 	if body := text("main"); !strings.Contains(body, "Paused until you resume") {
 		t.Fatalf("the account page does not say the account is paused:\n%s", body)
