@@ -18,9 +18,9 @@ import (
 // it, gets the next post, then pauses and resumes the whole account.
 // Screenshots:
 //
-//	12-account-feed-paused.png     a feed paused until a date
-//	13-account-resumed.png         after resuming it
-//	14-account-paused.png          the whole account paused until resumed
+//	20-account-feed-paused.png     a feed paused until a date
+//	21-account-resumed.png         after resuming it
+//	22-account-paused.png          the whole account paused until resumed
 func TestBrowserPauseResume(t *testing.T) {
 	chrome := chromiumPath(t)
 	s := newStack(t)
