@@ -79,6 +79,7 @@ type PollOutcome struct {
 	Items       []RecordedItem // items inserted now (not known before)
 	Emails      int64          // outbox rows queued or held
 	DigestItems int64          // digest_items rows queued
+	Filtered    int64          // (subscription, item) pairs a filter left out
 	Notices     int            // notices queued (End)
 	Moved       int64          // subscriptions moved (MergeInto)
 }
