@@ -26,7 +26,7 @@ func TestItemFormats(t *testing.T) {
 				"ep.mp3"},
 			notWant: []string{"[A picture]", strings.Repeat("word ", SummaryWords)}, htmlNot: []string{"<img"}},
 		{format: store.FormatTitle, html: `<p>Body that must not show.</p>`,
-			want: []string{"Hello, world", "https://blog.example.com/posts/hello", "ep.mp3"},
+			want:    []string{"Hello, world", "https://blog.example.com/posts/hello", "ep.mp3"},
 			notWant: []string{"Body that must not show"}, htmlNot: []string{"Body that must not show", "<img"}},
 	}
 	for _, tc := range tests {
