@@ -48,6 +48,10 @@ type Request struct {
 	// the subscription is confirmed (at once for a Confirmed request), so
 	// the person sees what they signed up for.
 	SendNewest bool
+	// Controls are the reader's filters and format (store.Controls); they
+	// are checked before anything is written and set before the newest
+	// post is picked.
+	Controls store.Controls
 }
 
 // Result is what Subscribe did.
@@ -72,6 +76,10 @@ type Result struct {
 func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	now := s.Clock.Now()
 	res := &Result{}
+	controls, err := store.CheckControls(req.Controls)
+	if err != nil {
+		return nil, err
+	}
 	u, err := s.person(ctx, req)
 	if err != nil {
 		return nil, err
@@ -111,6 +119,11 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	}
 	if res.Sub, err = s.Store.SubscribeConfirmedBy(ctx, u.ID, res.Feed.ID, digestID, by); err != nil {
 		return nil, err
+	}
+	if controls != (store.Controls{}) {
+		if res.Sub, err = s.Store.SetSubscriptionControls(ctx, u.ID, res.Sub.ID, controls); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.sendNewest(ctx, res.Sub, req); err != nil {
 		return nil, err
