@@ -14,7 +14,7 @@ const subscriptionUsage = "set --email E --feed URL [--include TERMS] [--exclude
 
 // controlFlags registers --include, --exclude and --format on fs and
 // returns a function that, after parsing, gives the controls of the flags
-// given (a flag not given is nil and changes nothing; --include ''
+// given (a flag not given is nil and changes nothing; --include ”
 // clears).
 func controlFlags(fs *flag.FlagSet) func() store.Controls {
 	include := fs.String("include", "", "only posts matching one of these comma-separated words, phrases or /regexps/ ('' clears)")
