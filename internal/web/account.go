@@ -52,6 +52,8 @@ type accountSub struct {
 	// Forecast is the cost a month as delivered now, in words ("about 30
 	// credits a month as delivered now"); for a digest, the whole digest's.
 	Forecast string
+	// Settings is the filters-and-format form, as stored or as typed.
+	Settings settingsForm
 }
 
 // digestForm is a digest's edit form (or the new-digest form, ID 0).
@@ -102,6 +104,7 @@ var accountFlash = map[string]string{
 	"confirmedall": "Every feed waiting for you is confirmed.",
 	"digest":       "Digest saved.",
 	"digestgone":   "Digest deleted.",
+	"settings":     "Filters and format saved.",
 }
 
 // accountPage is GET /account/{token}.
@@ -151,6 +154,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 			perDigest[*sub.DigestID]++
 		}
 		as.Forecast = subForecast(sub, hist[sub.FeedID], digestCost)
+		as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
 		d.Subs = append(d.Subs, as)
 		if sub.State == store.SubPending {
 			d.Pending++
