@@ -103,9 +103,9 @@ func (s *Store) SetSubscriptionControls(ctx context.Context, userID, subID int64
 	return s.AccountSubscription(ctx, userID, subID)
 }
 
-// filterOf is the compiled filter of sub. Terms that no longer parse
-// (stored before a rule changed) block every post rather than let all
-// through: the person asked for less, not more.
+// filterOf compiles a subscription's stored terms; ok is false when they
+// no longer parse (stored before a rule changed), and the caller then
+// lets no post through: the person asked for less, not more.
 func filterOf(include, exclude string) (filter.Filter, bool) {
 	f, err := filter.New(include, exclude)
 	return f, err == nil
