@@ -123,7 +123,10 @@ func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now
 				Published:   store.ItemDate(it),
 				Enclosures:  it.Media.Enclosures,
 			}
-			if di.ExcerptHTML == "" {
+			if f.Format == store.FormatTitle {
+				// The reader asked for titles: no excerpt, no thumbnail.
+				di.ExcerptHTML = ""
+			} else if di.ExcerptHTML == "" {
 				// No text of its own (a video): its media stand in.
 				di.Thumbnail = it.Media.Thumbnail
 				desc := it.Media.Description

@@ -31,7 +31,11 @@ type ItemEmail struct {
 	// Media is what the feed said about the item's media: every enclosure
 	// is linked, and the description and thumbnail stand in for content
 	// when the item has none.
-	Media  store.ItemMedia
+	Media store.ItemMedia
+	// Format is the subscription's (store.Format*): "summary" shows the
+	// first SummaryWords words as text, no images; "title" no content at
+	// all; anything else the whole post.
+	Format string
 	Footer Footer
 }
 
@@ -97,7 +101,7 @@ func (s Sender) Item(e ItemEmail) (*mail.Msg, error) {
 	if strings.TrimSpace(e.ItemLink) == "" {
 		link = "" // the base fell back to the feed URL: no item link to show
 	}
-	content := itemBody(e.ItemHTML, e.Media, base, link, itemTitle)
+	content := formattedBody(e, base, link, itemTitle)
 	enclosures := enclosureViews(e.Media.Enclosures)
 	readMore := Link{Label: "Read on the site", URL: link}
 	var openPost Link

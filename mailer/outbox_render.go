@@ -116,6 +116,7 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 		ItemLink:  it.Link,
 		ItemHTML:  it.Content,
 		Media:     it.Media,
+		Format:    d.Subscription.Format,
 		Author:    it.Author,
 		Footer:    Footer{FeedTitle: f.Title, FeedURL: f.URL, SiteURL: f.SiteURL},
 	}

@@ -172,7 +172,11 @@ func (p *Poller) logPoll(pl *polledFeed, out store.PollOutcome) {
 	case pl.kind == HTTPError || pl.kind == Failure || pl.kind == Refused:
 		p.log.Info("poll failed", append(attrs, "error", rep.Error, "next", rep.Reason)...)
 	case newItems > 0 || out.Edited > 0:
-		p.log.Info("new posts", append(attrs, "posts", newItems, "edited", out.Edited, "emails", out.Emails, "digest_items", out.DigestItems)...)
+		attrs = append(attrs, "posts", newItems, "edited", out.Edited, "emails", out.Emails, "digest_items", out.DigestItems)
+		if out.Filtered > 0 {
+			attrs = append(attrs, "filtered", out.Filtered)
+		}
+		p.log.Info("new posts", attrs...)
 	default:
 		p.log.Debug("polled", append(attrs, "next", rep.Reason)...)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
-const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed] [--newest]"
+const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed] [--newest] [--include TERMS] [--exclude TERMS] [--format F]"
 
 // cmdSubscribe adds (or revives) a subscription for the operator through
 // the subscribe use case, with the web form's checks: --feed is fetched
@@ -29,7 +29,12 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	digestName := fs.String("digest", "", "deliver into this digest of the person's (instant when empty)")
 	confirmed := fs.Bool("confirmed", false, "active at once, without a confirmation email")
 	newest := fs.Bool("newest", false, "also email the feed's newest post as soon as the subscription is confirmed (1 credit)")
+	controlsOf := controlFlags(fs)
 	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	controls, err := store.CheckControls(controlsOf())
+	if err != nil {
 		return err
 	}
 	addr, err := emailFlag(*email)
@@ -50,7 +55,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	}
 	name := strings.TrimSpace(*digestName)
 	res, err := svc.Subscribe(ctx, subscribe.Request{Email: addr, Feed: found,
-		DigestName: name, Confirmed: *confirmed, ByOperator: true, SendNewest: *newest})
+		DigestName: name, Confirmed: *confirmed, ByOperator: true, SendNewest: *newest, Controls: controls})
 	var nd *subscribe.NoDigestError
 	if errors.As(err, &nd) {
 		return noDigestError(nd.Email, nd.Name)
@@ -66,7 +71,13 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 func (a *app) printSubscribed(ctx context.Context, s *store.Store, res *subscribe.Result, digestName string, fc forecast.Forecast) error {
 	out := map[string]any{"email": res.User.Email, "feed": res.Feed.URL, "subscription": res.Sub.ID,
 		"state": res.Sub.State, "delivery": "instant", "confirmation_sent": res.ConfirmationSent,
-		"forecast": forecastJSON(fc)}
+		"forecast": forecastJSON(fc), "format": res.Sub.Format}
+	if res.Sub.IncludeTerms != "" {
+		out["include"] = res.Sub.IncludeTerms
+	}
+	if res.Sub.ExcludeTerms != "" {
+		out["exclude"] = res.Sub.ExcludeTerms
+	}
 	if digestName != "" {
 		out["delivery"] = "digest " + digestName
 	}

@@ -57,13 +57,14 @@ func commands() map[string]command {
 		"resume":  {resumeUsage, "end a pause (see pause)", cmdResume},
 		"account": {accountUsage, "a person's data: export (JSON: subscriptions with their consent, digests, ledger, purchases), delete", cmdAccount},
 		// OPML in and out (cmd_opml.go)
-		"import-opml": {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report", cmdImportOPML},
-		"export-opml": {exportOPMLUsage, "print a person's subscriptions as OPML", cmdExportOPML},
-		"inbound":     {inboundUsage, "read one message that came back (bounce, complaint, unsubscribe) on standard input; JSON line", cmdInbound},
-		"subscribe":   {subscribeUsage, "add a subscription (confirmation email unless --confirmed); creates the account", cmdSubscribe},
-		"poll":        {pollUsage, "poll one feed now (added if new, followed or not); JSON report", cmdPoll},
-		"feed status": {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus},
-		"feed host":   {feedHostUsage, "show or set a host's minimum poll interval and back-off (JSON)", cmdFeedHost},
+		"import-opml":  {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report", cmdImportOPML},
+		"export-opml":  {exportOPMLUsage, "print a person's subscriptions as OPML", cmdExportOPML},
+		"inbound":      {inboundUsage, "read one message that came back (bounce, complaint, unsubscribe) on standard input; JSON line", cmdInbound},
+		"subscribe":    {subscribeUsage, "add a subscription (confirmation email unless --confirmed); creates the account", cmdSubscribe},
+		"subscription": {subscriptionUsage, "set a subscription's filters (--include, --exclude) and format", cmdSubscription},
+		"poll":         {pollUsage, "poll one feed now (added if new, followed or not); JSON report", cmdPoll},
+		"feed status":  {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus},
+		"feed host":    {feedHostUsage, "show or set a host's minimum poll interval and back-off (JSON)", cmdFeedHost},
 		// more commands register here
 	}
 }

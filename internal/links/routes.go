@@ -14,6 +14,7 @@ const (
 	PathAccount             = "/account/{token}"
 	PathAccountDelivery     = "/account/{token}/subscriptions/{id}/delivery"
 	PathAccountUnsub        = "/account/{token}/subscriptions/{id}/unsubscribe"
+	PathAccountSettings     = "/account/{token}/subscriptions/{id}/settings"
 	PathAccountConfirm      = "/account/{token}/subscriptions/{id}/confirm"
 	PathAccountConfirmAll   = "/account/{token}/subscriptions/confirm-all"
 	PathAccountDigests      = "/account/{token}/digests"
@@ -74,6 +75,7 @@ func Routes() []Route {
 		{Name: "accountPage", Method: "GET", Path: PathAccount, Group: GroupPages},
 		{Name: "accountDelivery", Method: "POST", Path: PathAccountDelivery, Group: GroupPages},
 		{Name: "accountUnsubscribe", Method: "POST", Path: PathAccountUnsub, Group: GroupPages},
+		{Name: "accountSettings", Method: "POST", Path: PathAccountSettings, Group: GroupPages},
 		{Name: "accountConfirm", Method: "POST", Path: PathAccountConfirm, Group: GroupPages},
 		{Name: "accountConfirmAll", Method: "POST", Path: PathAccountConfirmAll, Group: GroupPages},
 		{Name: "accountDigest", Method: "POST", Path: PathAccountDigests, Group: GroupPages},

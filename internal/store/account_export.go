@@ -31,9 +31,14 @@ type ExportSubscription struct {
 	FeedTitle string `json:"feed_title"`
 	State     string `json:"state"`
 	// Delivery is "instant" or "digest" (then Digest names it).
-	Delivery    string     `json:"delivery"`
-	Digest      string     `json:"digest,omitempty"`
-	Folder      string     `json:"folder,omitempty"`
+	Delivery string `json:"delivery"`
+	Digest   string `json:"digest,omitempty"`
+	Folder   string `json:"folder,omitempty"`
+	// Include, Exclude and Format are the reader's controls: the filters'
+	// terms ("" for none) and how emails show a post.
+	Include     string     `json:"include"`
+	Exclude     string     `json:"exclude"`
+	Format      string     `json:"format"`
 	CreatedAt   time.Time  `json:"created_at"`
 	RequestedAt *time.Time `json:"requested_at"`
 	ConfirmedAt *time.Time `json:"confirmed_at"`
@@ -114,7 +119,8 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 		e := ExportSubscription{FeedURL: sub.FeedURL, FeedTitle: sub.FeedTitle, State: sub.State, Delivery: "instant",
 			Folder: sub.Folder, CreatedAt: sub.CreatedAt.UTC(), RequestedAt: utcPtrOf(sub.RequestedAt),
 			ConfirmedAt: utcPtrOf(sub.ConfirmedAt), ConfirmedBy: sub.ConfirmedBy, EndedAt: utcPtrOf(sub.EndedAt),
-			EndedReason: sub.EndedReason, Paused: exportPause(sub.PausedAt, sub.PausedUntil, out.ExportedAt)}
+			EndedReason: sub.EndedReason, Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: sub.Format,
+			Paused: exportPause(sub.PausedAt, sub.PausedUntil, out.ExportedAt)}
 		if sub.DigestID != nil {
 			e.Delivery, e.Digest = "digest", sub.DigestName
 		}

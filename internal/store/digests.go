@@ -197,7 +197,10 @@ type IssueContent struct {
 type IssueFeed struct {
 	FeedID              int64
 	Title, URL, SiteURL string
-	Items               []Item
+	// Format is the format of the subscription that routed its items
+	// (Format*).
+	Format string
+	Items  []Item
 }
 
 // DigestIssueContent loads an issue and its items for rendering: those whose
@@ -215,11 +218,11 @@ func (s *Store) DigestIssueContent(ctx context.Context, issueID int64, perFeed i
 	}
 	type row struct {
 		Item
-		FeedTitle, FeedURL, FeedSiteURL string
+		FeedTitle, FeedURL, FeedSiteURL, SubFormat string
 	}
 	var rows []row
 	// digest_id narrows the scan to the (digest_id, issue_id) index.
-	err := db.Raw(`SELECT it.*, f.title AS feed_title, f.url AS feed_url, f.site_url AS feed_site_url
+	err := db.Raw(`SELECT it.*, f.title AS feed_title, f.url AS feed_url, f.site_url AS feed_site_url, s.format AS sub_format
 FROM digest_items di JOIN items it ON it.id = di.item_id JOIN feeds f ON f.id = di.feed_id
 JOIN subscriptions s ON s.id = di.subscription_id AND s.state = 'active'
 WHERE di.digest_id = ? AND di.issue_id = ?`, c.Issue.DigestID, issueID).Scan(&rows).Error
@@ -232,7 +235,8 @@ WHERE di.digest_id = ? AND di.issue_id = ?`, c.Issue.DigestID, issueID).Scan(&ro
 		if !ok {
 			i = len(c.Feeds)
 			byFeed[r.FeedID] = i
-			c.Feeds = append(c.Feeds, IssueFeed{FeedID: r.FeedID, Title: r.FeedTitle, URL: r.FeedURL, SiteURL: r.FeedSiteURL})
+			c.Feeds = append(c.Feeds, IssueFeed{FeedID: r.FeedID, Title: r.FeedTitle, URL: r.FeedURL, SiteURL: r.FeedSiteURL,
+				Format: r.SubFormat})
 		}
 		c.Feeds[i].Items = append(c.Feeds[i].Items, r.Item)
 	}

@@ -26,6 +26,7 @@ import (
 // too. The same statements, one subscription instead of a batch of items.
 // When that routes nothing and the person asked for it at signup, the
 // feed's newest post goes to them as one email instead (routeNewest).
+// Subscriptions with filters are routed in Go (fanout_filtered.go).
 
 // The statements of the routing, around their parameters: the bouncing
 // hold reason, the times and the item ids.
@@ -68,21 +69,21 @@ func (s *Store) routeNewItems(ctx context.Context, c gorm.ConnPool, recs []PollR
 	for start, chunk := 0, s.psChunkOf(len(deliver)); start < len(deliver); start += chunk {
 		part := deliver[start:min(start+chunk, len(deliver))]
 		q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
-			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom, "WHERE i.id").in(part)
+			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom, "WHERE i.id").in(part).sql(routeUnfiltered)
 		q = notPaused(q, now).sql(`
 ON CONFLICT (dedupe_key) DO NOTHING
 RETURNING item_id`)
 		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.Emails++ }, outs); err != nil {
 			return fmt.Errorf("fan out to instant subscribers: %w", err)
 		}
-		q = s.psNew().sql(routeDigestHead).arg(now, "timestamptz").sql(routeDigestFrom, "WHERE i.id").in(part).sql(`
+		q = s.psNew().sql(routeDigestHead).arg(now, "timestamptz").sql(routeDigestFrom, "WHERE i.id").in(part).sql(routeUnfiltered, `
 ON CONFLICT (subscription_id, item_id) DO NOTHING
 RETURNING item_id`)
 		if err := s.psCountByFeed(ctx, c, q, itemFeed, idx, func(o *PollOutcome) { o.DigestItems++ }, outs); err != nil {
 			return fmt.Errorf("fan out to digests: %w", err)
 		}
 	}
-	return nil
+	return s.routeFilteredBatch(ctx, c, recs, outs, idx, deliver, now)
 }
 
 // psCountByFeed runs a fan-out INSERT … RETURNING item_id and counts the
@@ -118,6 +119,16 @@ func (s *Store) routeCatchUp(ctx context.Context, subID int64, now time.Time) er
 	if sub.RequestedAt == nil || sub.State != SubActive {
 		return nil
 	}
+	if sub.IncludeTerms != "" || sub.ExcludeTerms != "" {
+		routed, err := s.catchUpFiltered(ctx, &sub, now)
+		if err != nil {
+			return err
+		}
+		if sub.SendNewest && routed == 0 {
+			return s.routeNewest(ctx, sub.ID, now)
+		}
+		return nil
+	}
 	c := s.psConn(ctx)
 	var routed int64
 	where := func(q *psQuery) *psQuery {
@@ -151,6 +162,13 @@ JOIN items i ON i.id = (SELECT n.id FROM items n WHERE n.feed_id = s.feed_id
   ORDER BY COALESCE(n.published_at, n.seen_at) DESC, n.id DESC LIMIT 1)
 WHERE s.state = 'active' AND s.id = `
 
+// routeOneFrom picks one given item for one subscription.
+const routeOneFrom = `
+FROM subscriptions s
+JOIN users u ON u.id = s.user_id
+JOIN items i ON i.feed_id = s.feed_id
+WHERE s.state = 'active' AND i.id = `
+
 // SendNewestNow queues the feed's newest post for active subscription
 // subID at once (routeNewest): an operator's confirmed subscription that
 // asked for it.
@@ -163,8 +181,22 @@ func (s *Store) SendNewestNow(ctx context.Context, subID int64) error {
 // newest post now"); a digest subscription gets it by email too, since
 // the point is to see at once what one signed up for.
 func (s *Store) routeNewest(ctx context.Context, subID int64, now time.Time) error {
+	var sub Subscription
+	if err := s.DB.WithContext(ctx).Take(&sub, subID).Error; err != nil {
+		return fmt.Errorf("send the newest post to subscription %d: %w", subID, notFound(err))
+	}
 	q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
-		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeNewestFrom).arg(subID, "bigint")
+		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz")
+	if sub.IncludeTerms != "" || sub.ExcludeTerms != "" {
+		// The newest post that passes its filters.
+		itemID, err := s.newestPassing(ctx, &sub)
+		if err != nil || itemID == 0 {
+			return err
+		}
+		q.sql(routeOneFrom).arg(itemID, "bigint").sql(" AND s.id = ").arg(subID, "bigint")
+	} else {
+		q.sql(routeNewestFrom).arg(subID, "bigint")
+	}
 	q = notPaused(q, now).sql("\nON CONFLICT (dedupe_key) DO NOTHING")
 	if _, err := q.exec(ctx, s.psConn(ctx)); err != nil {
 		return fmt.Errorf("send the newest post to subscription %d: %w", subID, err)

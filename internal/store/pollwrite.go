@@ -84,6 +84,7 @@ type PollOutcome struct {
 	Edited      int64          // known items updated to a new version (edited posts)
 	Emails      int64          // outbox rows queued or held
 	DigestItems int64          // digest_items rows queued
+	Filtered    int64          // (subscription, item) pairs a filter left out
 	Notices     int            // notices queued (End)
 	Moved       int64          // subscriptions moved (MergeInto)
 }

@@ -51,6 +51,12 @@ type Subscription struct {
 	// SendNewest: on confirmation the feed's newest post goes out at once
 	// (the signup form's choice), unless the catch-up already sent posts.
 	SendNewest bool
+	// IncludeTerms and ExcludeTerms decide which new posts reach it
+	// (package filter; "" for none), in their canonical form.
+	IncludeTerms string
+	ExcludeTerms string
+	// Format is how its emails show a post (Format*).
+	Format string `gorm:"not null;default:full"`
 }
 
 // Subscribe adds (or revives) the subscription of user to feed. With confirmed

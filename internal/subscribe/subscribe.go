@@ -48,6 +48,10 @@ type Request struct {
 	// the subscription is confirmed (at once for a Confirmed request), so
 	// the person sees what they signed up for.
 	SendNewest bool
+	// Controls are the reader's filters and format (store.Controls); they
+	// are checked before anything is written and set before the newest
+	// post is picked.
+	Controls store.Controls
 }
 
 // Result is what Subscribe did.
@@ -72,6 +76,10 @@ type Result struct {
 func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	now := s.Clock.Now()
 	res := &Result{}
+	controls, err := store.CheckControls(req.Controls)
+	if err != nil {
+		return nil, err
+	}
 	u, err := s.person(ctx, req)
 	if err != nil {
 		return nil, err
@@ -109,8 +117,16 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	if req.Confirmed {
 		by = store.ConfirmedByOperator
 	}
+	if err := s.controlsFirst(ctx, u.ID, res.Feed.ID, controls); err != nil {
+		return nil, err
+	}
 	if res.Sub, err = s.Store.SubscribeConfirmedBy(ctx, u.ID, res.Feed.ID, digestID, by); err != nil {
 		return nil, err
+	}
+	if controls != (store.Controls{}) {
+		if res.Sub, err = s.Store.SetSubscriptionControls(ctx, u.ID, res.Sub.ID, controls); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.sendNewest(ctx, res.Sub, req); err != nil {
 		return nil, err
@@ -133,6 +149,26 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 			"state", res.Sub.State, "delivery", delivery, "confirmation_sent", res.ConfirmationSent)
 	}
 	return res, err
+}
+
+// controlsFirst sets c on userID's existing subscription to feedID, if
+// there is one, before Subscribe confirms it, so that the catch-up at
+// confirmation already follows the new filters.
+func (s *Service) controlsFirst(ctx context.Context, userID, feedID int64, c store.Controls) error {
+	if c == (store.Controls{}) {
+		return nil
+	}
+	subs, err := s.Store.SubscriptionsOfUser(ctx, userID)
+	if err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		if sub.FeedID == feedID {
+			_, err := s.Store.SetSubscriptionControls(ctx, userID, sub.ID, c)
+			return err
+		}
+	}
+	return nil
 }
 
 // sendNewest records or honours Request.SendNewest for sub: a pending

@@ -55,6 +55,8 @@ type accountSub struct {
 	// credits a month as delivered now"); for a digest, the whole digest's.
 	Forecast string
 	Paused   string // its pause in words, "" when not paused
+	// Settings is the filters-and-format form, as stored or as typed.
+	Settings settingsForm
 }
 
 // digestForm is a digest's edit form (or the new-digest form, ID 0).
@@ -107,6 +109,7 @@ var accountFlash = map[string]string{
 	"digestgone":   "Digest deleted.",
 	"paused":       "Paused. Nothing is sent or charged until the pause ends.",
 	"resumed":      "Resumed. New posts are sent again.",
+	"settings":     "Filters and format saved.",
 }
 
 // accountPage is GET /account/{token}.
@@ -159,6 +162,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		}
 		as.Forecast = subForecast(sub, hist[sub.FeedID], digestCost)
 		as.Paused = pauseWords(sub.PausedAt, sub.PausedUntil, now, u.Timezone)
+		as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
 		d.Subs = append(d.Subs, as)
 		if sub.State == store.SubPending {
 			d.Pending++

@@ -253,6 +253,10 @@ func funcs() template.FuncMap {
 		"digestArgs": func(d *accountData, f digestForm) map[string]any {
 			return map[string]any{"Token": d.Token, "Presets": d.Presets, "Form": f}
 		},
+		"settingsArgs": func(d *accountData, sub accountSub) map[string]any {
+			return map[string]any{"Token": d.Token, "Sub": sub}
+		},
+		"formatChoices": func() any { return formatChoices },
 		"orElse": func(a, b string) string {
 			if strings.TrimSpace(a) == "" {
 				return b

@@ -21,6 +21,7 @@ func (s *Server) routes() {
 		"accountPage":         s.accountPage,
 		"accountDelivery":     s.accountDelivery,
 		"accountUnsubscribe":  s.accountUnsubscribe,
+		"accountSettings":     s.accountSettings,
 		"accountConfirm":      s.accountConfirm,
 		"accountConfirmAll":   s.accountConfirmAll,
 		"accountDigest":       s.accountDigest,

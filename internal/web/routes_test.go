@@ -18,7 +18,7 @@ func TestRoutesContract(t *testing.T) {
 	want := []string{
 		"GET /{$}", "GET /subscribe", "POST /subscriptions", "GET /signin", "POST /signin",
 		"GET /confirm/{token}", "POST /confirm/{token}",
-		"GET /account/{token}", "POST /account/{token}/subscriptions/{id}/delivery",
+		"GET /account/{token}", "POST /account/{token}/subscriptions/{id}/delivery", "POST /account/{token}/subscriptions/{id}/settings",
 		"POST /account/{token}/subscriptions/{id}/unsubscribe", "POST /account/{token}/subscriptions/{id}/confirm",
 		"POST /account/{token}/subscriptions/confirm-all",
 		"POST /account/{token}/digests", "POST /account/{token}/digests/{id}/delete", "POST /account/{token}/opml", "GET /account/{token}/opml",

@@ -16,6 +16,8 @@
 //	09-unsubscribed.png    the page after unsubscribing from the email's link
 //	10-signup-phone.png    the signup form with an inline error on a phone width
 //	11-*-1280.png, -375.png the status and account pages at a desktop and a phone width
+//	12-settings-error.png  a subscription's filters form with a bad regular expression
+//	13-settings-saved.png  the filters and format saved, on a fresh load of the account page
 //
 // It is skipped when Chromium is absent, and fails then under CI=true.
 package e2e
@@ -468,6 +470,19 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 			}
 		}
 	}
+
+	// 7c. Filters and format of the gazette on the account page.
+	var gazetteSub int64
+	views, err := s.st.SubscriptionsOfUser(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range views {
+		if v.FeedURL == gazette.URL() {
+			gazetteSub = v.ID
+		}
+	}
+	checkAccountSettings(t, bctx, run, s.st, account, gazetteSub)
 
 	// 8. Unsubscribe from the link in the delivered email.
 	run("unsubscribe", chromedp.EmulateViewport(1100, 900),

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
+)
+
+const subscriptionUsage = "set --email E --feed URL [--include TERMS] [--exclude TERMS] [--format full|summary|title]"
+
+// controlFlags registers --include, --exclude and --format on fs and
+// returns a function that, after parsing, gives the controls of the flags
+// given (a flag not given is nil and changes nothing; --include ”
+// clears).
+func controlFlags(fs *flag.FlagSet) func() store.Controls {
+	include := fs.String("include", "", "only posts matching one of these comma-separated words, phrases or /regexps/ ('' clears)")
+	exclude := fs.String("exclude", "", "no posts matching one of these comma-separated words, phrases or /regexps/ ('' clears)")
+	format := fs.String("format", "", "how emails show a post: full, summary (first 60 words, no images) or title")
+	return func() store.Controls {
+		var c store.Controls
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "include":
+				c.Include = include
+			case "exclude":
+				c.Exclude = exclude
+			case "format":
+				c.Format = format
+			}
+		})
+		return c
+	}
+}
+
+// cmdSubscription dispatches `feedmail subscription set`.
+func cmdSubscription(ctx context.Context, a *app, args []string) error {
+	return dispatch(ctx, a, args, []subcommand{{"set", cmdSubscriptionSet}})
+}
+
+// cmdSubscriptionSet changes the filters and format of a person's
+// subscription to a feed, the flags given only; bad input is one line and
+// changes nothing. It prints the subscription's settings as JSON.
+func cmdSubscriptionSet(ctx context.Context, a *app, args []string) error {
+	fs := flags(a, "subscription set")
+	email := fs.String("email", "", "the person's email address")
+	feedURL := fs.String("feed", "", "the feed's URL")
+	controls := controlFlags(fs)
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	addr, err := emailFlag(*email)
+	if err != nil {
+		return err
+	}
+	feed := strings.TrimSpace(*feedURL)
+	if feed == "" {
+		return fmt.Errorf("%w: --feed is required", errUsage)
+	}
+	c, err := store.CheckControls(controls())
+	if err != nil {
+		return err
+	}
+	if c == (store.Controls{}) {
+		return fmt.Errorf("%w: give --include, --exclude or --format", errUsage)
+	}
+	s, u, err := a.lookUpUser(ctx, addr)
+	if err != nil {
+		return err
+	}
+	sub, err := subscriptionToFeed(ctx, s, u, feed)
+	if err != nil {
+		return err
+	}
+	got, err := s.SetSubscriptionControls(ctx, u.ID, sub.ID, c)
+	if err != nil {
+		return err
+	}
+	return a.printJSON(map[string]any{"email": u.Email, "feed": sub.FeedURL, "subscription": got.ID,
+		"include": got.IncludeTerms, "exclude": got.ExcludeTerms, "format": got.Format})
+}
+
+// subscriptionToFeed finds u's subscription (not ended) to the feed at
+// raw, as typed or as the web form normalizes it.
+func subscriptionToFeed(ctx context.Context, s *store.Store, u *store.User, raw string) (*store.SubscriptionView, error) {
+	subs, err := s.SubscriptionsOfUser(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	norm, _ := subscribe.NormalizeFeedURL(raw)
+	for i := range subs {
+		if subs[i].FeedURL == raw || (norm != "" && subs[i].FeedURL == norm) {
+			return &subs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%s has no subscription to %s", u.Email, raw)
+}
