@@ -195,3 +195,35 @@ func TestPauseBadInput(t *testing.T) {
 		t.Errorf("%d emails held", n)
 	}
 }
+
+// TestPauseFilteredSubscription: a paused subscription with filters gets
+// nothing either (the filtered pass skips pauses like the batch does),
+// and after resuming gets what passes its filters.
+func TestPauseFilteredSubscription(t *testing.T) {
+	clk := clock.NewFake(pollT0)
+	s := storetest.Open(t, storetest.Options{Clock: clk})
+	ctx := context.Background()
+	fx := newPollFixture(t, s, clk, "https://example.com/feed", 1, 0, false)
+	sub, err := s.SubscriptionByID(ctx, fx.instant[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetSubscriptionControls(ctx, sub.UserID, sub.ID, store.Controls{Include: strp("golang")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pause(ctx, sub.UserID, sub.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	fx.poll(t, post("during", "Golang news", "<p>x</p>"))
+	if n := emailsTo(t, s, sub.ID, "id-during"); n != 0 {
+		t.Fatalf("paused filtered subscription got %d emails", n)
+	}
+	clk.Advance(time.Hour)
+	if _, err := s.Resume(ctx, sub.UserID, sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	fx.poll(t, post("after", "Golang again", "<p>x</p>"), post("other", "Cooking", "<p>x</p>"))
+	if emailsTo(t, s, sub.ID, "id-after") != 1 || emailsTo(t, s, sub.ID, "id-other") != 0 || emailsTo(t, s, sub.ID, "id-during") != 0 {
+		t.Fatal("after resuming: want only the new post that passes the filter")
+	}
+}
