@@ -18,6 +18,7 @@
 //	11-*-1280.png, -375.png the status and account pages at a desktop and a phone width
 //	12-settings-error.png  a subscription's filters form with a bad regular expression
 //	13-settings-saved.png  the filters and format saved, on a fresh load of the account page
+//	15-signup-forecast.png the signup page of a known feed: what each delivery would cost
 //
 // It is skipped when Chromium is absent, and fails then under CI=true.
 package e2e
@@ -316,6 +317,7 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 	if h1 := text("h1"); h1 != "This site has several feeds" {
 		t.Fatalf("after submitting a site: %q", h1)
 	}
+
 	run("pick", chromedp.Click(chromedp.CSS(`#url-0`)),
 		chromedp.Click(chromedp.CSS(`form[action="/subscriptions"] button[type=submit]`)),
 		chromedp.WaitVisible(`//h1[text()="Check your inbox"]`),
@@ -421,6 +423,11 @@ func TestBrowserSignupConfirmAccountUnsubscribe(t *testing.T) {
 		chromedp.Navigate(s.links.Status(gazette.URL())),
 		chromedp.WaitVisible(chromedp.CSS(`table`)),
 		shot("06-status.png"),
+		// A feed feedmail knows: its signup page says what it would cost.
+		chromedp.Navigate(s.base+"/subscribe?url="+url.QueryEscape(gazette.URL())),
+		chromedp.WaitVisible(`//p[@id="forecast" and contains(., "posts a month")]`),
+		chromedp.WaitVisible(`//strong[@class="forecast" and contains(., "credits a month")]`),
+		shot("15-signup-forecast.png"),
 		chromedp.EmulateViewport(720, 900),
 		showEmail(t, "instant-email.html", itemHTML),
 		chromedp.WaitVisible(chromedp.CSS(`body`)),
