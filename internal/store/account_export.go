@@ -22,6 +22,29 @@ type AccountExport struct {
 	Digests       []ExportDigest       `json:"digests"`
 	Ledger        []ExportLedgerEntry  `json:"ledger"`
 	Purchases     []ExportPurchase     `json:"purchases"`
+	// Delivery is what the mail system said about mail to the address:
+	// the bounce counts and every report feedmail recorded.
+	Delivery ExportDelivery `json:"delivery"`
+}
+
+// ExportDelivery is the address's bounce state and the reports (bounces,
+// complaints, unsubscribes by email) recorded about mail sent to it.
+type ExportDelivery struct {
+	HardBounces   int            `json:"hard_bounces"`
+	SoftBounces   int            `json:"soft_bounces"`
+	BouncingSince *time.Time     `json:"bouncing_since,omitempty"`
+	Reports       []ExportReport `json:"reports"`
+}
+
+// ExportReport is one recorded report: its kind ("bounce", "complaint",
+// "unsubscribe"), a bounce's severity and status, the reporting system's
+// words, and when it arrived.
+type ExportReport struct {
+	Kind       string    `json:"kind"`
+	Severity   string    `json:"severity,omitempty"`
+	Status     string    `json:"status,omitempty"`
+	Detail     string    `json:"detail,omitempty"`
+	ReceivedAt time.Time `json:"received_at"`
 }
 
 // ExportSubscription is one subscription, ended ones included, with the
@@ -99,13 +122,15 @@ type ExportPurchase struct {
 }
 
 // ExportAccount collects u's data for their export: every subscription
-// (ended too), digest, ledger entry and purchase, oldest first.
+// (ended too), digest, ledger entry, purchase and mail report, oldest
+// first.
 func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, error) {
 	db := s.DB.WithContext(ctx)
 	out := &AccountExport{Email: u.Email, Timezone: u.Timezone, CreatedAt: u.CreatedAt.UTC(),
 		ConfirmedAt: utcPtrOf(u.ConfirmedAt), Balance: u.Balance, ExportedAt: s.now(),
 		Subscriptions: []ExportSubscription{}, Digests: []ExportDigest{}, Ledger: []ExportLedgerEntry{},
-		Purchases: []ExportPurchase{}}
+		Purchases: []ExportPurchase{}, Delivery: ExportDelivery{HardBounces: u.HardBounces,
+			SoftBounces: u.SoftBounces, BouncingSince: utcPtrOf(u.BouncingSince), Reports: []ExportReport{}}}
 	out.Paused = exportPause(u.PausedAt, u.PausedUntil, out.ExportedAt)
 	var subs []SubscriptionView
 	if err := db.Table("subscriptions AS s").
@@ -153,6 +178,14 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 		out.Purchases = append(out.Purchases, ExportPurchase{Credits: p.Credits, PriceCents: p.PriceCents,
 			Currency: p.Currency, State: p.State, CheckoutSession: p.StripeSessionID, CreatedAt: p.CreatedAt.UTC(),
 			CompletedAt: utcPtrOf(p.CompletedAt)})
+	}
+	var reports []InboundEvent
+	if err := db.Where("user_id = ?", u.ID).Order("received_at, effect_key").Find(&reports).Error; err != nil {
+		return nil, fmt.Errorf("export mail reports about user %d: %w", u.ID, err)
+	}
+	for _, r := range reports {
+		out.Delivery.Reports = append(out.Delivery.Reports, ExportReport{Kind: r.Kind, Severity: r.Severity,
+			Status: r.Status, Detail: r.Detail, ReceivedAt: r.ReceivedAt.UTC()})
 	}
 	return out, nil
 }

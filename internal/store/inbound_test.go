@@ -42,6 +42,7 @@ func TestApplyReport(t *testing.T) {
 	apply := func(r store.Report) store.ReportResult {
 		t.Helper()
 		r.BounceLimit, r.Keys = 3, keys
+		clk.Advance(time.Minute) // reports arrive one after the other
 		res, err := s.ApplyReport(ctx, r)
 		if err != nil {
 			t.Fatalf("%+v: %v", r, err)
@@ -127,4 +128,21 @@ func TestApplyReport(t *testing.T) {
 		t.Fatal("a report kind without effect was applied")
 	}
 	checkLedgerConsistent(t, s, u.ID)
+
+	// The reader's data export carries the bounce state and every report.
+	ex, err := s.ExportAccount(ctx, user())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, r := range ex.Delivery.Reports {
+		kinds = append(kinds, r.Kind+"/"+r.Severity+"/"+r.Status)
+	}
+	wantKinds := "bounce/hard/5.1.1 bounce/soft/4.2.2 bounce/hard/5.1.1 bounce/hard/5.1.1 complaint// unsubscribe//"
+	if got := strings.Join(kinds, " "); got != wantKinds {
+		t.Errorf("exported reports %q, want %q", got, wantKinds)
+	}
+	if d := ex.Delivery; d.HardBounces != 3 || d.SoftBounces != 1 || d.BouncingSince == nil {
+		t.Errorf("exported delivery state %+v, want 3 hard, 1 soft, bouncing", d)
+	}
 }
