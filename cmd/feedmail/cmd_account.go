@@ -10,7 +10,7 @@ import (
 // accountUsage lists the account subcommands.
 const accountUsage = "status --email E | export --email E | delete --email E"
 
-// cmdAccount dispatches `feedmail account export|delete`: the person's
+// cmdAccount dispatches `feedmail account status|export|delete`: the person's
 // data, as the account page's download and delete buttons give it.
 func cmdAccount(ctx context.Context, a *app, args []string) error {
 	return dispatch(ctx, a, args, []subcommand{
@@ -22,7 +22,7 @@ func cmdAccount(ctx context.Context, a *app, args []string) error {
 
 // cmdAccountExport prints everything kept about an existing account as
 // JSON (store.AccountExport: subscriptions with how they were confirmed,
-// digests, ledger, purchases).
+// digests, ledger, purchases, mail reports).
 func cmdAccountExport(ctx context.Context, a *app, args []string) error {
 	s, u, err := a.personOnly(ctx, "account export", args)
 	if err != nil {

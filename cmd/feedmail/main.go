@@ -55,7 +55,7 @@ func commands() map[string]command {
 		"digest":  {digestUsage, "digests: set (creates the account; prints the next slot), list", cmdDigest},
 		"pause":   {pauseUsage, "pause one subscription or the whole account: nothing mailed or charged until --until or resume", cmdPause},
 		"resume":  {resumeUsage, "end a pause (see pause)", cmdResume},
-		"account": {accountUsage, "a person's account: status (bounces, latest reports), export (JSON: subscriptions with their consent, digests, ledger, purchases), delete", cmdAccount},
+		"account": {accountUsage, "a person's account: status (bounces, latest reports), export (JSON: subscriptions with their consent, digests, ledger, purchases, mail reports), delete", cmdAccount},
 		// OPML in and out (cmd_opml.go)
 		"import-opml":  {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report", cmdImportOPML},
 		"export-opml":  {exportOPMLUsage, "print a person's subscriptions as OPML", cmdExportOPML},
