@@ -100,19 +100,38 @@ func (r *Reader) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if progressed {
-			pause = r.cfg.Backoff
+		var wait time.Duration
+		wait, pause = nextPause(err, progressed, pause, r.cfg.Backoff)
+		if errors.Is(err, ErrLoginRefused) {
+			r.log.Error("mailbox: the server refused the login; check the user and password in the mailbox URL",
+				"err", err, "pause", wait)
+		} else {
+			r.log.Warn("mailbox session ended; reconnecting", "err", err, "pause", wait)
 		}
-		r.log.Warn("mailbox session ended; reconnecting", "err", err, "pause", pause)
-		timer.Reset(pause)
+		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-timer.C:
 		}
-		pause = min(2*pause, maxBackoff)
 	}
 	return nil
+}
+
+// nextPause returns how long to wait after a session that ended with err,
+// and the pause to use after the next failure. A session that got
+// somewhere starts again from first; others double up to maxBackoff. A
+// refused login waits the longest at once: a wrong password is not fixed
+// by asking again, and servers lock out (or ban the address of) clients
+// that keep trying.
+func nextPause(err error, progressed bool, pause, first time.Duration) (wait, next time.Duration) {
+	if progressed {
+		pause = first
+	}
+	if errors.Is(err, ErrLoginRefused) {
+		pause = maxBackoff
+	}
+	return pause, min(2*pause, maxBackoff)
 }
 
 // session connects and alternates passes and waits until something fails.

@@ -342,7 +342,7 @@ func TestConnectFailures(t *testing.T) {
 	}{
 		{"untrusted imaps", srv.URL(true, "INBOX"), false, "certificate"},
 		{"untrusted starttls", srv.URL(false, "INBOX"), false, "certificate"},
-		{"wrong password", wrongPass, true, "login"},
+		{"wrong password", wrongPass, true, "refused the login"},
 	}
 	for _, tc := range cases {
 		cfg := Config{URL: tc.url}
@@ -357,8 +357,41 @@ func TestConnectFailures(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", tc.name, err, tc.want)
 		}
+		if refused := errors.Is(err, ErrLoginRefused); refused != (tc.name == "wrong password") {
+			t.Errorf("%s: errors.Is(err, ErrLoginRefused) = %v", tc.name, refused)
+		}
 		if err != nil && (strings.Contains(err.Error(), srv.Password) || strings.Contains(err.Error(), "Wr0ngPassw0rd")) {
 			t.Errorf("%s: error shows the password: %v", tc.name, err)
+		}
+	}
+}
+
+// TestNextPause: failures double the pause up to its cap, a session that
+// got somewhere starts again from the first pause, and a refused login
+// waits the longest at once.
+func TestNextPause(t *testing.T) {
+	first := time.Second
+	refused := fmt.Errorf("mailbox: login as %q: %w: NO", "u", ErrLoginRefused)
+	lost := errors.New("mailbox: connection closed")
+	tests := []struct {
+		name       string
+		err        error
+		progressed bool
+		pause      time.Duration
+		wait, next time.Duration
+	}{
+		{"first failure", lost, false, first, first, 2 * first},
+		{"doubles", lost, false, 8 * first, 8 * first, 16 * first},
+		{"capped", lost, false, 4 * time.Minute, 4 * time.Minute, maxBackoff},
+		{"stays capped", lost, false, maxBackoff, maxBackoff, maxBackoff},
+		{"progress resets", lost, true, maxBackoff, first, 2 * first},
+		{"refused login waits longest", refused, false, first, maxBackoff, maxBackoff},
+		{"refused after progress too", refused, true, first, maxBackoff, maxBackoff},
+	}
+	for _, tc := range tests {
+		wait, next := nextPause(tc.err, tc.progressed, tc.pause, first)
+		if wait != tc.wait || next != tc.next {
+			t.Errorf("%s: nextPause = %s, %s; want %s, %s", tc.name, wait, next, tc.wait, tc.next)
 		}
 	}
 }

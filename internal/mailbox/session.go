@@ -16,6 +16,10 @@ import (
 // IMAP client bounds each response by itself.
 const connectTimeout = 30 * time.Second
 
+// ErrLoginRefused: the server answered the login with a refusal (a wrong
+// user or password, a disabled account), which retrying soon will not fix.
+var ErrLoginRefused = errors.New("the server refused the login")
+
 // session is one logged-in connection with the mailbox selected.
 type session struct {
 	c    *imapclient.Client
@@ -84,6 +88,10 @@ func (r *Reader) connect(ctx context.Context) (*session, error) {
 func (r *Reader) open(c *imapclient.Client) error {
 	t := r.target
 	if err := c.Login(t.User, t.Password).Wait(); err != nil {
+		var ie *imap.Error
+		if errors.As(err, &ie) {
+			return fmt.Errorf("mailbox: login as %q: %w: %w", t.User, ErrLoginRefused, err)
+		}
 		return fmt.Errorf("mailbox: login as %q: %w", t.User, err)
 	}
 	list, err := c.List("", r.cfg.DoneFolder, nil).Collect()
