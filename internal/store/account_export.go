@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -179,10 +180,11 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 			Currency: p.Currency, State: p.State, CheckoutSession: p.StripeSessionID, CreatedAt: p.CreatedAt.UTC(),
 			CompletedAt: utcPtrOf(p.CompletedAt)})
 	}
-	var reports []InboundEvent
-	if err := db.Where("user_id = ?", u.ID).Order("received_at, effect_key").Find(&reports).Error; err != nil {
-		return nil, fmt.Errorf("export mail reports about user %d: %w", u.ID, err)
+	reports, err := s.InboundEventsOf(ctx, u.ID, 0)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
 	}
+	slices.Reverse(reports) // oldest first, like the rest of the export
 	for _, r := range reports {
 		out.Delivery.Reports = append(out.Delivery.Reports, ExportReport{Kind: r.Kind, Severity: r.Severity,
 			Status: r.Status, Detail: r.Detail, ReceivedAt: r.ReceivedAt.UTC()})

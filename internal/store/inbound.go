@@ -261,11 +261,14 @@ func BounceSummary(u *User) string {
 }
 
 // InboundEventsOf returns u's latest recorded reports, newest first, at
-// most limit.
+// most limit (all of them when limit ≤ 0).
 func (s *Store) InboundEventsOf(ctx context.Context, userID int64, limit int) ([]InboundEvent, error) {
 	var out []InboundEvent
-	if err := s.DB.WithContext(ctx).Where("user_id = ?", userID).Order("received_at DESC").
-		Limit(limit).Find(&out).Error; err != nil {
+	q := s.DB.WithContext(ctx).Where("user_id = ?", userID).Order("received_at DESC, effect_key DESC")
+	if limit > 0 {
+		q = q.Limit(limit)
+	}
+	if err := q.Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("reports about user %d: %w", userID, err)
 	}
 	return out, nil
