@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/feedmail/feedmail/internal/bounce"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/inbound"
 	"github.com/feedmail/feedmail/internal/links"
@@ -42,6 +43,8 @@ type Outcome struct {
 	Recipient string `json:"recipient"`
 	Action    string `json:"action"`
 	Status    string `json:"status,omitempty"`
+	Reason    string `json:"reason,omitempty"` // bounces: the cause (package bounce)
+	Party     string `json:"party,omitempty"`  // bounces: reader, sender or none
 	Format    string `json:"format,omitempty"`
 	Email     int64  `json:"email,omitempty"` // the outbox row it was about
 }
@@ -56,24 +59,60 @@ func (r *Returns) Handle(ctx context.Context, msg io.Reader, recipients []string
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: %w", ErrTemporary, err)
 	}
+	return r.apply(ctx, rep, store.MailSourceMail)
+}
+
+// Notice is a bounce or complaint an email service reported over HTTP
+// (package web reads each service's format into one).
+type Notice struct {
+	Kind      inbound.Kind   // inbound.KindBounce or inbound.KindComplaint
+	Failure   bounce.Failure // bounces: what the service said about the failure
+	Recipient string         // the address as the service names it (informational)
+	// MessageIDs are the Message-IDs of the email it is about, Tokens
+	// the signed return tokens the service passed back (either finds the
+	// email; neither is trusted without a match).
+	MessageIDs []string
+	Tokens     []string
+	Format     string // the service ("ses", "postmark", ...)
+}
+
+// HandleNotice judges n like a bounce by mail (package bounce) and has its
+// effect once, as Handle does; the same error rules apply.
+func (r *Returns) HandleNotice(ctx context.Context, n Notice) (Outcome, error) {
+	rep := inbound.Report{Kind: n.Kind, Recipient: n.Recipient, Format: n.Format, Tokens: n.Tokens,
+		OriginalMessageIDs: n.MessageIDs, Status: n.Failure.Status, Diagnostic: n.Failure.Text, Action: "failed"}
+	if n.Failure.Delayed {
+		rep.Action = "delayed"
+	}
+	if n.Kind == inbound.KindBounce {
+		v := bounce.Judge(n.Failure)
+		rep.Cause, rep.Party, rep.Severity = v.Reason, v.Party, inbound.Severity(v.Severity)
+	}
+	return r.apply(ctx, rep, store.MailSourceWebhook)
+}
+
+// apply finds the email rep is about and has its effect once.
+func (r *Returns) apply(ctx context.Context, rep inbound.Report, source string) (Outcome, error) {
+	var err error
 	out := Outcome{Kind: string(rep.Kind), Severity: string(rep.Severity), Recipient: rep.Recipient,
-		Status: rep.Status, Format: rep.Format}
+		Status: rep.Status, Format: rep.Format, Reason: string(rep.Cause), Party: string(rep.Party)}
 	id, purpose := r.resolve(rep)
 	var effect store.Report
 	switch {
+	case purpose == token.MailUnsubscribe && isUnsubscribeRequest(rep):
+		out.Kind, out.Severity, out.Reason, out.Party = store.InboundUnsubscribe, "", "", ""
+		effect = store.Report{Kind: store.InboundUnsubscribe}
 	case rep.Kind == inbound.KindBounce || rep.Kind == inbound.KindComplaint:
 		if id == 0 {
 			if id, err = r.Store.OutboxByMessageID(ctx, rep.OriginalMessageIDs); err != nil && !errors.Is(err, store.ErrNoSuchEmail) {
 				return Outcome{}, fmt.Errorf("%w: %w", ErrTemporary, err)
 			}
 		}
-		effect = store.Report{Kind: string(rep.Kind), Severity: string(rep.Severity), Status: rep.Status, Detail: rep.Diagnostic}
+		effect = store.Report{Kind: string(rep.Kind), Severity: string(rep.Severity), Reason: string(rep.Cause),
+			Party: string(rep.Party), Final: rep.Action != "delayed", Status: rep.Status, Detail: rep.Diagnostic}
 		if rep.Kind == inbound.KindComplaint {
-			effect.Kind, effect.Severity = store.InboundComplaint, ""
+			effect.Kind, effect.Severity, effect.Reason, effect.Party, effect.Final = store.InboundComplaint, "", "", "", false
 		}
-	case rep.Kind == inbound.KindUnknown && rep.Reason == inbound.ReasonNoFormat && purpose == token.MailUnsubscribe:
-		out.Kind = store.InboundUnsubscribe
-		effect = store.Report{Kind: store.InboundUnsubscribe}
 	default:
 		out.Action = "ignored"
 		if rep.Reason != "" {
@@ -87,7 +126,7 @@ func (r *Returns) Handle(ctx context.Context, msg io.Reader, recipients []string
 		r.finish(ctx, out)
 		return out, nil
 	}
-	effect.OutboxID, effect.BounceLimit, effect.Keys = id, r.BounceLimit, outboxKeys
+	effect.OutboxID, effect.BounceLimit, effect.Keys, effect.Source = id, r.BounceLimit, outboxKeys, source
 	if effect.BounceLimit == 0 {
 		effect.BounceLimit = DefaultBounceLimit
 	}
@@ -102,6 +141,21 @@ func (r *Returns) Handle(ctx context.Context, msg io.Reader, recipients []string
 	}
 	r.finish(ctx, out)
 	return out, nil
+}
+
+// isUnsubscribeRequest reports whether a message sent to an unsubscribe
+// address asks to unsubscribe: anything but a bounce or a complaint does,
+// whatever its client adds (Apple Mail marks its request
+// Auto-Submitted: auto-replied). A delivery report is about the request
+// itself, not a request.
+func isUnsubscribeRequest(rep inbound.Report) bool {
+	switch rep.Kind {
+	case inbound.KindBounce, inbound.KindComplaint:
+		return false
+	case inbound.KindUnknown:
+		return rep.Reason == inbound.ReasonNoFormat
+	}
+	return true
 }
 
 // resolve returns the outbox row named by the first token in rep that this

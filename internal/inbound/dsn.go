@@ -2,7 +2,10 @@ package inbound
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
+
+	"github.com/feedmail/feedmail/internal/bounce"
 )
 
 // statusRe finds an enhanced status code (RFC 3463).
@@ -33,7 +36,7 @@ func classifyDSN(m *message) (Report, bool) {
 	if best == nil {
 		return Report{}, false
 	}
-	rep := dsnRecipient(best, m.subject())
+	rep := dsnRecipient(best, m.text())
 	rep.Format = format
 	return rep, true
 }
@@ -82,10 +85,10 @@ func firstWord(v string) string {
 	return v
 }
 
-// dsnRecipient turns one per-recipient block into a report. Action failed
-// with 5.x.x is hard, except 5.2.2 or a full mailbox; 4.x.x and Action
-// delayed are soft; delivered, relayed and expanded are unknown.
-func dsnRecipient(h header, subject string) Report {
+// dsnRecipient turns one per-recipient block into a report, judged by its
+// cause (package bounce) from the status, the diagnostic and the human
+// text; delivered, relayed and expanded are unknown.
+func dsnRecipient(h header, human string) Report {
 	action := firstWord(h.get("Action"))
 	diag := diagnosticValue(h.get("Diagnostic-Code"))
 	status := statusRe.FindString(h.get("Status"))
@@ -106,22 +109,30 @@ func dsnRecipient(h header, subject string) Report {
 	case "delivered", "relayed", "expanded":
 		rep.Kind, rep.Reason = KindUnknown, action+" DSN"
 		return rep
-	case "delayed":
-		rep.Severity = SeveritySoft
+	}
+	if status != "" && status[0] == '2' {
+		rep.Kind, rep.Reason = KindUnknown, "delivered DSN"
 		return rep
 	}
-	sev, known := severityFromCodes(status, diag)
-	switch {
-	case known && sev == SeverityNone:
-		rep.Kind, rep.Reason = KindUnknown, "delivered DSN"
-	case known:
-		rep.Severity = sev
-	case action == "failed":
-		rep.Severity = SeverityHard
-	default:
-		rep.Severity = severityFromSubject(subject)
-	}
+	head, _ := splitQuoted(human)
+	judge(&rep, bounce.Failure{Status: status, Code: replyCodeIn(diag), Text: diag, Context: head,
+		Delayed: action == "delayed"})
 	return rep
+}
+
+// judge sets the cause, party and severity of a bounce report from f.
+func judge(rep *Report, f bounce.Failure) {
+	v := bounce.Judge(f)
+	rep.Cause, rep.Party, rep.Severity = v.Reason, v.Party, Severity(v.Severity)
+}
+
+// replyCodeIn returns the first basic SMTP reply code in text, 0 if none.
+func replyCodeIn(text string) int {
+	if mm := smtpCodeRe.FindStringSubmatch(text); mm != nil {
+		n, _ := strconv.Atoi(mm[1])
+		return n
+	}
+	return 0
 }
 
 // replyContRe matches the code prefixes of the continuation lines of a

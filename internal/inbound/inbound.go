@@ -26,6 +26,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+
+	"github.com/feedmail/feedmail/internal/bounce"
 )
 
 // Kind is what an inbound message is.
@@ -39,10 +41,13 @@ const (
 	KindUnknown   Kind = "unknown"
 )
 
-// Severity says whether a bounce is permanent.
+// Severity says what a bounce counts toward the reader's address (see
+// bounce.Severity): hard for a dead address, soft for a full mailbox or a
+// too-large message, none for every other cause.
 type Severity string
 
-// Severities. Complaints, auto-replies and unknown messages have none.
+// Severities. Complaints, auto-replies, unknown messages and bounces whose
+// cause is not the reader's address have none.
 const (
 	SeverityHard Severity = "hard"
 	SeveritySoft Severity = "soft"
@@ -70,6 +75,10 @@ type Options struct {
 type Report struct {
 	Kind     Kind     `json:"kind"`
 	Severity Severity `json:"severity"`
+	// Cause is the bounce's reason (package bounce) and Party whose
+	// problem it is; bounces only.
+	Cause bounce.Reason `json:"cause,omitempty"`
+	Party bounce.Party  `json:"party,omitempty"`
 	// Status is the enhanced status code ("5.1.1") when known.
 	Status string `json:"status,omitempty"`
 	// Action is the DSN Action (failed, delayed, ...) or the ARF

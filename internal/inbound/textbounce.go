@@ -3,7 +3,10 @@ package inbound
 import (
 	"html"
 	"regexp"
+	"strconv"
 	"strings"
+
+	"github.com/feedmail/feedmail/internal/bounce"
 )
 
 // signature recognises a bounce by its subject or by text its MTA writes.
@@ -114,25 +117,11 @@ func classifyTextBounce(m *message) (Report, bool) {
 	if rep.Diagnostic == "" {
 		rep.Diagnostic = subject
 	}
-	switch {
-	case delay:
-		rep.Severity, rep.Action = SeveritySoft, "delayed"
-	case status != "" || code != "":
-		class := code
-		if status != "" {
-			class = status
-		}
-		rep.Severity = SeverityHard
-		if class[0] == '4' || status == "5.2.2" || quotaRe.MatchString(head) {
-			rep.Severity = SeveritySoft
-		}
-	case quotaRe.MatchString(head):
-		rep.Severity = SeveritySoft
-	case hardRe.MatchString(head):
-		rep.Severity = SeverityHard
-	default:
-		rep.Severity = severityFromSubject(subject)
+	if delay {
+		rep.Action = "delayed"
 	}
+	codeN, _ := strconv.Atoi(code)
+	judge(&rep, bounce.Failure{Status: status, Code: codeN, Text: rep.Diagnostic, Context: head, Delayed: delay})
 	return rep, true
 }
 

@@ -30,6 +30,8 @@ type InboundEvent struct {
 	UserID     int64
 	Kind       string
 	Severity   string
+	Reason     string // a bounce.Reason, bounces only
+	Party      string // a bounce.Party, bounces only
 	Status     string
 	Detail     string
 	ReceivedAt time.Time
@@ -38,10 +40,20 @@ type InboundEvent struct {
 // Report is what a report says about one outbox row.
 type Report struct {
 	OutboxID int64
-	Kind     string // InboundBounce, InboundComplaint or InboundUnsubscribe
-	Severity string // bounces: SeverityHard or SeveritySoft
-	Status   string // enhanced status code, e.g. "5.1.1"
-	Detail   string // the reporting system's words, one line
+	Kind string // InboundBounce, InboundComplaint or InboundUnsubscribe
+	// Severity is what a bounce counts against the reader's address:
+	// SeverityHard, SeveritySoft, or "" when its cause is not the
+	// reader's (the sender's own problem, a transient one, unknown).
+	Severity string
+	Reason   string // bounces: the cause (a bounce.Reason)
+	Party    string // bounces: whose problem (a bounce.Party)
+	// Final: the report says the email will not be delivered (not a
+	// delay warning), so its credit goes back.
+	Final  bool
+	Status string // enhanced status code, e.g. "5.1.1"
+	Detail string // the reporting system's words, one line
+	// Source says how the report came (MailSourceMail, MailSourceWebhook).
+	Source string
 	// BounceLimit: consecutive hard bounces that mark the address bouncing
 	// (the mailer's, so late bounces count like SMTP ones).
 	BounceLimit int
@@ -54,7 +66,7 @@ type ReportResult struct {
 	Duplicate   bool   // this effect was had before: nothing changed
 	UserID      int64  // whose email it was
 	Address     string // where it went
-	Refunded    bool   // a hard bounce gave the email's credit back
+	Refunded    bool   // a final failure gave the email's credit back
 	NowBouncing bool   // a hard bounce marked the address bouncing
 	Ended       int    // subscriptions a complaint or unsubscribe ended now
 	// Action says in a few words what happened, for logs and the command.
@@ -66,8 +78,11 @@ var ErrNoSuchEmail = errors.New("no such email")
 
 // ApplyReport has report r's effect, once, in one transaction:
 //   - a hard bounce counts toward the address's bounce state like an SMTP
-//     5xx (FailOutbox) and refunds the email's credit;
+//     5xx (FailOutbox);
 //   - a soft bounce is counted and shown, never stopping delivery;
+//   - a bounce whose cause is not the reader's (Severity "") is recorded
+//     for the operator and counts against nobody;
+//   - a final bounce of any cause gives the email's credit back;
 //   - a complaint or an unsubscribe ends the subscription the email belongs
 //     to (every subscription of a digest, for a digest email), so the
 //     address gets no more of it without a new confirmation.
@@ -89,15 +104,18 @@ func (s *Store) ApplyReport(ctx context.Context, r Report) (ReportResult, error)
 		if _, err := tx.ledgerLockUser(ctx, row.UserID); err != nil {
 			return err
 		}
-		res := tx.DB.WithContext(ctx).Exec(`INSERT INTO inbound_events (effect_key, outbox_id, user_id, kind, severity, status, detail, received_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (effect_key) DO NOTHING`,
-			key, row.ID, row.UserID, r.Kind, r.Severity, clip(r.Status, 16), clip(r.Detail, 300), tx.now())
+		res := tx.DB.WithContext(ctx).Exec(`INSERT INTO inbound_events (effect_key, outbox_id, user_id, kind, severity, reason, party, status, detail, received_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (effect_key) DO NOTHING`,
+			key, row.ID, row.UserID, r.Kind, r.Severity, clip(r.Reason, 32), clip(r.Party, 16), clip(r.Status, 16), clip(r.Detail, 300), tx.now())
 		if res.Error != nil {
 			return fmt.Errorf("record: %w", res.Error)
 		}
 		if res.RowsAffected == 0 {
 			out.Duplicate, out.Action = true, "already handled"
 			return nil
+		}
+		if err := tx.recordReportEvent(ctx, r, &row); err != nil {
+			return err
 		}
 		switch r.Kind {
 		case InboundBounce:
@@ -117,29 +135,43 @@ func effectKey(r Report) (string, error) {
 	switch {
 	case r.Kind == InboundBounce && (r.Severity == SeverityHard || r.Severity == SeveritySoft):
 		return fmt.Sprintf("%s:%d", r.Severity, r.OutboxID), nil
+	case r.Kind == InboundBounce && r.Severity == "":
+		return fmt.Sprintf("other:%d", r.OutboxID), nil
 	case r.Kind == InboundComplaint || r.Kind == InboundUnsubscribe:
 		return fmt.Sprintf("%s:%d", r.Kind, r.OutboxID), nil
 	}
 	return "", fmt.Errorf("report of kind %q severity %q has no effect", r.Kind, r.Severity)
 }
 
-// applyBounce counts a bounce of row against its address; a hard one also
-// refunds the row's charge.
+// recordReportEvent appends the report to mail_events, for the health of
+// the address's domain.
+func (s *Store) recordReportEvent(ctx context.Context, r Report, row *OutboxEmail) error {
+	ev := MailEvent{Domain: AddressDomain(row.ToAddr), Source: r.Source, Kind: MailFailure, Reason: r.Reason,
+		Party: r.Party, Severity: r.Severity, Status: r.Status, OutboxID: &row.ID, Detail: r.Detail}
+	switch r.Kind {
+	case InboundComplaint:
+		ev.Kind, ev.Reason, ev.Party, ev.Severity = MailComplaint, "", "", ""
+	case InboundUnsubscribe:
+		return nil
+	}
+	if ev.Source == "" {
+		ev.Source = MailSourceMail
+	}
+	return s.RecordMailEvent(ctx, ev)
+}
+
+// applyBounce counts a bounce of row against its address when its cause is
+// the reader's, and gives a final one's credit back whatever its cause.
 func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out *ReportResult) error {
 	db := s.DB.WithContext(ctx)
 	last := strings.TrimSpace(r.Severity + " " + r.Status + " " + clip(r.Detail, 200))
-	if err := db.Exec(`UPDATE users SET last_bounce = ?, last_bounce_at = ? WHERE id = ?`,
-		last, s.now(), row.UserID).Error; err != nil {
-		return fmt.Errorf("record bounce: %w", err)
-	}
-	if r.Severity == SeveritySoft {
-		if err := db.Exec(`UPDATE users SET soft_bounces = soft_bounces + 1 WHERE id = ?`, row.UserID).Error; err != nil {
-			return fmt.Errorf("count soft bounce: %w", err)
+	if r.Severity != "" {
+		if err := db.Exec(`UPDATE users SET last_bounce = ?, last_bounce_at = ? WHERE id = ?`,
+			last, s.now(), row.UserID).Error; err != nil {
+			return fmt.Errorf("record bounce: %w", err)
 		}
-		out.Action = "soft bounce counted"
-		return nil
 	}
-	if r.Keys != nil && row.Credits > 0 {
+	if r.Final && r.Keys != nil && row.Credits > 0 {
 		charge, refund := r.Keys(row)
 		var err error
 		if out.Refunded, err = s.refundIfCharged(ctx, charge, refund,
@@ -147,15 +179,32 @@ func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out
 			return err
 		}
 	}
-	if err := db.Exec(`UPDATE outbox SET last_error = ? WHERE id = ?`,
-		outboxClip("bounced after sending: "+last), row.ID).Error; err != nil {
-		return fmt.Errorf("note bounce on the email: %w", err)
+	switch r.Severity {
+	case SeveritySoft:
+		if err := db.Exec(`UPDATE users SET soft_bounces = soft_bounces + 1 WHERE id = ?`, row.UserID).Error; err != nil {
+			return fmt.Errorf("count soft bounce: %w", err)
+		}
+		out.Action = "soft bounce counted"
+	case SeverityHard:
+		if err := db.Exec(`UPDATE outbox SET last_error = ? WHERE id = ?`,
+			outboxClip("bounced after sending: "+last), row.ID).Error; err != nil {
+			return fmt.Errorf("note bounce on the email: %w", err)
+		}
+		var err error
+		if out.NowBouncing, _, err = s.countHardBounce(ctx, row.UserID, r.BounceLimit); err != nil {
+			return err
+		}
+		out.Action = "hard bounce counted"
+	default:
+		if err := db.Exec(`UPDATE outbox SET last_error = ? WHERE id = ?`,
+			outboxClip("bounced after sending ("+r.Reason+", not the reader's): "+strings.TrimSpace(r.Status+" "+clip(r.Detail, 200))), row.ID).Error; err != nil {
+			return fmt.Errorf("note bounce on the email: %w", err)
+		}
+		out.Action = "not counted against the reader (" + r.Reason + ")"
+		if r.Party == "sender" {
+			out.Action = "sender-side failure (" + r.Reason + "): not counted against the reader"
+		}
 	}
-	var err error
-	if out.NowBouncing, _, err = s.countHardBounce(ctx, row.UserID, r.BounceLimit); err != nil {
-		return err
-	}
-	out.Action = "hard bounce counted"
 	if out.Refunded {
 		out.Action += ", credit refunded"
 	}

@@ -85,6 +85,10 @@ func (s *Store) DeleteUser(ctx context.Context, userID int64) (*AccountDeletion,
 		if err := tx.DB.Model(&InboundEvent{}).Where("user_id = ?", userID).Update("detail", "").Error; err != nil {
 			return fmt.Errorf("clear bounce details: %w", err)
 		}
+		if err := tx.DB.Model(&MailEvent{}).Where("outbox_id IN (SELECT id FROM outbox WHERE user_id = ?)", userID).
+			Update("detail", "").Error; err != nil {
+			return fmt.Errorf("clear mail event details: %w", err)
+		}
 		for _, f := range slices.Compact(out.Feeds) {
 			if err := tx.recountSubscribers(f); err != nil {
 				return fmt.Errorf("recount feed %d: %w", f, err)
