@@ -9,11 +9,11 @@ import "strings"
 var statusReasons = map[string]Reason{
 	"1.1":  UnknownUser,
 	"1.2":  UnknownDomain,
-	"1.3":  Syntax,
+	"1.3":  UnknownUser, // bad destination mailbox address syntax
 	"1.4":  UnknownUser, // ambiguous destination mailbox
 	"1.6":  Moved,
-	"1.7":  Blocked, // bad sender's mailbox address syntax
-	"1.8":  Blocked, // bad sender's system address
+	"1.7":  SenderRejected, // bad sender's mailbox address syntax
+	"1.8":  SenderRejected, // bad sender's system address
 	"1.10": NotAccepting,
 	"2.1":  NotAccepting, // mailbox disabled
 	"2.2":  MailboxFull,
@@ -70,10 +70,25 @@ var statusReasons = map[string]Reason{
 	"7.24": Authentication, // SPF validation error
 	"7.25": Blocked,        // reverse DNS validation failed
 	"7.26": Authentication, // multiple authentication checks failed
-	"7.27": Blocked,        // the sender address has a null MX
+	"7.27": NotAccepting,   // a null MX (RFC 7505 says the sender's; MTAs use it for the recipient's)
 	"7.28": RateLimited,    // mail flood detected
 	"7.29": Authentication, // ARC validation failure
 	"7.30": Authentication, // REQUIRETLS support required
+}
+
+// definitiveStatus returns the reason of a status code that beats any
+// wording: the ones that name the sender's address or authentication,
+// a PTR check, a move, a null MX.
+func definitiveStatus(status string) (Reason, bool) {
+	if status == "" {
+		return "", false
+	}
+	_, rest, _ := strings.Cut(status, ".")
+	switch rest {
+	case "1.6", "1.7", "1.8", "7.23", "7.24", "7.25", "7.26":
+		return fromStatus(status)
+	}
+	return "", false
 }
 
 // fromStatus returns the reason a specific enhanced status code names.
@@ -98,6 +113,8 @@ func fromCode(code int) (Reason, bool) {
 		return MailboxFull, true
 	case 553:
 		return UnknownUser, true
+	case 551:
+		return Moved, true
 	case 556:
 		return NotAccepting, true
 	case 500, 501, 502, 503, 504:

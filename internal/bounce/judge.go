@@ -1,6 +1,7 @@
 package bounce
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -24,6 +25,10 @@ type Failure struct {
 	// Delayed is set when the report says the message is still being
 	// retried (a DSN with Action: delayed): never a hard failure.
 	Delayed bool
+	// Final is set when the report says delivery was given up (a bounce
+	// that is no delay warning): a temporary cause then means the
+	// retries ran out (Expired).
+	Final bool
 }
 
 // Verdict is the judgement of a Failure.
@@ -51,7 +56,7 @@ func Judge(f Failure) Verdict {
 	if f.Delayed {
 		permanent = false
 	}
-	reason := judgeReason(status, f.Code, bounded(f.Text), bounded(f.Context), f.Hint)
+	reason := judgeReason(status, f.Code, bounded(f.Text), bounded(f.Context), f.Hint, f.Final && !f.Delayed)
 	v := Verdict{Reason: reason, Party: reason.Party(), Severity: reason.Severity(), Permanent: permanent}
 	if f.Delayed && v.Severity == Hard {
 		v.Severity = Soft
@@ -59,26 +64,63 @@ func Judge(f Failure) Verdict {
 	return v
 }
 
-// judgeReason picks the reason: text, then status, then context, then
-// code, then hint.
-func judgeReason(status string, code int, text, context string, hint Reason) Reason {
-	if r, ok := fromText(strings.ToLower(text)); ok {
-		return r
+// judgeReason picks the reason: a definitive status code, the text's
+// patterns, a specific status code, the context's patterns, the weak
+// wordings, the basic code, the hint; then the rules that need the whole
+// picture (an unknown user at DATA is a filter; a temporary cause in a
+// final report is an expiry). A server that says x.1.1 at DATA means it.
+func judgeReason(status string, code int, text, context string, hint Reason, final bool) Reason {
+	text, context = strings.ToLower(text), strings.ToLower(context)
+	r, ok := definitiveStatus(status)
+	if !ok {
+		r, ok = fromText(patterns, text)
 	}
-	if r, ok := fromStatus(status); ok {
-		return r
+	if !ok {
+		r, ok = fromStatus(status)
 	}
-	if r, ok := fromText(strings.ToLower(context)); ok {
-		return r
+	if !ok {
+		r, ok = fromText(patterns, context)
 	}
-	if r, ok := fromCode(code); ok {
-		return r
+	if !ok {
+		r, ok = fromText(weakPatterns, text+"\n"+context)
 	}
-	if hint.Known() {
-		return hint
+	if !ok {
+		r, ok = fromCode(code)
 	}
-	return Undetermined
+	if !ok && hint.Known() {
+		r, ok = hint, true
+	}
+	if !ok {
+		return Undetermined
+	}
+	switch {
+	case code >= 500 && code <= 504 && r.Severity() == Hard && !strings.HasPrefix(rest(status), "1."):
+		// A syntax reply names a bad command or parameter, not a dead
+		// mailbox, unless its status says the address is bad.
+		return Syntax
+	case r == UnknownUser && !strings.HasSuffix(status, ".1.1") && genericUnknownRe.MatchString(text) &&
+		(dataStageRe.MatchString(text) || dataStageRe.MatchString(context)):
+		return Filtered
+	case r == Temporary && final && (status == "" || status[0] == '4') && code < 500 &&
+		(connectRe.MatchString(text) || connectRe.MatchString(context)) && !dnsTrouble(text, context):
+		return Expired
+	}
+	return r
 }
+
+// rest returns a status code without its class ("1.1" of "5.1.1").
+func rest(status string) string {
+	_, r, _ := strings.Cut(status, ".")
+	return r
+}
+
+// dnsTrouble reports a failure to look the destination up: a network
+// problem, not an expiry, even in a final report.
+func dnsTrouble(text, context string) bool {
+	return dnsRe.MatchString(text) || dnsRe.MatchString(context)
+}
+
+var dnsRe = regexp.MustCompile(`name service error|dns error|dns type|name server`)
 
 // normalStatus returns s if it is an enhanced status code of class 2, 4
 // or 5, else "".

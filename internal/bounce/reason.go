@@ -16,6 +16,7 @@ const (
 	Temporary      Reason = "temporary"       // nobody: network, DNS, the receiver's system error
 	RateLimited    Reason = "rate-limited"    // sender: too many messages or connections
 	Blocked        Reason = "blocked"         // sender: IP or domain reputation, blocklist, PTR
+	SenderRejected Reason = "sender-rejected" // sender: this sender address refused (unverified, members-only group)
 	Policy         Reason = "policy"          // sender: spam or content rejected, virus, policy
 	Authentication Reason = "authentication"  // sender: SPF, DKIM or DMARC failed
 	Syntax         Reason = "syntax"          // sender: the sending system's protocol error
@@ -24,7 +25,7 @@ const (
 
 // Reasons lists the vocabulary in a stable order (for reports and docs).
 var Reasons = []Reason{UnknownUser, UnknownDomain, Moved, NotAccepting, MailboxFull, TooLarge,
-	Filtered, Expired, Temporary, RateLimited, Blocked, Policy, Authentication, Syntax, Undetermined}
+	Filtered, Expired, Temporary, RateLimited, Blocked, SenderRejected, Policy, Authentication, Syntax, Undetermined}
 
 // Party is whose problem a failure is.
 type Party string
@@ -51,7 +52,7 @@ func (r Reason) Party() Party {
 	switch r {
 	case UnknownUser, UnknownDomain, Moved, NotAccepting, MailboxFull, TooLarge, Filtered:
 		return PartyReader
-	case RateLimited, Blocked, Policy, Authentication, Syntax:
+	case RateLimited, Blocked, SenderRejected, Policy, Authentication, Syntax:
 		return PartySender
 	}
 	return PartyNone
@@ -88,10 +89,12 @@ func (r Reason) Fix() string {
 		return "check the sending IP and domain on public blocklists and with the provider's postmaster tools; request delisting; check the PTR record"
 	case Authentication:
 		return "check the SPF record, the DKIM key published for FEEDMAIL_DKIM_SELECTOR, and the DMARC policy of the From domain"
+	case SenderRejected:
+		return "the receiver refused the sender address: check that FEEDMAIL_FROM and FEEDMAIL_BOUNCE_ADDRESS are on a domain that exists, is verified with the relay, and may send; a members-only group refuses everyone else"
 	case Policy:
 		return "the receiver refused the content: check what the rejected emails carried and the complaint rate"
 	case RateLimited:
-		return "send to this domain more slowly (FEEDMAIL_SMTP rate) and warm the IP up"
+		return "send to this domain more slowly (the rate in FEEDMAIL_SMTP_URL) and warm the sending IP up"
 	case Syntax:
 		return "the sending MTA spoke SMTP the receiver refused: check the relay's configuration"
 	}

@@ -74,7 +74,7 @@ func TestParseBadInput(t *testing.T) {
 				"Final-Recipient: rfc822; x@example.net\nAction: failed\n", KindUnknown, "", "no known format", nil},
 		{"multipart without boundary from a daemon",
 			"From: MAILER-DAEMON@mx.example.net\nSubject: Undelivered Mail Returned to Sender\n" +
-				"Content-Type: multipart/report; report-type=delivery-status\n\nbroken\n", KindBounce, SeverityHard, "", nil},
+				"Content-Type: multipart/report; report-type=delivery-status\n\nbroken\n", KindBounce, SeverityNone, "", nil},
 		{"base64 garbage",
 			"From: a@example.com\nSubject: hi\nContent-Type: multipart/report; boundary=Z\n\n--Z\n" +
 				"Content-Type: message/delivery-status\nContent-Transfer-Encoding: base64\n\n!!!@@@###$$$%%%^^^\n--Z--\n",

@@ -24,7 +24,7 @@ var sisimaiReasons = map[string]bounce.Reason{
 	"mailererror": bounce.Temporary, "failedstarttls": bounce.Temporary,
 	"toomanyconn": bounce.RateLimited, "speeding": bounce.RateLimited, "ratelimited": bounce.RateLimited,
 	"blocked": bounce.Blocked, "badreputation": bounce.Blocked, "requireptr": bounce.Blocked,
-	"rejected": bounce.Blocked, "norelaying": bounce.Blocked,
+	"rejected": bounce.SenderRejected, "norelaying": bounce.Blocked,
 	"policyviolation": bounce.Policy, "spamdetected": bounce.Policy, "contenterror": bounce.Policy,
 	"virusdetected": bounce.Policy, "notcompliantrfc": bounce.Policy, "emailtoolong": bounce.Policy,
 	"authfailure": bounce.Authentication, "securityerror": bounce.Authentication,
@@ -157,6 +157,9 @@ func (c *corpusTally) add(name string, labels []corpusLabel, raw []byte) {
 	}
 	c.samples++
 	want := KindBounce
+	if strings.Contains(name, "/rfc3834-") {
+		want = KindAutoReply // RFC 3834 automatic responses
+	}
 	if len(labels) > 0 {
 		switch labels[0].reason {
 		case "feedback":
@@ -167,7 +170,13 @@ func (c *corpusTally) add(name string, labels []corpusLabel, raw []byte) {
 			want = KindUnknown
 		}
 	}
-	if rep.Kind == want || want == KindBounce && rep.Kind == KindComplaint {
+	// A feedback report the parser names precisely also counts: an
+	// authentication-failure report (not a complaint) and Apple Mail's
+	// unsubscribe request (handled as one when it comes to an unsubscribe
+	// address).
+	named := want == KindComplaint && (rep.Reason == "auth-failure report" ||
+		rep.Kind == KindAutoReply && bytes.Contains(raw, []byte("X-Apple-Unsubscribe: true")))
+	if rep.Kind == want || want == KindBounce && rep.Kind == KindComplaint || named {
 		c.recognised++
 	} else {
 		c.misses = append(c.misses, fmt.Sprintf("%s: not recognised: kind %s (%s), want %s", name, rep.Kind, rep.Reason, want))

@@ -116,7 +116,7 @@ func dsnRecipient(h header, human string) Report {
 	}
 	head, _ := splitQuoted(human)
 	judge(&rep, bounce.Failure{Status: status, Code: replyCodeIn(diag), Text: diag, Context: head,
-		Delayed: action == "delayed"})
+		Delayed: action == "delayed", Final: action != "delayed"})
 	return rep
 }
 

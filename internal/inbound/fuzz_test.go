@@ -37,8 +37,11 @@ func FuzzParse(f *testing.F) {
 		}
 		switch rep.Kind {
 		case KindBounce:
-			if rep.Severity != SeverityHard && rep.Severity != SeveritySoft {
-				t.Errorf("bounce with severity %q", rep.Severity)
+			if !rep.Cause.Known() || rep.Party != rep.Cause.Party() {
+				t.Errorf("bounce with cause %q party %q", rep.Cause, rep.Party)
+			}
+			if want := Severity(rep.Cause.Severity()); rep.Severity != want && !(rep.Action == "delayed" && rep.Severity == SeveritySoft) {
+				t.Errorf("bounce of cause %q with severity %q, want %q", rep.Cause, rep.Severity, want)
 			}
 		case KindComplaint, KindAutoReply, KindUnknown:
 			if rep.Severity != SeverityNone {

@@ -115,6 +115,7 @@ const (
 	FormatAOL        = "aol-fbl"   // AOL feedback loop (ARF)
 	FormatPostfix    = "postfix"   // non-DSN Postfix bounce text
 	FormatExim       = "exim"
+	FormatOpenSMTPD  = "opensmtpd"
 	FormatQmail      = "qmail"
 	FormatSendmail   = "sendmail"
 	FormatExchange   = "exchange"
@@ -156,7 +157,56 @@ func Parse(r io.Reader, opt Options) (Report, error) {
 		rep.Tokens = newTokenFinder(opt.BounceAddress).collect(opt.Recipients, hdr, nil)
 		return rep, nil
 	}
-	return classify(data, opt), nil
+	return classify(normalizeCR(data), opt), nil
+}
+
+// normalizeCR turns the bare carriage returns of a message written with
+// CR-only line endings (old Mac mail tools, some gateways) into line feeds,
+// so that every parser below sees lines. A message whose lines end in LF
+// or CRLF is returned as it is.
+func normalizeCR(data []byte) []byte {
+	cr, lf := bytes.Count(data, []byte("\r")), bytes.Count(data, []byte("\n"))
+	if cr <= 2*lf {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	for i, c := range data {
+		if c == '\r' && (i+1 == len(data) || data[i+1] != '\n') {
+			c = '\n'
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// malformed returns why a message is no well-formed report whatever it
+// claims to be ("" when it may be one): MIME nested or split beyond the
+// walker's limits. Such a message never counts as a bounce, so hostile
+// input can have no effect.
+func malformed(w *walker, m *message) string {
+	switch {
+	case w.tooDeep:
+		return "MIME nesting too deep"
+	case w.budget <= 0:
+		return "too many MIME parts"
+	}
+	return ""
+}
+
+// binaryText reports whether more than one in twenty of the characters
+// in the first few KiB of text are control characters, which text never
+// has. Undecodable bytes do not count: legacy charsets are often
+// mislabelled (EUC-JP sent as ISO-2022-JP), and ESC is ISO-2022-JP's.
+func binaryText(text string) bool {
+	text = text[:min(len(text), 4<<10)]
+	bad, all := 0, 0
+	for _, r := range text {
+		all++
+		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' && r != '\f' && r != 0x1b || r == 0x7f {
+			bad++
+		}
+	}
+	return all >= 64 && bad*20 > all
 }
 
 // unknown returns an unknown report with the reason.
@@ -184,13 +234,23 @@ func classify(data []byte, opt Options) Report {
 	root := w.entity(hdr, body, 0)
 	msg := &message{root: root}
 	msg.findOriginals()
+	if reason := malformed(w, msg); reason != "" {
+		rep := unknown(reason)
+		rep.Tokens = tf.collect(opt.Recipients, root.header, nil)
+		return rep
+	}
 
 	rep, matched := classifyComplaint(msg)
 	if !matched {
 		rep, matched = classifyDSN(msg)
 	}
+	binary := false
 	if !matched {
-		rep, matched = classifyTextBounce(msg)
+		// Text heuristics read no binary: a bounce-like header on top of
+		// it is no bounce.
+		if binary = binaryText(msg.text()); !binary {
+			rep, matched = classifyTextBounce(msg)
+		}
 	}
 	if !matched {
 		rep, matched = classifyAutoReply(msg)
@@ -200,12 +260,11 @@ func classify(data []byte, opt Options) Report {
 		switch {
 		case msg.find("message/disposition-notification") != nil:
 			rep.Reason = "disposition notification"
-		case w.tooDeep:
-			rep.Reason = "MIME nesting too deep"
-		case w.budget <= 0:
-			rep.Reason = "too many MIME parts"
+		case binary:
+			rep.Reason = "binary content"
 		}
 	}
+	blameSender(&rep, msg.originals)
 	rep.Tokens = tf.collect(opt.Recipients, root.header, msg.originals)
 	rep.OriginalMessageIDs = messageIDs(msg.originals)
 	rep.Diagnostic = clip(rep.Diagnostic, 200)

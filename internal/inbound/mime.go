@@ -40,6 +40,11 @@ func (w *walker) entity(h header, raw []byte, depth int) *entity {
 	e.body = raw
 	boundary := e.params["boundary"]
 	if boundary == "" {
+		boundary, raw = strayBoundary(raw)
+	}
+	if boundary == "" {
+		// A multipart without a boundary is read as text.
+		e.mediaType = "text/plain"
 		return e
 	}
 	if depth >= maxDepth {
@@ -59,6 +64,19 @@ func (w *walker) entity(h header, raw []byte, depth int) *entity {
 		e.parts = append(e.parts, w.entity(ph, pbody, depth+1))
 	}
 	return e
+}
+
+// strayBoundary finds the boundary parameter of a Content-Type whose
+// continuation line was not indented (so the header ended before it), on
+// the first line of the body, and returns it with the body after that line.
+func strayBoundary(raw []byte) (string, []byte) {
+	line, rest := cutLine(bytes.TrimLeft(raw, "\r\n"))
+	l := strings.TrimSpace(string(line))
+	if !strings.HasPrefix(strings.ToLower(l), "boundary=") {
+		return "", raw
+	}
+	_, params := parseContentType("multipart/mixed; " + l)
+	return params["boundary"], rest
 }
 
 // parseContentType returns the lower-case media type and the parameters

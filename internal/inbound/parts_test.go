@@ -1,6 +1,7 @@
 package inbound
 
 import (
+	"github.com/feedmail/feedmail/internal/bounce"
 	"slices"
 	"strings"
 	"testing"
@@ -162,28 +163,33 @@ func TestDiagnosticValue(t *testing.T) {
 	}
 }
 
-// TestDSNSeverity covers the per-recipient rules.
+// TestDSNSeverity covers the per-recipient rules: the cause decides the
+// severity, the class of the code alone never does.
 func TestDSNSeverity(t *testing.T) {
 	tests := []struct {
-		name, fields, subject string
-		kind                  Kind
-		severity              Severity
+		name, fields, human string
+		kind                Kind
+		cause               bounce.Reason
+		severity            Severity
 	}{
-		{"failed 5.1.1", "Action: failed\nStatus: 5.1.1", "", KindBounce, SeverityHard},
-		{"failed 5.2.2", "Action: failed\nStatus: 5.2.2", "", KindBounce, SeveritySoft},
-		{"failed quota text", "Action: failed\nStatus: 5.7.1\nDiagnostic-Code: smtp; 552 user is over quota", "", KindBounce, SeveritySoft},
-		{"failed 4.4.7 (given up)", "Action: failed\nStatus: 4.4.7", "", KindBounce, SeveritySoft},
-		{"failed without status", "Action: failed", "", KindBounce, SeverityHard},
-		{"failed, code in diagnostic", "Action: failed\nDiagnostic-Code: smtp; 452 too many", "", KindBounce, SeveritySoft},
-		{"delayed", "Action: delayed\nStatus: 4.4.1", "", KindBounce, SeveritySoft},
-		{"delayed with a 5 status", "Action: delayed\nStatus: 5.0.0", "", KindBounce, SeveritySoft},
-		{"delivered", "Action: delivered\nStatus: 2.0.0", "", KindUnknown, SeverityNone},
-		{"relayed", "Action: relayed (to a non-DSN MTA)\nStatus: 2.0.0", "", KindUnknown, SeverityNone},
-		{"expanded", "Action: Expanded", "", KindUnknown, SeverityNone},
-		{"no action, 5.x.x", "Status: 5.1.2", "", KindBounce, SeverityHard},
-		{"no action, 2.x.x", "Status: 2.1.5", "", KindUnknown, SeverityNone},
-		{"nothing, failure subject", "Final-Recipient: rfc822; a@b", "Mail delivery failed", KindBounce, SeverityHard},
-		{"nothing, other subject", "Final-Recipient: rfc822; a@b", "Delivery report", KindBounce, SeveritySoft},
+		{"failed 5.1.1", "Action: failed\nStatus: 5.1.1", "", KindBounce, bounce.UnknownUser, SeverityHard},
+		{"failed 5.2.2", "Action: failed\nStatus: 5.2.2", "", KindBounce, bounce.MailboxFull, SeveritySoft},
+		{"failed quota text", "Action: failed\nStatus: 5.7.1\nDiagnostic-Code: smtp; 552 user is over quota", "", KindBounce, bounce.MailboxFull, SeveritySoft},
+		{"failed 4.4.7 (given up)", "Action: failed\nStatus: 4.4.7", "", KindBounce, bounce.Expired, SeverityNone},
+		{"failed without status", "Action: failed", "", KindBounce, bounce.Undetermined, SeverityNone},
+		{"failed, code in diagnostic", "Action: failed\nDiagnostic-Code: smtp; 452 insufficient storage", "", KindBounce, bounce.MailboxFull, SeveritySoft},
+		{"failed 5.7.1 blocklist", "Action: failed\nStatus: 5.7.1\nDiagnostic-Code: smtp; 554 5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org", "", KindBounce, bounce.Blocked, SeverityNone},
+		{"failed 5.7.26 DMARC", "Action: failed\nStatus: 5.7.26\nDiagnostic-Code: smtp; 550 5.7.26 Unauthenticated email is not accepted", "", KindBounce, bounce.Authentication, SeverityNone},
+		{"failed 5.0.0, cause in the human part", "Action: failed\nStatus: 5.0.0", "<a@b.example>: host mx said: 550 No such user here", KindBounce, bounce.UnknownUser, SeverityHard},
+		{"delayed", "Action: delayed\nStatus: 4.4.1", "", KindBounce, bounce.Temporary, SeverityNone},
+		{"delayed with a 5 status", "Action: delayed\nStatus: 5.0.0", "", KindBounce, bounce.Undetermined, SeverityNone},
+		{"delayed unknown user", "Action: delayed\nStatus: 4.1.1", "", KindBounce, bounce.UnknownUser, SeveritySoft},
+		{"delivered", "Action: delivered\nStatus: 2.0.0", "", KindUnknown, "", SeverityNone},
+		{"relayed", "Action: relayed (to a non-DSN MTA)\nStatus: 2.0.0", "", KindUnknown, "", SeverityNone},
+		{"expanded", "Action: Expanded", "", KindUnknown, "", SeverityNone},
+		{"no action, 5.x.x", "Status: 5.1.2", "", KindBounce, bounce.UnknownDomain, SeverityHard},
+		{"no action, 2.x.x", "Status: 2.1.5", "", KindUnknown, "", SeverityNone},
+		{"nothing tells", "Final-Recipient: rfc822; a@b", "", KindBounce, bounce.Undetermined, SeverityNone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,9 +197,9 @@ func TestDSNSeverity(t *testing.T) {
 			if !ok {
 				t.Fatal("fields did not parse")
 			}
-			got := dsnRecipient(h, tt.subject)
-			if got.Kind != tt.kind || got.Severity != tt.severity {
-				t.Errorf("got %q %q, want %q %q", got.Kind, got.Severity, tt.kind, tt.severity)
+			got := dsnRecipient(h, tt.human)
+			if got.Kind != tt.kind || got.Cause != tt.cause || got.Severity != tt.severity {
+				t.Errorf("got %q %q %q, want %q %q %q", got.Kind, got.Cause, got.Severity, tt.kind, tt.cause, tt.severity)
 			}
 		})
 	}
@@ -221,19 +227,21 @@ func TestTextBounceSeverity(t *testing.T) {
 	tests := []struct {
 		name, subject, body string
 		kind                Kind
+		cause               bounce.Reason
 		severity            Severity
 	}{
-		{"enhanced 5", "Returned mail: User unknown", "<a@b.example>... 550 5.1.1 gone", KindBounce, SeverityHard},
-		{"enhanced 4", "Returned mail: see transcript", "<<< 451 4.7.1 try later", KindBounce, SeveritySoft},
-		{"basic 5", "Mail delivery failed", "remote said: 550 nope", KindBounce, SeverityHard},
-		{"basic 4", "Mail delivery failed", "remote said: 421 busy", KindBounce, SeveritySoft},
-		{"mailbox full phrase", "failure notice", "<a@b.example>:\nThe mailbox is full.", KindBounce, SeveritySoft},
-		{"user unknown phrase", "failure notice", "<a@b.example>:\nuser unknown", KindBounce, SeverityHard},
-		{"IP address is no status", "Delivery Notification", "host 10.5.1.1 refused", KindBounce, SeveritySoft},
-		{"nothing, failure subject", "Undeliverable: hello", "something went wrong", KindBounce, SeverityHard},
-		{"nothing, other subject", "Delivery Notification", "something happened", KindBounce, SeveritySoft},
-		{"delay subject", "Delivery Status Notification (Delay)", "550 5.1.1 would be hard", KindBounce, SeveritySoft},
-		{"daemon without a bounce subject", "Hello", "How are you?", KindUnknown, SeverityNone},
+		{"enhanced 5", "Returned mail: User unknown", "<a@b.example>... 550 5.1.1 gone", KindBounce, bounce.UnknownUser, SeverityHard},
+		{"enhanced 4", "Returned mail: see transcript", "<<< 451 4.7.1 try later", KindBounce, bounce.Temporary, SeverityNone},
+		{"basic 5 says nothing", "Mail delivery failed", "remote said: 550 nope", KindBounce, bounce.Undetermined, SeverityNone},
+		{"basic 4", "Mail delivery failed", "remote said: 421 busy", KindBounce, bounce.Temporary, SeverityNone},
+		{"mailbox full phrase", "failure notice", "<a@b.example>:\nThe mailbox is full.", KindBounce, bounce.MailboxFull, SeveritySoft},
+		{"user unknown phrase", "failure notice", "<a@b.example>:\nuser unknown", KindBounce, bounce.UnknownUser, SeverityHard},
+		{"blocklisted sender", "Mail delivery failed", "remote said: 550 5.7.1 rejected because 192.0.2.1 is listed at bl.spamcop.net", KindBounce, bounce.Blocked, SeverityNone},
+		{"connection timed out, given up", "failure notice", "<a@b.example>:\nconnect to mx: Connection timed out. Giving up.", KindBounce, bounce.Expired, SeverityNone},
+		{"IP address is no status", "Delivery Notification", "host 10.5.1.1 refused", KindBounce, bounce.Undetermined, SeverityNone},
+		{"nothing, failure subject", "Undeliverable: hello", "something went wrong", KindBounce, bounce.Undetermined, SeverityNone},
+		{"delay subject", "Delivery Status Notification (Delay)", "550 5.1.1 would be hard", KindBounce, bounce.UnknownUser, SeveritySoft},
+		{"daemon without a bounce subject", "Hello", "How are you?", KindUnknown, "", SeverityNone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,8 +250,8 @@ func TestTextBounceSeverity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Kind != tt.kind || got.Severity != tt.severity {
-				t.Errorf("got %q %q (%+v), want %q %q", got.Kind, got.Severity, got, tt.kind, tt.severity)
+			if got.Kind != tt.kind || got.Cause != tt.cause || got.Severity != tt.severity {
+				t.Errorf("got %q %q %q (%+v), want %q %q %q", got.Kind, got.Cause, got.Severity, got, tt.kind, tt.cause, tt.severity)
 			}
 		})
 	}

@@ -41,7 +41,7 @@ func TestParseSamples(t *testing.T) {
 		msgIDs    []string
 	}{
 		{"postfix-dsn-hard.eml", KindBounce, SeverityHard, "5.1.1", "failed", FormatRFC3464, "nobody@example.net", both, []string{"post-1234.5678@feedmail.example.org"}},
-		{"postfix-delayed.eml", KindBounce, SeveritySoft, "4.4.1", "delayed", FormatRFC3464, "slow@example.com", tok, []string{"digest-77.1@feedmail.example.org"}},
+		{"postfix-delayed.eml", KindBounce, SeverityNone, "4.4.1", "delayed", FormatRFC3464, "slow@example.com", tok, []string{"digest-77.1@feedmail.example.org"}},
 		{"mailbox-full.eml", KindBounce, SeveritySoft, "5.2.2", "failed", FormatRFC3464, "anna@example.com", tok, []string{"post-99.4@feedmail.example.org"}},
 		{"sendmail-dsn.eml", KindBounce, SeverityHard, "5.1.1", "failed", FormatRFC3464, "prof.gone@example.edu", tok, []string{"post-555.1@feedmail.example.org"}},
 		{"outlook-dsn.eml", KindBounce, SeverityHard, "5.5.0", "failed", FormatRFC3464, "gone.person@outlook.com", tok, []string{"post-1234.5679@feedmail.example.org"}},
@@ -49,12 +49,12 @@ func TestParseSamples(t *testing.T) {
 		{"ses-dsn.eml", KindBounce, SeverityHard, "5.1.1", "failed", FormatRFC3464, "left.company@example.co.uk", tok, []string{"digest-88.3@feedmail.example.org"}},
 		{"global-dsn.eml", KindBounce, SeverityHard, "5.1.1", "failed", FormatRFC6533, "山田@例え.jp", tok, []string{"post-8.8@feedmail.example.org"}},
 		{"exim-nondsn.eml", KindBounce, SeverityHard, "", "failed", FormatExim, "ghost@example.net", tok, []string{"post-321.9@feedmail.example.org"}},
-		{"exim-delay.eml", KindBounce, SeveritySoft, "4.3.0", "delayed", FormatExim, "busy@example.net", tok, nil},
+		{"exim-delay.eml", KindBounce, SeverityNone, "4.3.0", "delayed", FormatExim, "busy@example.net", tok, nil},
 		{"qmail-failure.eml", KindBounce, SeverityHard, "5.1.1", "failed", FormatQmail, "olduser@qm.example.com", tok, []string{"post-777.2@feedmail.example.org"}},
 		{"yahoo-failure.eml", KindBounce, SeverityHard, "", "failed", FormatYahoo, "closed.account@yahoo.com", tok, []string{"post-31.7@feedmail.example.org"}},
 		{"exchange-legacy.eml", KindBounce, SeverityHard, "5.1.1", "failed", FormatExchange, "", tok, []string{"post-64.2@feedmail.example.org"}},
 		{"sendmail-legacy.eml", KindBounce, SeverityHard, "", "failed", FormatSendmail, "retired@old.example.edu", tok, []string{"post-12.5@feedmail.example.org"}},
-		{"gmail-legacy.eml", KindBounce, SeveritySoft, "", "delayed", FormatGmail, "far.away@example.com", tok, []string{"post-13.6@feedmail.example.org"}},
+		{"gmail-legacy.eml", KindBounce, SeverityNone, "", "delayed", FormatGmail, "far.away@example.com", tok, []string{"post-13.6@feedmail.example.org"}},
 		{"lotus-generic.eml", KindBounce, SeverityHard, "", "failed", FormatGeneric, "hans.becker@notes.example.com", tok, []string{"post-14.7@feedmail.example.org"}},
 		{"postfix-text.eml", KindBounce, SeveritySoft, "", "failed", FormatPostfix, "full.box@oldbox.example.net", tok, []string{"post-15.8@feedmail.example.org"}},
 		{"arf-abuse.eml", KindComplaint, SeverityNone, "", "abuse", FormatARF, "reader@isp.example.net", both, []string{"post-1234.5680@feedmail.example.org"}},

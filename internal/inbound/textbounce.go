@@ -30,7 +30,10 @@ var bodySignatures = []signature{
 	sig(`(?i)-+ ?transcript of session follows ?-+|the original message was received at`, FormatSendmail, false),
 	sig(`(?i)delivery to the following recipients? has been delayed`, FormatGmail, true),
 	sig(`(?i)delivery to the following recipients? failed permanently`, FormatGmail, false),
-	sig(`(?i)your message did not reach some or all of the intended recipients|delivery has failed to these recipients or groups|your message (to [^\n]* )?couldn't be delivered`, FormatExchange, false),
+	sig(`(?i)your message did not reach some or all of the intended recipients|delivery has failed to these recipients or groups|your message (to [^\n]* )?couldn't be delivered|did not reach the following recipient`, FormatExchange, false),
+	sig(`(?i)this is the mailer-daemon, please do not reply|a message is delayed for more than`, FormatOpenSMTPD, false),
+	sig(`(?i)a message that you sent (could not be delivered|contained one or more recipient addresses)|message log follows:|failed addresses follow:`, FormatExim, false),
+	sig(`(?i)could not be delivered to: <|each of the following recipients was rejected by a remote mail server|unable to deliver message to the following address|automatically generated delivery status notification|error: invalid user address|you are not a member of this mailing list`, FormatGeneric, false),
 }
 
 // subjectSignatures are bounce subjects; alone they need a daemon sender,
@@ -47,11 +50,12 @@ var subjectSignatures = []signature{
 	sig(`(?i)^undelivered mail returned to sender`, FormatPostfix, false),
 	sig(`(?i)^delayed mail \(still being retried\)`, FormatPostfix, true),
 	sig(`(?i)^(mail |message )?delivery (failure|failed|has failed|problem|notification)|^(message|mail) (not delivered|could not be delivered|undeliverable)|^undeliver|^returned mail|^non remis|^unzustellbar|^niet bezorgd|^nicht zustellbar`, FormatGeneric, false),
+	sig(`(?i)delivery status notification|delivery (failure|failed)|failed delivery|mail (system error|failed|failure)|returned mail|undeliver|loop alert|errors from|are not member|メールエラー|配信エラー|送信エラー`, FormatGeneric, false),
 }
 
 var (
 	// delayRe: text saying delivery is still being retried.
-	delayRe = regexp.MustCompile(`(?i)has been delayed|still being retried|will (continue to )?(retry|try)|could not send message for past|message [^\n]* delayed`)
+	delayRe = regexp.MustCompile(`(?i)has been delayed|still being retried|will (continue to )?(retry|try)|could not send message for past|message [^\n]* delayed|only a temporary failure|you do not need to re-?send`)
 	// failStatusRe: an enhanced status code of class 4 or 5, not part of
 	// a dotted number such as an IP address.
 	failStatusRe = regexp.MustCompile(`(?:^|[^0-9.])([45]\.[0-9]{1,3}\.[0-9]{1,3})(?:[^0-9.]|\.[^0-9]|\.?$)`)
@@ -92,7 +96,7 @@ func classifyTextBounce(m *message) (Report, bool) {
 	switch {
 	case bsig != nil:
 	case ssig != nil && (daemon || hasOrig || null):
-	case daemon && hasOrig && evidence:
+	case daemon && (hasOrig || evidence):
 	default:
 		return Report{}, false
 	}
@@ -121,7 +125,7 @@ func classifyTextBounce(m *message) (Report, bool) {
 		rep.Action = "delayed"
 	}
 	codeN, _ := strconv.Atoi(code)
-	judge(&rep, bounce.Failure{Status: status, Code: codeN, Text: rep.Diagnostic, Context: head, Delayed: delay})
+	judge(&rep, bounce.Failure{Status: status, Code: codeN, Text: rep.Diagnostic, Context: head, Delayed: delay, Final: !delay})
 	return rep, true
 }
 
@@ -160,7 +164,7 @@ func splitQuoted(text string) (head, quoted string) {
 func isDaemon(h header) bool {
 	from := strings.ToLower(decodeHeader(capped(h.get("From"), 998)))
 	for _, s := range []string{"mailer-daemon", "mailer_daemon", "mailerdaemon", "mail-daemon",
-		"postmaster", "mail delivery", "microsoftexchange", "mail administrator"} {
+		"postmaster", "post_master", "mail delivery", "mail.delivery", "microsoftexchange", "mail administrator"} {
 		if strings.Contains(from, s) {
 			return true
 		}
