@@ -40,7 +40,7 @@ type InboundEvent struct {
 // Report is what a report says about one outbox row.
 type Report struct {
 	OutboxID int64
-	Kind string // InboundBounce, InboundComplaint or InboundUnsubscribe
+	Kind     string // InboundBounce, InboundComplaint or InboundUnsubscribe
 	// Severity is what a bounce counts against the reader's address:
 	// SeverityHard, SeveritySoft, or "" when its cause is not the
 	// reader's (the sender's own problem, a transient one, unknown).
