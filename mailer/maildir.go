@@ -103,6 +103,8 @@ func (d *Maildir) deliver(m *mail.Msg) error {
 	// A delivery agent records the envelope sender as Return-Path; do the
 	// same, so that what a reader's program sees is what SMTP would give.
 	if from, err := m.GetSender(false); err == nil && from != "" {
+		// go-mail gives the address in angle brackets already.
+		from = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(from), "<"), ">")
 		raw = append([]byte("Return-Path: <"+from+">\n"), raw...)
 	}
 	name := d.uniqueName()

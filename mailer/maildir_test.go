@@ -60,6 +60,9 @@ func TestMaildirDelivers(t *testing.T) {
 		if bytes.Contains(raw, []byte("\r\n")) {
 			t.Error("CRLF in a Maildir file")
 		}
+		if first, _, _ := bytes.Cut(raw, []byte("\n")); !regexp.MustCompile(`^Return-Path: <[^<>]+@[^<>]+>$`).Match(first) {
+			t.Errorf("first line %q, want Return-Path: <address>", first)
+		}
 		p := parseRaw(t, raw)
 		seen[p.header.Get("To")] = true
 		if p.get("Subject") != "Hello, world" || p.text == "" || p.html == "" {
