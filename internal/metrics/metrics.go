@@ -26,6 +26,7 @@ type Metrics struct {
 	DigestsSent    prometheus.Counter     // digest issues queued
 	CreditsCharged prometheus.Counter     // credits taken by sent mail
 	WebSub         *prometheus.CounterVec // event
+	ESPNotices     *prometheus.CounterVec // provider, outcome
 	HTTPRequests   *prometheus.CounterVec // route, code
 	QueueDepth     *prometheus.GaugeVec   // queue (due_feeds, outbox, held)
 	Inbound        *prometheus.CounterVec // kind, severity
@@ -50,11 +51,15 @@ func New() *Metrics {
 			Help: "Credits charged for sent email."}),
 		WebSub: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_websub_events_total",
 			Help: "WebSub subscriber events: discovered, subscribe, verified, denied, renew, content, bad_signature, lapsed, unsubscribed and the other outcomes the subscriber logs."}, []string{"event"}),
+		ESPNotices: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_esp_notices_total",
+			Help: "Bounce and complaint notifications from email services (POST /webhooks/{provider}), by provider and outcome: applied, duplicate, ignored (not about an email of ours, or an event without effect), confirmed (an SNS subscription), refused (authentication, signature, topic, timestamp), replay, malformed, failed (the database: the service retries)."},
+			[]string{"provider", "outcome"}),
 		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_http_requests_total",
 			Help: "HTTP requests served, by route pattern and status code."}, []string{"route", "code"}),
 		QueueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "feedmail_queue_depth",
 			Help: "Work waiting: due_feeds, outbox (queued emails), held (waiting for credits)."}, []string{"queue"}),
 	}
+	r.MustRegister(m.ESPNotices)
 	m.Inbound = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_inbound_total",
 		Help: "Mail that came back, by kind (bounce, complaint, unsubscribe, auto-reply, unknown) and severity (hard, soft or empty)."},
 		[]string{"kind", "severity"})
