@@ -2,6 +2,8 @@ package mailer
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	netmail "net/mail"
@@ -37,6 +39,15 @@ type Sender struct {
 // MessageIDKeyLabel names the key derived from the install's secret for
 // Sender.IDKey.
 const MessageIDKeyLabel = "message-id"
+
+// MessageIDKey returns Sender.IDKey from the key derived from the
+// install's secret and the install's id (kept in its database): two
+// installs given the same FEEDMAIL_SECRET still make different ids.
+func MessageIDKey(secretKey []byte, installID string) []byte {
+	m := hmac.New(sha256.New, secretKey)
+	m.Write([]byte("install:" + installID))
+	return m.Sum(nil)
+}
 
 // Footer is what the end of a list message links to. URLs carry signed
 // tokens made by the caller; composition only checks that they are URLs.

@@ -34,6 +34,9 @@ type app struct {
 	store   *store.Store
 	metrics *metrics.Metrics
 	tokens  *token.Signer
+	// installID is this database's own id (settings "install_id"),
+	// generated on first run; see sender.
+	installID string
 	// dkim signs outgoing mail (nil: DKIM off); see loadDKIM.
 	dkim *mailer.DKIMSigner
 	// inboundTLS checks the inbound mailbox's certificate (nil: the
@@ -105,6 +108,17 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 	if a.tokens, err = token.NewSigner([]byte(secret)); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("FEEDMAIL_SECRET: %w", err)
+	}
+	// The install's own id: installs that share FEEDMAIL_SECRET (copied
+	// configuration) still differ by their database.
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("generate install id: %w", err)
+	}
+	if a.installID, err = s.SettingOrInit(ctx, "install_id", hex.EncodeToString(id[:])); err != nil {
+		s.Close()
+		return nil, err
 	}
 	a.store = s
 	return s, nil

@@ -50,9 +50,9 @@ func (a *app) newTransport() (mailer.Transport, string, error) {
 
 // sender composes this install's mail: from FEEDMAIL_FROM, with
 // Message-IDs made unique to the install by a key derived from its secret
-// (call after openStore).
+// and its database's install id (call after openStore).
 func (a *app) sender() mailer.Sender {
-	return mailer.Sender{Address: a.cfg.From, IDKey: a.tokens.Derive(mailer.MessageIDKeyLabel)}
+	return mailer.Sender{Address: a.cfg.From, IDKey: mailer.MessageIDKey(a.tokens.Derive(mailer.MessageIDKeyLabel), a.installID)}
 }
 
 // roleMailer runs the outbox worker: it claims queued email, renders,

@@ -39,6 +39,8 @@ func TestMessageIDsPerInstall(t *testing.T) {
 		"B (generated secret)": ids(open(dsnB, "")),
 		"C (FEEDMAIL_SECRET)":  ids(open(storetest.FreshDSN(t, storetest.URL()), "secret-of-install-c-0123")),
 		"D (FEEDMAIL_SECRET)":  ids(open(storetest.FreshDSN(t, storetest.URL()), "secret-of-install-d-0123")),
+		// Two installs given the same secret (a copied configuration).
+		"E (C's secret)": ids(open(storetest.FreshDSN(t, storetest.URL()), "secret-of-install-c-0123")),
 	}
 	owner := map[string]string{}
 	for name, list := range installs {
