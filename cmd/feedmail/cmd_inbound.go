@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,6 +50,11 @@ func cmdInbound(ctx context.Context, a *app, args []string) error {
 	// Whatever happens, read the message to its end: an MTA whose pipe
 	// breaks may count the delivery as failed.
 	defer func() { _, _ = io.Copy(io.Discard, a.stdin) }()
+	if a.cfg.BounceAddress == "" {
+		// Without it no return token can be read, and a genuine bounce
+		// would be lost as "names no email of ours": the MTA keeps it.
+		return errors.New("FEEDMAIL_BOUNCE_ADDRESS is not set in this environment: cannot match the message to an email; exit 75 so the MTA keeps it and tries again")
+	}
 	ctx, cancel := context.WithTimeout(ctx, inboundTimeout)
 	defer cancel()
 	s, err := a.openExistingStore(ctx)

@@ -174,6 +174,45 @@ func TestInboundCommand(t *testing.T) {
 	if s, _ := st.SubscriptionByID(ctx, sub.ID); s.State != store.SubEnded {
 		t.Fatalf("subscription %s after unsubscribing by email", s.State)
 	}
+	// A block of our own sending IP is the sender's problem: recorded,
+	// never counted against the reader.
+	feed2, _, err := st.EnsureFeed(ctx, "https://other.example.org/feed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub2, err := st.Subscribe(ctx, u.ID, feed2.ID, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row2 := store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:2", UserID: u.ID, SubscriptionID: &sub2.ID,
+		ToAddr: u.Email, State: store.OutboxSent, MessageID: "<item-2-2.abc@example.com>", NextAttemptAt: time.Now(), CreatedAt: time.Now()}
+	if err := st.DB.Create(&row2).Error; err != nil {
+		t.Fatal(err)
+	}
+	blocked := strings.Replace(inboundDSN(l.ReturnAddress(row2.ID), u.Email, "5.7.1"),
+		"Diagnostic-Code: smtp; 550 5.7.1 <"+u.Email+">: Recipient address rejected",
+		"Diagnostic-Code: smtp; 554 5.7.1 Service unavailable; Client host [192.0.2.7] blocked using zen.spamhaus.org", 1)
+	if code, got, errs = cli(blocked); code != 0 || got["kind"] != "bounce" || got["severity"] != "" ||
+		got["reason"] != "blocked" || got["party"] != "sender" || hardBounces() != 1 {
+		t.Fatalf("a blocklisting: exit %d %v %s, hard bounces %d (want 1, unchanged)", code, got, errs, hardBounces())
+	}
+	// Apple Mail's unsubscribe marks itself auto-replied; it unsubscribes.
+	apple := "From: reader@example.net\nTo: " + strings.TrimSuffix(strings.TrimPrefix(l.UnsubscribeMailto(row2.ID), "mailto:"), "?subject=unsubscribe") +
+		"\nSubject: unsubscribe\nAuto-Submitted: auto-replied\nX-Apple-Unsubscribe: true\n\n" +
+		"Apple Mail sent this email to unsubscribe from the message \"A post\".\n"
+	if code, got, errs = cli(apple); code != 0 || got["kind"] != "unsubscribe" {
+		t.Fatalf("Apple Mail's unsubscribe: exit %d %v %s", code, got, errs)
+	}
+	if s, _ := st.SubscriptionByID(ctx, sub2.ID); s.State != store.SubEnded {
+		t.Fatalf("subscription %s after Apple Mail's unsubscribe", s.State)
+	}
+	// Without the bounce address no token can be read: the MTA must keep
+	// the message (75) rather than have it lost as "names no email".
+	delete(env, "FEEDMAIL_BOUNCE_ADDRESS")
+	if code, _, errs := cli(inboundDSN(verp, u.Email, "5.1.1")); code != 75 || !strings.Contains(errs, "FEEDMAIL_BOUNCE_ADDRESS") {
+		t.Fatalf("without FEEDMAIL_BOUNCE_ADDRESS: exit %d, stderr %q; want 75 naming the variable", code, errs)
+	}
+	env["FEEDMAIL_BOUNCE_ADDRESS"] = "bounces@mail.example.com"
 	env["FEEDMAIL_DATABASE_URL"] = "postgres://feedmail@127.0.0.1:1/nothing?sslmode=disable&connect_timeout=2"
 	if code, _, errs := cli(inboundDSN(verp, u.Email, "5.1.1")); code != 75 {
 		t.Fatalf("database unreachable: exit %d %q, want 75", code, errs)
