@@ -46,6 +46,10 @@ type OutboxEmail struct {
 	Payload        string
 	CreatedAt      time.Time
 	SentAt         *time.Time
+	// BlockedSince is when the destination first turned this email away,
+	// or it was first put back, for the sender's sake (see
+	// mail_destinations.go); nil otherwise.
+	BlockedSince *time.Time
 }
 
 // TableName keeps the table name short.
