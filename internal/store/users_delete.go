@@ -46,6 +46,12 @@ func (s *Store) DeleteUser(ctx context.Context, userID int64) (*AccountDeletion,
 			Order("feed_id").Pluck("feed_id", &out.Feeds).Error; err != nil {
 			return fmt.Errorf("feeds of user %d: %w", userID, err)
 		}
+		// A failure's reply often quotes the address: clear it before the
+		// pending rows (which SMTP-time events name too) are deleted.
+		if err := tx.DB.Model(&MailEvent{}).Where("outbox_id IN (SELECT id FROM outbox WHERE user_id = ?)", userID).
+			Update("detail", "").Error; err != nil {
+			return fmt.Errorf("clear mail event details: %w", err)
+		}
 		res := tx.DB.Where("user_id = ? AND state IN ?", userID, []string{OutboxQueued, OutboxHeld}).Delete(&OutboxEmail{})
 		if res.Error != nil {
 			return fmt.Errorf("delete pending mail: %w", res.Error)
@@ -84,10 +90,6 @@ func (s *Store) DeleteUser(ctx context.Context, userID int64) (*AccountDeletion,
 		// A bounce's diagnostic often quotes the address.
 		if err := tx.DB.Model(&InboundEvent{}).Where("user_id = ?", userID).Update("detail", "").Error; err != nil {
 			return fmt.Errorf("clear bounce details: %w", err)
-		}
-		if err := tx.DB.Model(&MailEvent{}).Where("outbox_id IN (SELECT id FROM outbox WHERE user_id = ?)", userID).
-			Update("detail", "").Error; err != nil {
-			return fmt.Errorf("clear mail event details: %w", err)
 		}
 		for _, f := range slices.Compact(out.Feeds) {
 			if err := tx.recountSubscribers(f); err != nil {
