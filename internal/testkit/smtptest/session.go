@@ -73,6 +73,12 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 		ss.s.count(func(st *Stats) { st.Rejected++; st.PermFails++ })
 		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user here"}
 	}
+	if f := ss.s.opts.RcptReply; f != nil {
+		if r := f(to); r != nil {
+			ss.s.count(func(st *Stats) { st.Rejected++; st.Refused++ })
+			return r.smtpError()
+		}
+	}
 	ss.to = append(ss.to, to)
 	return nil
 }

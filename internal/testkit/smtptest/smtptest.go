@@ -1,8 +1,9 @@
 // Package smtptest runs an in-process SMTP server on 127.0.0.1 for tests,
 // benchmarks and the bench command. It records what it accepts and can be
 // told to misbehave the ways real servers do: 421 and hang up after N
-// messages in a session, 450 or 550 for chosen recipients, a connection
-// dropped in the middle of DATA, a reply that never comes.
+// messages in a session, 450 or 550 for chosen recipients, any reply a
+// test chooses per recipient (a blocklisting), a connection dropped in the
+// middle of DATA, a reply that never comes.
 //
 // It is built on github.com/emersion/go-smtp and sinks thousands of messages
 // per second; set Options.Discard to keep counts only.
@@ -40,6 +41,12 @@ type Options struct {
 	TempFail []string
 	// PermFail recipients get "550 5.1.1" at RCPT TO.
 	PermFail []string
+	// RcptReply, when set, is asked at each RCPT TO that TempFail and
+	// PermFail let through: a non-nil Reply refuses the recipient with
+	// it (a blocklisting of one domain, a rate limit). It may change its
+	// answer while the server runs (a block that lifts); it must be safe
+	// for concurrent use.
+	RcptReply func(rcpt string) *Reply
 	// DropDuringData: for messages to these recipients the server reads the
 	// start of the DATA and then closes the connection.
 	DropDuringData []string
@@ -63,6 +70,23 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Reply is an answer the server gives when told to (Options.RcptReply).
+type Reply struct {
+	Code     int    // e.g. 554
+	Enhanced string // RFC 3463 status, e.g. "5.7.1"; empty: none
+	Message  string
+}
+
+// smtpError is r as go-smtp sends it.
+func (r *Reply) smtpError() *smtp.SMTPError {
+	enh := smtp.NoEnhancedCode
+	var a, b, c int
+	if _, err := fmt.Sscanf(r.Enhanced, "%d.%d.%d", &a, &b, &c); err == nil {
+		enh = smtp.EnhancedCode{a, b, c}
+	}
+	return &smtp.SMTPError{Code: r.Code, EnhancedCode: enh, Message: r.Message}
+}
+
 // Message is one accepted message.
 type Message struct {
 	From    string
@@ -76,9 +100,10 @@ type Message struct {
 type Stats struct {
 	Sessions   int // connections accepted
 	Accepted   int // messages accepted
-	Rejected   int // 421 at MAIL plus 450/550 at RCPT
+	Rejected   int // 421 at MAIL plus 450/550 and RcptReply refusals at RCPT
 	TempFails  int // 450 at RCPT
 	PermFails  int // 550 at RCPT
+	Refused    int // refused at RCPT by RcptReply
 	Replied421 int
 	Dropped    int // connections closed mid-DATA
 	Stalled    int // DATA never answered

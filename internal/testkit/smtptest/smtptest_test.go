@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,6 +109,34 @@ func TestRejections(t *testing.T) {
 	}
 	st := s.Stats()
 	if st.Accepted != 1 || st.Rejected != 2 || st.TempFails != 1 || st.PermFails != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+// TestRcptReply: a reply chosen per recipient, which can change while the
+// server runs.
+func TestRcptReply(t *testing.T) {
+	var lifted atomic.Bool
+	s := start(t, smtptest.Options{RcptReply: func(rcpt string) *smtptest.Reply {
+		if strings.HasSuffix(rcpt, "@blocked.example") && !lifted.Load() {
+			return &smtptest.Reply{Code: 554, Enhanced: "5.7.1", Message: "blocked using zen.spamhaus.org"}
+		}
+		return nil
+	}})
+	c := dial(t, s)
+	err := c.SendMail("a@example.com", []string{"b@blocked.example"}, strings.NewReader(body))
+	var se *smtp.SMTPError
+	if !errors.As(err, &se) || se.Code != 554 || se.EnhancedCode != (smtp.EnhancedCode{5, 7, 1}) || !strings.Contains(se.Message, "spamhaus") {
+		t.Fatalf("blocked recipient: %v", err)
+	}
+	if err := c.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	lifted.Store(true)
+	if err := c.SendMail("a@example.com", []string{"b@blocked.example"}, strings.NewReader(body)); err != nil {
+		t.Fatalf("after the block lifted: %v", err)
+	}
+	if st := s.Stats(); st.Refused != 1 || st.Rejected != 1 || st.Accepted != 1 {
 		t.Errorf("stats = %+v", st)
 	}
 }
