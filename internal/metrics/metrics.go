@@ -30,6 +30,7 @@ type Metrics struct {
 	HTTPRequests   *prometheus.CounterVec // route, code
 	QueueDepth     *prometheus.GaugeVec   // queue (due_feeds, outbox, held)
 	Inbound        *prometheus.CounterVec // kind, severity
+	SenderFailures *prometheus.CounterVec // reason: emails refused for the sender's own sake
 }
 
 // New registers every metric on a fresh registry, with Go and process metrics.
@@ -64,6 +65,10 @@ func New() *Metrics {
 		Help: "Mail that came back, by kind (bounce, complaint, unsubscribe, auto-reply, unknown) and severity (hard, soft or empty)."},
 		[]string{"kind", "severity"})
 	r.MustRegister(m.Inbound)
+	m.SenderFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_mail_sender_failures_total",
+		Help: "Emails a destination refused at send time for the sender's own sake, by reason (blocked, authentication, policy, rate-limited, syntax): never counted against the reader; the destination is paused and the email retried."},
+		[]string{"reason"})
+	r.MustRegister(m.SenderFailures)
 	r.MustRegister(m.Polls, m.PollSeconds, m.Items, m.Emails, m.DigestsSent, m.CreditsCharged, m.WebSub,
 		m.HTTPRequests, m.QueueDepth, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
