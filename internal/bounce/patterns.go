@@ -29,6 +29,7 @@ var patterns = []pattern{
 	// with an empty address before "User unknown".
 	p(Filtered, `\b550:? : user unknown`),
 	p(Syntax, `malformed (recipient )?address|syntax error`),
+	p(Filtered, `refused due to recipient preferences`),
 	p(UnknownUser, `recipient address rejected: access denied|recipientnotfound|recipient not found|not listed in (the )?(domino directory|public name|.*address book)|invalid final delivery userid|the recipient name is not recognized|no valid recipients for this|no mailbox here by that name|the email account that you tried to reach does not exist`),
 	p(NotAccepting, `host does not accept mail|(recipient )?account is blocked|compte du destinataire est bloque|temporar(y|ily) locked|not accepting network messages|indicated no smtp service|null mx`),
 	p(Temporary, `^procmail:|name service error|malformed or unexpected name server reply|dns error|dns type '?mx'? lookup|\bservfail\b`),

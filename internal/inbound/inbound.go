@@ -265,6 +265,7 @@ func classify(data []byte, opt Options) Report {
 		}
 	}
 	blameSender(&rep, msg.originals)
+	filterAppliance(&rep, root.header)
 	rep.Tokens = tf.collect(opt.Recipients, root.header, msg.originals)
 	rep.OriginalMessageIDs = messageIDs(msg.originals)
 	rep.Diagnostic = clip(rep.Diagnostic, 200)
