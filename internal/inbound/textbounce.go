@@ -117,7 +117,8 @@ func classifyTextBounce(m *message) (Report, bool) {
 		rep.Format = FormatYahoo
 	}
 	rep.Recipient = bounceRecipient(m.root.header, head)
-	rep.Diagnostic = diagnosticLine(head, status, code)
+	line := diagnosticLine(head, status, code)
+	rep.Diagnostic = line
 	if rep.Diagnostic == "" {
 		rep.Diagnostic = subject
 	}
@@ -125,7 +126,11 @@ func classifyTextBounce(m *message) (Report, bool) {
 		rep.Action = "delayed"
 	}
 	codeN, _ := strconv.Atoi(code)
-	judge(&rep, bounce.Failure{Status: status, Code: codeN, Text: rep.Diagnostic, Context: head, Delayed: delay, Final: !delay})
+	// The subject stands in for a missing diagnostic line in the report,
+	// but it is only context to the judgement ("Returned mail: Service
+	// unavailable" says less than the text below it).
+	judge(&rep, bounce.Failure{Status: status, Code: codeN, Text: line, Context: head + "\n" + subject,
+		Delayed: delay, Final: !delay})
 	return rep, true
 }
 
@@ -214,7 +219,12 @@ func diagnosticLine(head, status, code string) string {
 	start := strings.LastIndexByte(head[:idx], '\n') + 1
 	end := strings.IndexByte(head[idx:], '\n')
 	if end < 0 {
-		return head[start:]
+		end = len(head) - idx
+	}
+	// A line that is little more than the status ("(#5.5.0)", qmail)
+	// ends the reply on the line before it: take both.
+	if len(strings.TrimSpace(head[start:idx+end])) < 16 && start > 0 {
+		start = strings.LastIndexByte(head[:start-1], '\n') + 1
 	}
 	return head[start : idx+end]
 }
