@@ -71,6 +71,10 @@ func Judge(f Failure) Verdict {
 // final report is an expiry). A server that says x.1.1 at DATA means it.
 func judgeReason(status string, code int, text, context string, hint Reason, final bool) Reason {
 	text, context = strings.ToLower(text), strings.ToLower(context)
+	if m := quotedReplyRe.FindStringSubmatchIndex(text); m != nil {
+		// A relay quoting the receiver: the receiver's words decide.
+		text, context = text[m[2]:], text+"\n"+context
+	}
 	r, ok := definitiveStatus(status)
 	if !ok {
 		r, ok = fromText(patterns, text)
@@ -119,6 +123,10 @@ func rest(status string) string {
 func dnsTrouble(text, context string) bool {
 	return dnsRe.MatchString(text) || dnsRe.MatchString(context)
 }
+
+// quotedReplyRe finds the receiver's reply that a relaying system quotes
+// after its own words.
+var quotedReplyRe = regexp.MustCompile(`the error that the other server returned was:\s*(\S.*)`)
 
 var dnsRe = regexp.MustCompile(`name service error|dns error|dns type|name server`)
 

@@ -65,6 +65,13 @@ func TestJudgeSamples(t *testing.T) {
 		{"timeout, given up", Failure{Status: "4.4.1", Text: "connect to mx.example.org[192.0.2.9]:25: Connection timed out", Final: true}, Expired},
 		{"DNS trouble in a final report", Failure{Status: "4.0.0", Text: "DNS Error: DNS type 'mx' lookup of example.jp responded with code SERVFAIL", Final: true}, Temporary},
 		{"Exim retry timeout", Failure{Text: "retry timeout exceeded"}, Expired},
+		{"Exim all hosts failing", Failure{Text: "all hosts have been failing for a long time and were last tried after this message arrived"}, Expired},
+		{"IMail attempts", Failure{Text: "Delivery failed 20 attempts: a@example.com"}, Expired},
+		{"Exim pipe failure", Failure{Text: "pipe to |/usr/local/bin/filter a@example.com: No such file or directory"}, Temporary},
+		{"line limit", Failure{Code: 500, Text: "500 Line limit exceeded"}, TooLarge},
+		{"DragonFly DNS", Failure{Text: "DNS lookup failure: host cx.example.org not found"}, UnknownDomain},
+		{"Gmail quoting the other server", Failure{Text: "Google tried to deliver your message, but it was rejected by the recipient domain. The error that the other server returned was: 550 550 5.1.1 user unknown (UserSearch)"}, UnknownUser},
+		{"open relay", Failure{Code: 501, Text: "<a@example.org>... no access from mail server [192.0.2.55] which is an open relay."}, Blocked},
 		{"4.4.7", Failure{Status: "4.4.7"}, Expired},
 		{"nothing", Failure{Code: 550, Text: "nope"}, Undetermined},
 		{"a hint decides only when nothing else does", Failure{Text: "no reason given", Hint: MailboxFull}, MailboxFull},
@@ -116,6 +123,7 @@ func judgeSampleTexts() []string {
 		"Message size exceeds fixed maximum message size", "Refused due to recipient preferences; filtered",
 		"no such domain", "user unknown", "retry timeout exceeded", "connection timed out", "on hold",
 		"Recipient address rejected: Access denied", "Recipient address rejected",
+		"pipe to |/usr/bin/x", "500 Line limit exceeded",
 	}
 }
 

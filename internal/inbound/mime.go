@@ -51,7 +51,15 @@ func (w *walker) entity(h header, raw []byte, depth int) *entity {
 		w.tooDeep = true
 		return e
 	}
-	for _, p := range splitMultipart(raw, boundary, w.budget) {
+	parts := splitMultipart(raw, boundary, w.budget)
+	if len(parts) == 0 {
+		// The declared boundary is not in the body (a damaged or edited
+		// message): use the first delimiter-looking line instead.
+		if b := firstDelimiter(raw); b != "" && b != boundary {
+			parts = splitMultipart(raw, b, w.budget)
+		}
+	}
+	for _, p := range parts {
 		if w.budget <= 0 {
 			break
 		}
@@ -64,6 +72,19 @@ func (w *walker) entity(h header, raw []byte, depth int) *entity {
 		e.parts = append(e.parts, w.entity(ph, pbody, depth+1))
 	}
 	return e
+}
+
+// firstDelimiter returns the boundary of the first line of raw that looks
+// like a multipart delimiter ("--" and at least 8 more characters), or "".
+func firstDelimiter(raw []byte) string {
+	for rest := raw; len(rest) > 0; {
+		var line []byte
+		line, rest = cutLine(rest)
+		if len(line) >= 10 && bytes.HasPrefix(line, []byte("--")) && !bytes.ContainsAny(line, " \t") {
+			return strings.TrimSuffix(string(line[2:]), "--")
+		}
+	}
+	return ""
 }
 
 // strayBoundary finds the boundary parameter of a Content-Type whose
