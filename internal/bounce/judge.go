@@ -64,8 +64,8 @@ func Judge(f Failure) Verdict {
 	return v
 }
 
-// judgeReason picks the reason: a definitive status code, the text's
-// patterns, a specific status code, the context's patterns, the weak
+// judgeReason picks the reason: a definitive status code, a provider's
+// own code, the text's patterns, a specific status code, the context's patterns, the weak
 // wordings, the basic code, the hint; then the rules that need the whole
 // picture (an unknown user at DATA is a filter; a temporary cause in a
 // final report is an expiry). A server that says x.1.1 at DATA means it.
@@ -76,6 +76,9 @@ func judgeReason(status string, code int, text, context string, hint Reason, fin
 		text, context = text[m[2]:], text+"\n"+context
 	}
 	r, ok := definitiveStatus(status)
+	if !ok {
+		r, ok = fromProviderCode(text + " " + context)
+	}
 	if !ok {
 		r, ok = fromText(patterns, text)
 	}

@@ -50,6 +50,8 @@ func TestJudgeSamples(t *testing.T) {
 		{"spam content", Failure{Status: "5.7.1", Code: 554, Text: "Message rejected as spam by Content Filtering."}, Policy},
 		{"Gmail RFC 5322", Failure{Status: "5.7.1", Code: 550, Text: "This message is not RFC 5322 compliant. There are multiple Subject headers."}, Policy},
 		{"Orange OFR_506 is spam", Failure{Status: "5.2.0", Code: 550, Text: "Mail rejete. Mail rejected. OFR_506 [506]"}, Policy},
+		{"La Poste LPN007_416 is an unknown user", Failure{Status: "5.5.0", Code: 550, Text: "Adresse destinataire invalide. Invalid recipient. LPN007_416"}, UnknownUser},
+		{"Orange OFR005_505 is their system", Failure{Status: "4.2.0", Code: 421, Text: "Service refuse. Veuillez essayer plus tard. Service refused, please try later. OFR005_505 [505]"}, Temporary},
 		{"virus", Failure{Status: "5.7.1", Code: 554, Text: "Message contains a virus (Eicar-Test-Signature)"}, Policy},
 		{"Tencent frequency", Failure{Code: 550, Text: "Ip frequency limited [...] Blocked IP 192.0.2.22"}, RateLimited},
 		{"Gmail rate", Failure{Status: "4.7.28", Code: 421, Text: "Our system has detected an unusual rate of unsolicited mail originating from your IP address."}, RateLimited},
@@ -57,6 +59,8 @@ func TestJudgeSamples(t *testing.T) {
 		{"SES unverified sender", Failure{Code: 554, Text: "Message rejected: Email address is not verified. The following identities failed the check"}, SenderRejected},
 		{"Google Groups members only", Failure{Text: "You may not have permission to post messages to the group. Google Groups"}, SenderRejected},
 		{"sender domain", Failure{Status: "5.1.8", Code: 553, Text: "Sender address rejected: Domain not found"}, SenderRejected},
+		{"Cox AUP code", Failure{Status: "5.1.0", Code: 550, Text: "<bounce@example.com> sender rejected. Refer to Error Codes section at https://www.cox.com for more information. AUP#CDRBL"}, Blocked},
+		{"Spectrum AUP code", Failure{Status: "5.1.0", Code: 550, Text: "<a@example.com> sender rejected. Please see https://www.spectrum.net/support for more information. AUP#In-1310"}, RateLimited},
 		{"syntax", Failure{Code: 501, Text: "Syntax error in parameters or arguments"}, Syntax},
 		{"501 invalid domain is no dead mailbox", Failure{Code: 501, Text: "Invalid domain name"}, Syntax},
 		// Nobody's in particular.
