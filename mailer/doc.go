@@ -4,8 +4,12 @@
 // and a *mail.Msg out, with feed HTML sanitized by [PrepareHTML]), the
 // transports ([SMTPTransport], [Maildir]) and their failure classes
 // ([ErrTemporary], [ErrPermanent], [SendError]), and the [Outbox] worker
-// that claims queued rows, charges them, sends them and retries or fails
-// them, counting hard bounces.
+// that claims queued rows, charges them, sends them and settles each
+// failure by its cause (package bounce judges it): retried, failed, counted
+// against the reader only when their address is dead, or, for the
+// sender's own problems, held back behind a pause of the destination
+// domain ([DestinationPause]). [Health] says what `feedmail mail health`
+// prints of the store's counts.
 //
 // It must not decide prices: a row's price is set when it is queued, the
 // charge and refund keys come from package billing, and package store

@@ -25,10 +25,13 @@ import (
 // (outbox_process.go): hold paid rows to bouncing addresses, render
 // (outbox_render.go), charge paid rows before anything is sent and hold
 // those the balance cannot cover, send in chunks of MarkEvery recording
-// each chunk before the next, then retry temporary failures with backoff,
-// fail permanent ones and count hard bounces (outbox_retry.go). Held rows
-// expire after HoldFor (outbox_held.go). The product rules are in
-// docs/design.md.
+// each chunk before the next, then settle each failure by its cause
+// (outbox_judge.go, outbox_retry.go): retry temporary ones with backoff,
+// fail permanent ones, counting a hard bounce only for a dead address, and
+// put the sender's own problems back behind a pause of their destination
+// domain (outbox_destinations.go), which also holds back the rows a pass
+// claims for a paused domain. Held rows expire after HoldFor
+// (outbox_held.go). The product rules are in docs/design.md.
 
 // Renderer composes the email of one outbox row. Its errors are read as:
 // wrapping [ErrCancelled] or [ErrEmptyDigest] — nothing to send, the row
@@ -235,6 +238,7 @@ func (o *Outbox) refreshDepths(ctx context.Context) {
 // job is one claimed row on its way through a pass.
 type job struct {
 	row     *store.OutboxEmail
+	domain  string // the recipient's domain, lower case
 	user    *store.User
 	msg     *mail.Msg
 	err     error // render error

@@ -7,9 +7,18 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
+// MailEventsKeep is how long mail_events (the judged failures and
+// complaints `feedmail mail health` reads) are kept; pruneBatch bounds
+// how many one look deletes.
+const (
+	MailEventsKeep = 90 * 24 * time.Hour
+	pruneBatch     = 5000
+)
+
 // expireHeld ends the pauses whose end has come (queuing again the email
-// they held) and held rows older than HoldFor, at most once a minute of
-// the clock's time.
+// they held) and held rows older than HoldFor, and prunes mail events
+// older than MailEventsKeep (and destination streaks long over), at most
+// once a minute of the clock's time.
 func (o *Outbox) expireHeld(ctx context.Context, now time.Time) error {
 	o.mu.Lock()
 	due := o.lastExpire.IsZero() || now.Sub(o.lastExpire) >= time.Minute || now.Before(o.lastExpire)
@@ -24,6 +33,11 @@ func (o *Outbox) expireHeld(ctx context.Context, now time.Time) error {
 		return err
 	} else if n > 0 {
 		o.cfg.Log.Info("pauses ended", "count", n)
+	}
+	if n, err := o.cfg.Store.PruneMailRecords(ctx, now.Add(-MailEventsKeep), now.Add(-destinationForget), pruneBatch); err != nil {
+		o.cfg.Log.Warn("prune mail events", "err", err)
+	} else if n > 0 {
+		o.cfg.Log.Info("old mail events pruned", "count", n)
 	}
 	for {
 		rows, err := o.cfg.Store.ExpireHeld(ctx, now, o.cfg.HoldFor, 500, outboxKeys)

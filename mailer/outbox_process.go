@@ -17,7 +17,7 @@ import (
 func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, now, leaseEnd time.Time) error {
 	jobs := make([]*job, len(rows))
 	for i := range rows {
-		jobs[i] = &job{row: &rows[i]}
+		jobs[i] = &job{row: &rows[i], domain: store.AddressDomain(rows[i].ToAddr)}
 	}
 	// Recording must happen even when the caller's context ends now, and
 	// goes on through a database that is away for a moment (recordRetry)
@@ -27,6 +27,13 @@ func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, 
 
 	// Step 1: who each row goes to; paid rows to bouncing addresses wait.
 	if err := o.loadRecipients(ctx, rec, jobs); err != nil {
+		o.release(rec, jobs)
+		return err
+	}
+	// Step 1b: email to a destination paused for the sender's sake goes
+	// back, unsent.
+	ds, err := o.loadDestinations(ctx, rec, jobs, now)
+	if err != nil {
 		o.release(rec, jobs)
 		return err
 	}
@@ -41,14 +48,14 @@ func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, 
 		return errCrashed
 	}
 	// Step 4: send and record, chunk by chunk.
-	release, stopped, err := o.sendAll(ctx, rec, pending(jobs))
+	release, stopped, err := o.sendAll(ctx, rec, pending(jobs), ds)
 	if err != nil {
 		return err
 	}
 	// Step 5: render failures are settled after the sends, with the same
 	// rules; what the context stopped goes back to the queue.
 	stopped = stopped || ctx.Err() != nil
-	release = append(release, o.settleRenderFailures(rec, jobs, stopped)...)
+	release = append(release, o.settleRenderFailures(rec, jobs, stopped, ds)...)
 	if len(release) > 0 {
 		if err := o.recordRetry(rec, "release unsent emails", func(ctx context.Context) error {
 			_, err := o.cfg.Store.ReleaseOutbox(ctx, o.cfg.Owner, release)
@@ -155,9 +162,11 @@ func (o *Outbox) charge(ctx context.Context, jobs []*job) error {
 
 // sendAll sends in chunks of MarkEvery and records each chunk's accepted
 // mail before the next goes out: a crash between acceptance and recording
-// can duplicate at most one chunk, not the whole batch. It returns the rows
-// to give back unsent, and whether ctx stopped the sending.
-func (o *Outbox) sendAll(ctx, rec context.Context, send []*job) (release []int64, stopped bool, err error) {
+// can duplicate at most one chunk, not the whole batch. Email to a domain
+// a chunk got paused waits for the pause instead of being sent. It
+// returns the rows to give back unsent, and whether ctx stopped the
+// sending.
+func (o *Outbox) sendAll(ctx, rec context.Context, send []*job, ds *destinations) (release []int64, stopped bool, err error) {
 	for from := 0; from < len(send); from += o.cfg.MarkEvery {
 		chunk := send[from:min(from+o.cfg.MarkEvery, len(send))]
 		if stopped = stopped || ctx.Err() != nil; stopped {
@@ -166,8 +175,11 @@ func (o *Outbox) sendAll(ctx, rec context.Context, send []*job) (release []int64
 			}
 			continue
 		}
+		if chunk = o.putBack(rec, chunk, ds, o.cfg.Clock.Now()); len(chunk) == 0 {
+			continue
+		}
 		var back []int64
-		back, stopped, err = o.sendChunk(ctx, rec, chunk)
+		back, stopped, err = o.sendChunk(ctx, rec, chunk, ds)
 		if err != nil {
 			return nil, stopped, err
 		}
@@ -179,17 +191,19 @@ func (o *Outbox) sendAll(ctx, rec context.Context, send []*job) (release []int64
 // sendChunk hands one chunk to the transport, settles its failures and
 // marks its accepted rows sent. It returns the rows to give back (not sent
 // because ctx ended), whether ctx ended, and a recording error.
-func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job) (release []int64, stopped bool, err error) {
+func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job, ds *destinations) (release []int64, stopped bool, err error) {
 	msgs := make([]*mail.Msg, len(chunk))
 	for i, j := range chunk {
 		msgs[i] = j.msg
 	}
+	began := o.cfg.Clock.Now()
 	results := o.cfg.Transport.Send(ctx, msgs)
 	if o.dies("sent") {
 		return nil, false, errCrashed
 	}
 	stopped = ctx.Err() != nil
 	var marks []store.SentMark
+	var failed []failure
 	for i, j := range chunk {
 		err := results[i]
 		switch {
@@ -199,9 +213,10 @@ func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job) (release []in
 		case stopped && !errors.Is(err, ErrPermanent):
 			release = append(release, j.row.ID)
 		default:
-			o.settleFailure(rec, j, err)
+			failed = append(failed, failure{j, err})
 		}
 	}
+	o.settleFailures(rec, failed, ds)
 	// A retry after a try whose first statement landed finds those rows
 	// sent already: the most rows any try recorded is the count.
 	var n int64
@@ -214,6 +229,7 @@ func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job) (release []in
 	} else if n < int64(len(marks)) {
 		o.cfg.Log.Warn("sent emails whose lease had passed to another worker", "sent", len(marks), "recorded", n)
 	}
+	o.clearDestinations(rec, chunk, results, ds, began)
 	if len(marks) > 0 {
 		kinds := map[string]int{}
 		for i, j := range chunk {
@@ -230,16 +246,18 @@ func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job) (release []in
 // settleRenderFailures applies the failure rules to rows whose render
 // failed, and returns those to give back because the pass was stopped
 // (temporary failures are not counted then).
-func (o *Outbox) settleRenderFailures(rec context.Context, jobs []*job, stopped bool) (release []int64) {
+func (o *Outbox) settleRenderFailures(rec context.Context, jobs []*job, stopped bool, ds *destinations) (release []int64) {
+	var failed []failure
 	for _, j := range jobs {
 		switch {
 		case j.done || j.err == nil:
 		case stopped && !errors.Is(j.err, ErrPermanent) && !errors.Is(j.err, ErrCancelled):
 			release = append(release, j.row.ID)
 		default:
-			o.settleFailure(rec, j, j.err)
+			failed = append(failed, failure{j, j.err})
 		}
 	}
+	o.settleFailures(rec, failed, ds)
 	return release
 }
 

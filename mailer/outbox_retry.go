@@ -5,30 +5,71 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/bounce"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// settleFailure applies the rules to a row that was not sent: retry, fail
-// (with refund and bounce count) or cancel.
-func (o *Outbox) settleFailure(ctx context.Context, j *job, cause error) {
-	row := j.row
-	log := o.cfg.Log.With("outbox", row.ID, "kind", row.Kind, "to", row.ToAddr)
-	switch {
-	case errors.Is(cause, ErrCancelled):
-		o.fail(ctx, j, "cancelled: "+cause.Error(), false)
-		o.count(row.Kind, "cancelled")
-		log.Info("email cancelled", "reason", cause)
-		return
-	case !errors.Is(cause, ErrTemporary):
-		bounce := isHardBounce(cause)
-		o.fail(ctx, j, cause.Error(), bounce)
-		o.count(row.Kind, "failed")
-		log.Warn("email failed", "err", cause, "bounce", bounce)
-		return
+// failure is a row that was not sent, and why.
+type failure struct {
+	j     *job
+	cause error
+}
+
+// settleFailures applies the rules to rows that were not sent: a
+// cancelled row ends; every other failure is judged by its cause
+// (judgeSend) and settled as decide says: retried with the row's backoff,
+// failed (refunded; a hard bounce only when the reader's address is dead)
+// or, for the sender's own problems, put back behind a pause of its
+// destination (slowDestination). Every failure the server answered for is
+// recorded in mail_events (source smtp), in one statement.
+func (o *Outbox) settleFailures(ctx context.Context, fs []failure, ds *destinations) {
+	var events []store.MailEvent
+	blocked := map[string][]judged{}
+	for _, f := range fs {
+		if errors.Is(f.cause, ErrCancelled) {
+			o.fail(ctx, f.j, "cancelled: "+f.cause.Error(), false)
+			o.count(f.j.row.Kind, "cancelled")
+			o.cfg.Log.Info("email cancelled", "outbox", f.j.row.ID, "kind", f.j.row.Kind, "reason", f.cause)
+			continue
+		}
+		v, reply := judgeSend(f.cause)
+		act := decide(v, errors.Is(f.cause, ErrTemporary))
+		if act == slowDestination && f.j.domain == "" {
+			act = retryLater // no domain to pause (cannot happen over SMTP)
+		}
+		if reply != nil {
+			id := f.j.row.ID
+			events = append(events, store.MailEvent{At: o.cfg.Clock.Now(), Domain: f.j.domain, Source: store.MailSourceSMTP,
+				Kind: store.MailFailure, Reason: string(v.Reason), Party: string(v.Party), Severity: string(v.Severity),
+				Status: replyStatus(reply), OutboxID: &id, Detail: reply.Msg})
+		}
+		switch act {
+		case slowDestination:
+			blocked[f.j.domain] = append(blocked[f.j.domain], judged{failure: f, v: v, reply: reply})
+		case retryLater:
+			o.retry(ctx, f.j, f.cause, v)
+		default:
+			o.fail(ctx, f.j, f.cause.Error(), act == failHard)
+			o.count(f.j.row.Kind, "failed")
+			o.cfg.Log.Warn("email failed", "outbox", f.j.row.ID, "kind", f.j.row.Kind, "to", f.j.row.ToAddr, "err", f.cause,
+				"reason", v.Reason, "party", v.Party, "bounce", act == failHard)
+		}
 	}
+	if err := o.cfg.Store.RecordMailEvents(ctx, events); err != nil {
+		o.cfg.Log.Error("record mail events", "count", len(events), "err", err)
+	}
+	for _, domain := range sortedKeys(blocked) {
+		o.slowDestination(ctx, domain, blocked[domain], ds)
+	}
+}
+
+// retry puts a row back with its own backoff after a temporary failure
+// judged v, or fails it (refunded, not counted) once RetryFor is spent.
+func (o *Outbox) retry(ctx context.Context, j *job, cause error, v bounce.Verdict) {
+	row := j.row
+	log := o.cfg.Log.With("outbox", row.ID, "kind", row.Kind, "to", row.ToAddr, "reason", v.Reason)
 	delay, ok := RetryDelay(row.Attempts+1, o.cfg.RetryFor)
 	if !ok {
 		o.fail(ctx, j, "gave up after "+strconv.Itoa(row.Attempts+1)+" attempts: "+cause.Error(), false)
@@ -44,8 +85,10 @@ func (o *Outbox) settleFailure(ctx context.Context, j *job, cause error) {
 	log.Info("email will be retried", "err", cause, "in", delay, "attempt", row.Attempts+1)
 }
 
-func (o *Outbox) fail(ctx context.Context, j *job, reason string, bounce bool) {
-	f := store.Failure{Owner: o.cfg.Owner, Row: j.row, Reason: reason, HardBounce: bounce, BounceLimit: o.cfg.BounceLimit}
+// fail marks a row failed with reason, refunding its charge; hard counts
+// a hard bounce against the reader's address.
+func (o *Outbox) fail(ctx context.Context, j *job, reason string, hard bool) {
+	f := store.Failure{Owner: o.cfg.Owner, Row: j.row, Reason: reason, HardBounce: hard, BounceLimit: o.cfg.BounceLimit}
 	if j.row.Credits > 0 {
 		f.ChargeKey, f.RefundKey = outboxKeys(j.row)
 	}
@@ -84,17 +127,6 @@ func backoff(attempt int) time.Duration {
 		return RetryCap
 	}
 	return min(RetryBase<<(attempt-1), RetryCap)
-}
-
-// isHardBounce reports a failure that counts against the address: an SMTP
-// 5xx reply other than a policy or content rejection.
-func isHardBounce(err error) bool {
-	var se *SendError
-	if !errors.As(err, &se) || se.Temporary || se.Code < 500 || se.Code > 599 {
-		return false
-	}
-	ec := se.EnhancedCode
-	return !strings.HasPrefix(ec, "5.7.") && !strings.HasPrefix(ec, "5.6.") && ec != "5.3.4"
 }
 
 // classifyRender reads a renderer's error (see Renderer).

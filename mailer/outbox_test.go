@@ -152,7 +152,9 @@ func TestOutboxSMTPFaults(t *testing.T) {
 					sent++
 				}
 			}
-			// 421: one message (whichever met the hang-up) is retried.
+			// 421 "too many messages": a rate limit, the sender's problem.
+			// One message (whichever met the hang-up) waits, with no
+			// attempt counted, for the pause of its destination.
 			if c.opts.Reply421After > 0 {
 				if faulty.Stats().Replied421 == 0 {
 					t.Fatal("the server never said 421")
@@ -163,7 +165,7 @@ func TestOutboxSMTPFaults(t *testing.T) {
 				for _, r := range rows {
 					if got := fx.row(r.ID); got.State == store.OutboxQueued {
 						victim = r
-						if got.Attempts != 1 || !got.NextAttemptAt.Equal(fx.clk.Now().Add(RetryBase)) {
+						if got.Attempts != 0 || !got.NextAttemptAt.Equal(fx.clk.Now().Add(DestinationPauseBase)) {
 							t.Errorf("421 row: attempts %d next %v", got.Attempts, got.NextAttemptAt)
 						}
 					}
@@ -201,7 +203,11 @@ func TestOutboxSMTPFaults(t *testing.T) {
 			if got.State == store.OutboxQueued && c.opts.Reply421After == 0 {
 				tr.Set(smtpTo(t, healthy, ""))
 			}
-			fx.clk.Advance(RetryBase)
+			if c.opts.Reply421After > 0 {
+				fx.clk.Advance(DestinationPauseBase)
+			} else {
+				fx.clk.Advance(RetryBase)
+			}
 			fx.pass(ob)
 			if c.wantState == store.OutboxFailed {
 				if fx.row(victim.ID).State != store.OutboxFailed {

@@ -35,25 +35,3 @@ func TestClassifyReply(t *testing.T) {
 		}
 	}
 }
-
-func TestIsHardBounce(t *testing.T) {
-	tests := []struct {
-		err  error
-		want bool
-	}{
-		{&SendError{Code: 550, EnhancedCode: "5.1.1"}, true},
-		{&SendError{Code: 552}, true},
-		{&SendError{Code: 550, EnhancedCode: "5.7.1"}, false}, // policy
-		{&SendError{Code: 554, EnhancedCode: "5.6.0"}, false}, // content
-		{&SendError{Code: 552, EnhancedCode: "5.3.4"}, false}, // message too big
-		{&SendError{Code: 450, Temporary: true}, false},
-		{&SendError{Code: 550, Temporary: true}, false},
-		{&SendError{Msg: "disk full"}, false},
-		{ErrPermanent, false},
-	}
-	for _, tc := range tests {
-		if got := isHardBounce(tc.err); got != tc.want {
-			t.Errorf("isHardBounce(%v) = %v, want %v", tc.err, got, tc.want)
-		}
-	}
-}

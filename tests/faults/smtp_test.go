@@ -30,14 +30,19 @@ type smtpRow struct {
 	sent, retry, failed int
 	// lastError is a fragment of the retried or failed rows' last_error.
 	lastError string
+	// slowed: the refusal is the sender's own problem (a rate limit): the
+	// row waits, with no attempt counted, for its destination's pause
+	// (mailer.DestinationPauseBase) instead of its own backoff.
+	slowed bool
 }
 
 // smtpRows is the SMTP half of the matrix (docs/design.md, "Email": 4xx → retry
 // with backoff for up to 3 days; 5xx → failed, the address marked bouncing
-// after repeated hard failures).
+// after repeated hard failures; a refusal for the sender's own sake, such
+// as a rate limit → the destination paused, the email retried after it).
 var smtpRows = []smtpRow{
 	{name: "421 and hang-up after two messages in a session", opts: smtptest.Options{Reply421After: 2}, params: "pool=1",
-		sent: 3, retry: 1, lastError: "421"},
+		sent: 3, retry: 1, lastError: "421", slowed: true},
 	{name: "450 mailbox busy", opts: smtptest.Options{TempFail: []string{victim}}, params: "pool=1",
 		sent: 3, retry: 1, lastError: "450"},
 	{name: "550 no such user", opts: smtptest.Options{PermFail: []string{victim}}, params: "pool=1",
@@ -94,6 +99,10 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 		t.Fatalf("first pass claimed %d, want %d", n, len(queued))
 	}
 	now := e.clk.Now()
+	wait, attempts := mailer.RetryBase, 1
+	if row.slowed {
+		wait, attempts = mailer.DestinationPauseBase, 0
+	}
 	var sent, retry, failed int
 	for _, id := range keys(queued) {
 		r := e.outbox()[id]
@@ -102,9 +111,9 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 			sent++
 		case store.OutboxQueued:
 			retry++
-			if r.Attempts != 1 || !r.NextAttemptAt.Equal(now.Add(mailer.RetryBase)) || r.LastError == "" {
-				t.Errorf("retried row %d: attempts %d, next %v (want %v), last error %q", id, r.Attempts,
-					r.NextAttemptAt, now.Add(mailer.RetryBase), r.LastError)
+			if r.Attempts != attempts || !r.NextAttemptAt.Equal(now.Add(wait)) || r.LastError == "" {
+				t.Errorf("retried row %d: attempts %d (want %d), next %v (want %v), last error %q", id, r.Attempts,
+					attempts, r.NextAttemptAt, now.Add(wait), r.LastError)
 			}
 		case store.OutboxFailed:
 			failed++
@@ -140,7 +149,7 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 
 	// The server behaves again; after the backoff everything retried goes.
 	tr.Set(smtpTo(t, healthy, ""))
-	e.clk.Advance(mailer.RetryBase)
+	e.clk.Advance(wait)
 	e.send(ob)
 	for _, id := range keys(queued) {
 		r := e.outbox()[id]
