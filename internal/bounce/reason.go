@@ -8,7 +8,7 @@ const (
 	UnknownUser    Reason = "unknown-user"    // reader: no such mailbox
 	UnknownDomain  Reason = "unknown-domain"  // reader: the domain has no mail host
 	Moved          Reason = "moved"           // reader: the address moved (5.1.6)
-	NotAccepting   Reason = "not-accepting"   // reader: disabled, suspended, null MX
+	NotAccepting   Reason = "not-accepting"   // reader: disabled, suspended; a domain with no MX or a null MX
 	MailboxFull    Reason = "mailbox-full"    // reader: over quota (soft)
 	TooLarge       Reason = "too-large"       // reader: the message exceeds their limit (soft)
 	Filtered       Reason = "filtered"        // reader's own rules refused it (a group, a filter): not counted
