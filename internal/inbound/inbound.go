@@ -242,6 +242,9 @@ func classify(data []byte, opt Options) Report {
 
 	rep, matched := classifyComplaint(msg)
 	if !matched {
+		rep, matched = classifySESJSON(msg)
+	}
+	if !matched {
 		rep, matched = classifyDSN(msg)
 	}
 	binary := false
