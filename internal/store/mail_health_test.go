@@ -35,7 +35,7 @@ func TestMailHealth(t *testing.T) {
 		sent(fmt.Sprintf("Reader%d@A.Example", i%3), now.Add(-time.Duration(i)*time.Hour), store.OutboxSent)
 	}
 	sent("ann@a.example", since.Add(-time.Hour), store.OutboxSent) // before the window
-	sent("ann@a.example", now, store.OutboxQueued)                  // not sent
+	sent("ann@a.example", now, store.OutboxQueued)                 // not sent
 	sent("ann@a.example", now, store.OutboxFailed)
 	for range 3 {
 		sent("bob@b.example", now.Add(-time.Hour), store.OutboxSent)
