@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/feedmail/feedmail/internal/esp"
 )
 
 // Roles a `feedmail serve` process can run.
@@ -45,6 +47,16 @@ type Config struct {
 	// InboundURL: the IMAP mailbox the inbound role reads (imaps://… or
 	// imap://… with STARTTLS). Empty: no inbound role.
 	InboundURL string
+	// Email services' bounce and complaint webhooks (POST
+	// /webhooks/{provider}); each is off while its variable is empty.
+	// SESTopicARNs: the SNS topics whose notifications are accepted.
+	// PostmarkWebhookAuth: "user:password" Postmark sends as basic auth.
+	// SendGridWebhookKey: the Signed Event Webhook's verification key.
+	// MailgunSigningKey: Mailgun's HTTP webhook signing key.
+	SESTopicARNs        []string
+	PostmarkWebhookAuth string
+	SendGridWebhookKey  string
+	MailgunSigningKey   string
 }
 
 // ErrInvalid wraps every configuration error.
@@ -77,6 +89,9 @@ func Load(getenv func(string) string) (Config, error) {
 		DKIMKeyFile:         get("FEEDMAIL_DKIM_PRIVATE_KEY_FILE", ""),
 		BounceAddress:       get("FEEDMAIL_BOUNCE_ADDRESS", ""),
 		InboundURL:          get("FEEDMAIL_INBOUND_URL", ""),
+		PostmarkWebhookAuth: get("FEEDMAIL_POSTMARK_WEBHOOK_AUTH", ""),
+		SendGridWebhookKey:  get("FEEDMAIL_SENDGRID_WEBHOOK_KEY", ""),
+		MailgunSigningKey:   get("FEEDMAIL_MAILGUN_SIGNING_KEY", ""),
 	}
 	bad := func(k, why string) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %s: %s", ErrInvalid, k, why)
@@ -135,6 +150,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if why := checkInboundURL(c.InboundURL, c.Roles); why != "" {
 		return bad("FEEDMAIL_INBOUND_URL", why)
 	}
+	if k, why := c.readWebhooks(get("FEEDMAIL_SES_TOPIC_ARNS", "")); why != "" {
+		return bad(k, why)
+	}
 	if c.Secret != "" && len(c.Secret) < 16 {
 		return bad("FEEDMAIL_SECRET", "must be at least 16 characters")
 	}
@@ -185,6 +203,37 @@ func checkInboundURL(u string, roles []string) string {
 		return "not an imaps:// or imap:// URL (imaps://user:password@host/INBOX)"
 	}
 	return ""
+}
+
+// readWebhooks sets SESTopicARNs from arns (a comma-separated list) and
+// returns the variable at fault and why, or "" when every email service
+// setting is empty or well formed.
+func (c *Config) readWebhooks(arns string) (key, why string) {
+	for _, a := range strings.Split(arns, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		if !esp.ValidTopicARN(a) {
+			return "FEEDMAIL_SES_TOPIC_ARNS", fmt.Sprintf("%q is not an SNS topic ARN (arn:aws:sns:REGION:ACCOUNT:TOPIC)", a)
+		}
+		if !slices.Contains(c.SESTopicARNs, a) {
+			c.SESTopicARNs = append(c.SESTopicARNs, a)
+		}
+	}
+	if c.PostmarkWebhookAuth != "" {
+		if _, err := esp.ParsePostmarkAuth(c.PostmarkWebhookAuth); err != nil {
+			return "FEEDMAIL_POSTMARK_WEBHOOK_AUTH", err.Error()
+		}
+	}
+	if c.SendGridWebhookKey != "" {
+		if _, err := esp.ParseSendGridKey(c.SendGridWebhookKey); err != nil {
+			return "FEEDMAIL_SENDGRID_WEBHOOK_KEY", "the Signed Event Webhook's verification key, base64 as SendGrid shows it: " + err.Error()
+		}
+	}
+	if c.MailgunSigningKey != "" && len(c.MailgunSigningKey) < 16 {
+		return "FEEDMAIL_MAILGUN_SIGNING_KEY", "too short for Mailgun's HTTP webhook signing key"
+	}
+	return "", ""
 }
 
 // wildcardHost reports whether a listen host means every address.

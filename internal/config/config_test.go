@@ -40,6 +40,13 @@ func TestInvalid(t *testing.T) {
 		{"FEEDMAIL_BOUNCE_ADDRESS", "a-very-long-local-part-indeed@example.org"},
 		{"FEEDMAIL_INBOUND_URL", "pop3://u:p@mail.example.org/"},
 		{"FEEDMAIL_INBOUND_URL", "imaps:///INBOX"},
+		{"FEEDMAIL_SES_TOPIC_ARNS", "feedmail-bounces"},
+		{"FEEDMAIL_SES_TOPIC_ARNS", "arn:aws:sns:us-east-1:123456789012:ok, arn:aws:sqs:us-east-1:123456789012:q"},
+		{"FEEDMAIL_POSTMARK_WEBHOOK_AUTH", "just-a-password"},
+		{"FEEDMAIL_POSTMARK_WEBHOOK_AUTH", "user:short"},
+		{"FEEDMAIL_SENDGRID_WEBHOOK_KEY", "not a key"},
+		{"FEEDMAIL_SENDGRID_WEBHOOK_KEY", "bm90IGEga2V5"},
+		{"FEEDMAIL_MAILGUN_SIGNING_KEY", "key-1"},
 	}
 	for _, c := range cases {
 		_, err := Load(env(map[string]string{c.key: c.val}))
@@ -128,5 +135,26 @@ func TestInbound(t *testing.T) {
 	if _, err := Load(env(map[string]string{"FEEDMAIL_ROLES": "web,inbound"})); err == nil ||
 		!strings.Contains(err.Error(), "FEEDMAIL_INBOUND_URL") {
 		t.Fatalf("inbound role without a mailbox: %v", err)
+	}
+}
+
+// TestEmailServiceWebhooks: the email services' settings are read and
+// checked; unset, every service is off.
+func TestEmailServiceWebhooks(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil || len(c.SESTopicARNs) != 0 || c.PostmarkWebhookAuth != "" || c.SendGridWebhookKey != "" || c.MailgunSigningKey != "" {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	c, err = Load(env(map[string]string{
+		"FEEDMAIL_SES_TOPIC_ARNS":        " arn:aws:sns:us-east-1:123456789012:feedmail-ses ,arn:aws:sns:eu-west-1:123456789012:eu,arn:aws:sns:us-east-1:123456789012:feedmail-ses",
+		"FEEDMAIL_POSTMARK_WEBHOOK_AUTH": "postmark:0123456789abcdef",
+		"FEEDMAIL_SENDGRID_WEBHOOK_KEY":  "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE83T4O/n84iotIvIW4mdBgQ/7dAfSmpqIM8kF9mN1flpVKS3GRqe62gw+2fNNRaINXvVpiglSI8eNEc6wEA3F+g==",
+		"FEEDMAIL_MAILGUN_SIGNING_KEY":   "key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.SESTopicARNs, " ") != "arn:aws:sns:us-east-1:123456789012:feedmail-ses arn:aws:sns:eu-west-1:123456789012:eu" {
+		t.Errorf("topics %q", c.SESTopicARNs)
 	}
 }
