@@ -35,6 +35,7 @@ func mounts() []func(a *app, srv *web.Server) error {
 	return []func(a *app, srv *web.Server) error{
 		mountCredits,
 		mountWebSub,
+		mountESP,
 		// route groups register here
 	}
 }

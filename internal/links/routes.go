@@ -32,6 +32,7 @@ const (
 	PathCredits             = "/credits"
 	PathCheckout            = "/credits/checkout"
 	PathStripeWebhook       = "/webhooks/stripe"
+	PathESPWebhook          = "/webhooks/{provider}"
 	PathWebSub              = "/websub/{token}"
 	PathPing                = "/ping"
 	PathRPC2                = "/RPC2"
@@ -45,6 +46,7 @@ const (
 	GroupCredits = "credits" // web.Server.MountCredits
 	GroupWebSub  = "websub"  // web.Server.MountWebSub
 	GroupPings   = "pings"   // web.Server.MountPings
+	GroupESP     = "esp"     // web.Server.MountESP
 )
 
 // Route is one HTTP route.
@@ -102,6 +104,9 @@ func Routes() []Route {
 		{Name: "ping", Method: "GET", Path: PathPing, Group: GroupPings},
 		{Name: "ping", Method: "POST", Path: PathPing, Group: GroupPings, Machine: true},
 		{Name: "xmlrpcPing", Method: "POST", Path: PathRPC2, Group: GroupPings, Machine: true},
+		// Email services' bounce and complaint notifications (ses,
+		// postmark, sendgrid, mailgun); /webhooks/stripe is more specific.
+		{Name: "espWebhook", Method: "POST", Path: PathESPWebhook, Group: GroupESP, Machine: true},
 	}
 }
 

@@ -28,7 +28,7 @@ func TestRoutesContract(t *testing.T) {
 		"GET /feeds/status", "GET /static/{file}", "GET /healthz", "GET /metrics",
 		"GET /credits", "POST /credits/checkout", "POST /webhooks/stripe",
 		"GET /websub/{token}", "POST /websub/{token}",
-		"GET /ping", "POST /ping", "POST /RPC2",
+		"GET /ping", "POST /ping", "POST /RPC2", "POST /webhooks/{provider}",
 	}
 	var got []string
 	for _, rt := range links.Routes() {
@@ -44,6 +44,7 @@ func TestRoutesContract(t *testing.T) {
 	h.srv.MountCredits(CreditsConfig{})
 	h.srv.MountWebSub(WebSubOptions{Ingest: func(context.Context, int64, []byte, string) error { return nil }})
 	h.srv.MountPings(PingOptions{PollNow: func(context.Context, int64, string) error { return nil }})
+	h.srv.MountESP(ESPOptions{})
 	for _, rt := range links.Routes() {
 		r := httptest.NewRequest(rt.Method, links.Fill(rt.Path, "T", "1", "x"), nil)
 		if rt.Path == links.PathHome {
