@@ -72,7 +72,7 @@ func postForms(page, doc string) []pageForm {
 
 // crossOriginExempt are the POST endpoints that other machines call; they
 // are authorised by a token, a signature or are harmless (web/middleware.go).
-var crossOriginExempt = []string{"/unsubscribe/", "/webhooks/stripe", "/websub/", "/ping", "/RPC2"}
+var crossOriginExempt = []string{"/unsubscribe/", "/webhooks/", "/websub/", "/ping", "/RPC2"}
 
 func exempt(action string) bool {
 	for _, p := range crossOriginExempt {
