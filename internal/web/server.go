@@ -1,6 +1,6 @@
 // Package web owns feedmail's HTTP side: the server-rendered pages and forms,
-// the public feed status, WebSub callbacks, pings, the payments webhook,
-// /healthz and /metrics, with their protections (security headers,
+// the public feed status, WebSub callbacks, pings, the payments webhook, the
+// email services' bounce webhooks, /healthz and /metrics, with their protections (security headers,
 // cross-origin checks, rate limits, body caps). Handlers read requests and
 // render answers; they must not run SQL directly (they go through package
 // store) nor hold the rules of a use case (package subscribe does), and they
