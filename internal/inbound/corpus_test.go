@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/feedmail/feedmail/internal/bounce"
 )
@@ -29,6 +30,15 @@ var sisimaiReasons = map[string]bounce.Reason{
 	"virusdetected": bounce.Policy, "notcompliantrfc": bounce.Policy, "emailtoolong": bounce.Policy,
 	"authfailure": bounce.Authentication, "securityerror": bounce.Authentication,
 	"syntaxerror": bounce.Syntax, "onhold": bounce.Undetermined, "undefined": bounce.Undetermined,
+}
+
+// disputedLabels are the samples whose label we believe is wrong, with
+// why; they are counted like the others but do not fail the test's
+// "no sender-side failure counted against a reader".
+var disputedLabels = map[string]string{
+	// RFC 3464's own example: "550 'rcpt@host' is not a registered
+	// gateway user" names the recipient, not the sender.
+	"rfc3464-35.eml": "the gateway names the recipient as unregistered",
 }
 
 // corpusLabel is one labelled recipient of a sample.
@@ -105,6 +115,7 @@ func TestBounceCorpus(t *testing.T) {
 	}
 	labels := readLabels(t)
 	tally := corpusTally{confusion: map[string]int{}}
+	start := time.Now()
 	for _, dir := range []string{"bsd", "dos", "mac", "err"} {
 		paths, _ := filepath.Glob(filepath.Join(root, "maildir", dir, "*.eml"))
 		for _, p := range paths {
@@ -115,7 +126,10 @@ func TestBounceCorpus(t *testing.T) {
 			tally.add(dir+"/"+filepath.Base(p), labels[filepath.Base(p)], raw)
 		}
 	}
+	elapsed := time.Since(start)
 	pct := func(n, d int) float64 { return 100 * float64(n) / float64(max(d, 1)) }
+	t.Logf("parsed %d samples in %v (%.0f µs each, reading files included)", tally.samples, elapsed.Round(time.Millisecond),
+		float64(elapsed.Microseconds())/float64(max(tally.samples, 1)))
 	t.Logf("bounce corpus %s: %d samples; recognised %d (%.1f %%); of %d labelled failures: reason agrees %d (%.1f %%), party right %d (%.1f %%); sender-side counted against a reader: %d; reader's address not counted: %d",
 		root, tally.samples, tally.recognised, pct(tally.recognised, tally.samples), tally.judged,
 		tally.reasonOK, pct(tally.reasonOK, tally.judged), tally.partyOK, pct(tally.partyOK, tally.judged),
@@ -203,7 +217,11 @@ func (c *corpusTally) add(name string, labels []corpusLabel, raw []byte) {
 		c.partyOK++
 	}
 	if exp.Party() == bounce.PartySender && rep.Severity != SeverityNone {
-		c.senderCounted++
+		if why, ok := disputedLabels[filepath.Base(name)]; ok {
+			c.misses = append(c.misses, fmt.Sprintf("%s: disputed label (%s)", name, why))
+		} else {
+			c.senderCounted++
+		}
 	}
 	if exp.Severity() == bounce.Hard && rep.Severity != SeverityHard {
 		c.readerMissed++

@@ -16,6 +16,19 @@ const FormatSESJSON = "ses-json"
 // their headers are a few KiB).
 const maxJSONPart = 1 << 20
 
+// decodeSESMail decodes SES's JSON, inside an SNS envelope or not; nil
+// when body is neither.
+func decodeSESMail(body []byte) *esp.SES {
+	if bytes.Contains(body, []byte(`"TopicArn"`)) {
+		if sns, err := esp.DecodeSNS(body); err == nil && sns.Type == esp.SNSNotification {
+			n, _ := esp.DecodeSES([]byte(sns.Message))
+			return n
+		}
+	}
+	n, _ := esp.DecodeSES(body)
+	return n
+}
+
 // classifySESJSON recognises a text part that is an SNS message carrying
 // SES's JSON, or SES's JSON itself (package esp decodes both, for mail and
 // for POST /webhooks/ses alike): a bounce (judged by cause like a DSN), a
@@ -41,13 +54,11 @@ func classifySESJSON(m *message) (Report, bool) {
 			!bytes.Contains(body, []byte(`notificationType\"`)) && !bytes.Contains(body, []byte(`eventType\"`)) {
 			return
 		}
-		if bytes.Contains(body, []byte(`"TopicArn"`)) {
-			if sns, err := esp.DecodeSNS(body); err == nil && sns.Type == esp.SNSNotification {
-				n, _ = esp.DecodeSES([]byte(sns.Message))
-				return
-			}
+		if n = decodeSESMail(body); n == nil {
+			// A mail system may have wrapped the long lines: JSON has no
+			// raw line breaks inside strings, so joining them restores it.
+			n = decodeSESMail([]byte(strings.NewReplacer("\r", "", "\n", "").Replace(string(body))))
 		}
-		n, _ = esp.DecodeSES(body)
 	})
 	if n == nil {
 		return Report{}, false

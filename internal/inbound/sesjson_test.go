@@ -77,6 +77,7 @@ func TestSESJSONByMail(t *testing.T) {
 		{"email-json", snsMail(snsEnvelope(t, hard), "7bit"), KindBounce, SeverityHard, bounce.UnknownUser, bounce.PartyReader, true},
 		{"email-json quoted-printable", snsMail(qp(snsEnvelope(t, hard)), "quoted-printable"), KindBounce, SeverityHard, bounce.UnknownUser, bounce.PartyReader, true},
 		{"email protocol with footer", snsMail(hard+footer, "7bit"), KindBounce, SeverityHard, bounce.UnknownUser, bounce.PartyReader, true},
+		{"lines wrapped by a mail system", snsMail(wrap76(snsEnvelope(t, hard)), "7bit"), KindBounce, SeverityHard, bounce.UnknownUser, bounce.PartyReader, true},
 		{"forwarded", snsMail("---------- Forwarded message ---------\nFrom: AWS Notifications\n\n"+hard, "8bit"), KindBounce, SeverityHard, bounce.UnknownUser, bounce.PartyReader, true},
 		{"blocked by a blocklist", snsMail(snsEnvelope(t, sesJSON(t, "ses-bounce-blocked.json")), "7bit"), KindBounce, SeverityNone, bounce.Blocked, bounce.PartySender, false},
 		{"mailbox full", snsMail(snsEnvelope(t, sesJSON(t, "ses-bounce-transient.json")), "7bit"), KindBounce, SeveritySoft, bounce.MailboxFull, bounce.PartyReader, false},
@@ -115,4 +116,16 @@ func TestSESJSONByMail(t *testing.T) {
 			t.Errorf("%s: %+v", name, rep)
 		}
 	}
+}
+
+// wrap76 breaks s into lines of 76 characters, as some mail systems do to
+// long lines (inside JSON strings too).
+func wrap76(s string) string {
+	var b strings.Builder
+	for len(s) > 76 {
+		b.WriteString(s[:76] + "\n")
+		s = s[76:]
+	}
+	b.WriteString(s)
+	return b.String()
 }
