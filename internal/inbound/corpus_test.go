@@ -98,6 +98,7 @@ type corpusTally struct {
 	samples, recognised         int
 	judged, reasonOK, partyOK   int
 	senderCounted, readerMissed int
+	severityOK, othersHard      int
 	misses                      []string
 	confusion                   map[string]int
 }
@@ -134,6 +135,8 @@ func TestBounceCorpus(t *testing.T) {
 		root, tally.samples, tally.recognised, pct(tally.recognised, tally.samples), tally.judged,
 		tally.reasonOK, pct(tally.reasonOK, tally.judged), tally.partyOK, pct(tally.partyOK, tally.judged),
 		tally.senderCounted, tally.readerMissed)
+	t.Logf("what counts against the reader agrees %d of %d (%.1f %%); not the reader's cause yet counted hard: %d",
+		tally.severityOK, tally.judged, pct(tally.severityOK, tally.judged), tally.othersHard)
 	if testing.Verbose() {
 		keys := make([]string, 0, len(tally.confusion))
 		for k := range tally.confusion {
@@ -225,5 +228,17 @@ func (c *corpusTally) add(name string, labels []corpusLabel, raw []byte) {
 	}
 	if exp.Severity() == bounce.Hard && rep.Severity != SeverityHard {
 		c.readerMissed++
+	}
+	// What counts against the reader (hard, soft, nothing), with a soft
+	// count where none was due taken as harmless: it never pauses.
+	gotSev, wantSev := rep.Severity, Severity(exp.Severity())
+	if wantSev == SeverityNone && gotSev == SeveritySoft {
+		gotSev = SeverityNone
+	}
+	if gotSev == wantSev {
+		c.severityOK++
+	}
+	if wantSev == SeverityNone && gotSev == SeverityHard {
+		c.othersHard++
 	}
 }
