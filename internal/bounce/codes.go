@@ -92,12 +92,17 @@ func definitiveStatus(status string) (Reason, bool) {
 }
 
 // fromStatus returns the reason a specific enhanced status code names.
+// A transient protocol status (4.5.x) is no syntax error of ours: the
+// receiver says to try again.
 func fromStatus(status string) (Reason, bool) {
 	if status == "" {
 		return "", false
 	}
-	_, rest, _ := strings.Cut(status, ".")
+	class, rest, _ := strings.Cut(status, ".")
 	r, ok := statusReasons[rest]
+	if ok && r == Syntax && class == "4" {
+		return Temporary, true
+	}
 	return r, ok
 }
 

@@ -64,6 +64,7 @@ func TestJudgeSamples(t *testing.T) {
 		{"sender domain", Failure{Status: "5.1.8", Code: 553, Text: "Sender address rejected: Domain not found"}, SenderRejected},
 		{"Cox AUP code", Failure{Status: "5.1.0", Code: 550, Text: "<bounce@example.com> sender rejected. Refer to Error Codes section at https://www.cox.com for more information. AUP#CDRBL"}, Blocked},
 		{"Spectrum AUP code", Failure{Status: "5.1.0", Code: 550, Text: "<a@example.com> sender rejected. Please see https://www.spectrum.net/support for more information. AUP#In-1310"}, RateLimited},
+		{"4.5.x is transient", Failure{Status: "4.5.0", Code: 451}, Temporary},
 		{"syntax", Failure{Code: 501, Text: "Syntax error in parameters or arguments"}, Syntax},
 		{"501 invalid domain is no dead mailbox", Failure{Code: 501, Text: "Invalid domain name"}, Syntax},
 		// Nobody's in particular.
