@@ -38,11 +38,13 @@ type ExportDelivery struct {
 }
 
 // ExportReport is one recorded report: its kind ("bounce", "complaint",
-// "unsubscribe"), a bounce's severity and status, the reporting system's
-// words, and when it arrived.
+// "unsubscribe"), a bounce's severity, cause and whose problem it was, its
+// status, the reporting system's words, and when it arrived.
 type ExportReport struct {
 	Kind       string    `json:"kind"`
 	Severity   string    `json:"severity,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	Party      string    `json:"party,omitempty"`
 	Status     string    `json:"status,omitempty"`
 	Detail     string    `json:"detail,omitempty"`
 	ReceivedAt time.Time `json:"received_at"`
@@ -187,7 +189,7 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 	slices.Reverse(reports) // oldest first, like the rest of the export
 	for _, r := range reports {
 		out.Delivery.Reports = append(out.Delivery.Reports, ExportReport{Kind: r.Kind, Severity: r.Severity,
-			Status: r.Status, Detail: r.Detail, ReceivedAt: r.ReceivedAt.UTC()})
+			Reason: r.Reason, Party: r.Party, Status: r.Status, Detail: r.Detail, ReceivedAt: r.ReceivedAt.UTC()})
 	}
 	return out, nil
 }

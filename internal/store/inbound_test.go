@@ -60,7 +60,8 @@ func TestApplyReport(t *testing.T) {
 
 	// A hard bounce refunds and counts; the same report again changes nothing.
 	a := sent("item:a")
-	hard := store.Report{OutboxID: a, Kind: store.InboundBounce, Severity: store.SeverityHard, Status: "5.1.1", Detail: "550 5.1.1 no such user"}
+	hard := store.Report{OutboxID: a, Kind: store.InboundBounce, Severity: store.SeverityHard, Reason: "unknown-user",
+		Party: "reader", Final: true, Status: "5.1.1", Detail: "550 5.1.1 no such user"}
 	if r := apply(hard); r.Duplicate || !r.Refunded || r.NowBouncing || r.Address != u.Email {
 		t.Fatalf("first hard bounce: %+v", r)
 	}
@@ -72,11 +73,26 @@ func TestApplyReport(t *testing.T) {
 	}
 	// Soft bounces are counted once per email and stop nothing.
 	b := sent("item:b")
-	soft := store.Report{OutboxID: b, Kind: store.InboundBounce, Severity: store.SeveritySoft, Status: "4.2.2", Detail: "mailbox full"}
+	soft := store.Report{OutboxID: b, Kind: store.InboundBounce, Severity: store.SeveritySoft, Reason: "mailbox-full",
+		Party: "reader", Status: "4.2.2", Detail: "mailbox full"}
 	apply(soft)
 	apply(soft)
 	if got := user(); got.SoftBounces != 1 || got.BouncingSince != nil || got.HardBounces != 1 {
 		t.Fatalf("after soft bounces: %+v", got)
+	}
+	// A block of our own sending IP counts against nobody; being final, it
+	// gives the email's credit back; twice changes nothing.
+	e := sent("item:e")
+	blocked := store.Report{OutboxID: e, Kind: store.InboundBounce, Reason: "blocked", Party: "sender", Final: true,
+		Status: "5.7.1", Detail: "554 5.7.1 blocked using zen.spamhaus.org"}
+	if r := apply(blocked); !r.Refunded || r.NowBouncing || !strings.Contains(r.Action, "sender-side") {
+		t.Fatalf("sender-side bounce: %+v", r)
+	}
+	if r := apply(blocked); !r.Duplicate || r.Refunded {
+		t.Fatalf("sender-side bounce again: %+v", r)
+	}
+	if got := user(); got.SoftBounces != 1 || got.HardBounces != 1 || strings.Contains(got.LastBounce, "spamhaus") {
+		t.Fatalf("after a sender-side bounce: hard %d soft %d last %q", got.HardBounces, got.SoftBounces, got.LastBounce)
 	}
 	// The third hard bounce marks the address bouncing and holds queued mail.
 	queued := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:q", UserID: u.ID, SubscriptionID: &sub.ID,
@@ -136,9 +152,10 @@ func TestApplyReport(t *testing.T) {
 	}
 	var kinds []string
 	for _, r := range ex.Delivery.Reports {
-		kinds = append(kinds, r.Kind+"/"+r.Severity+"/"+r.Status)
+		kinds = append(kinds, r.Kind+"/"+r.Severity+"/"+r.Reason+"/"+r.Party+"/"+r.Status)
 	}
-	wantKinds := "bounce/hard/5.1.1 bounce/soft/4.2.2 bounce/hard/5.1.1 bounce/hard/5.1.1 complaint// unsubscribe//"
+	wantKinds := "bounce/hard/unknown-user/reader/5.1.1 bounce/soft/mailbox-full/reader/4.2.2 bounce//blocked/sender/5.7.1 " +
+		"bounce/hard///5.1.1 bounce/hard///5.1.1 complaint//// unsubscribe////"
 	if got := strings.Join(kinds, " "); got != wantKinds {
 		t.Errorf("exported reports %q, want %q", got, wantKinds)
 	}
