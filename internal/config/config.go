@@ -100,20 +100,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.InboundURL != "" {
 		defaultRoles += ",inbound"
 	}
-	for _, r := range strings.Split(get("FEEDMAIL_ROLES", defaultRoles), ",") {
-		r = strings.TrimSpace(r)
-		if r == "" {
-			continue
-		}
-		if !slices.Contains(knownRoles, r) {
-			return bad("FEEDMAIL_ROLES", fmt.Sprintf("unknown role %q (known: %s)", r, strings.Join(knownRoles, ", ")))
-		}
-		if !slices.Contains(c.Roles, r) {
-			c.Roles = append(c.Roles, r)
-		}
-	}
-	if len(c.Roles) == 0 {
-		return bad("FEEDMAIL_ROLES", "no role given")
+	var why string
+	if c.Roles, why = readRoles(get("FEEDMAIL_ROLES", defaultRoles)); why != "" {
+		return bad("FEEDMAIL_ROLES", why)
 	}
 	switch v := get("FEEDMAIL_ALLOW_PRIVATE_NETWORKS", "0"); v {
 	case "0", "false", "no":
@@ -127,19 +116,8 @@ func Load(getenv func(string) string) (Config, error) {
 		return bad("FEEDMAIL_TRIAL_CREDITS", "must be a whole number ≥ 0")
 	}
 	c.TrialCredits = n
-	host, port, err := net.SplitHostPort(c.Listen)
-	if err != nil {
-		return bad("FEEDMAIL_LISTEN", fmt.Sprintf("%q is not host:port", c.Listen))
-	}
-	if c.BaseURL = strings.TrimSpace(c.BaseURL); c.BaseURL == "" {
-		// Links in email follow the listen address unless told otherwise.
-		if wildcardHost(host) {
-			host = "127.0.0.1"
-		}
-		c.BaseURL = "http://" + net.JoinHostPort(host, port)
-	}
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return bad("FEEDMAIL_BASE_URL", fmt.Sprintf("%q is not an http(s) URL", c.BaseURL))
+	if k, why := c.resolveBaseURL(); why != "" {
+		return bad(k, why)
 	}
 	if a, err := mail.ParseAddress(c.From); err != nil || a.Name != "" {
 		return bad("FEEDMAIL_FROM", fmt.Sprintf("%q is not a bare email address", c.From))
@@ -165,6 +143,48 @@ func Load(getenv func(string) string) (Config, error) {
 		return bad("FEEDMAIL_LOG_LEVEL", "must be debug, info, warn or error")
 	}
 	return c, nil
+}
+
+// readRoles returns the roles listed in v (comma-separated, repeats
+// dropped), or why v is no list of known roles.
+func readRoles(v string) ([]string, string) {
+	var roles []string
+	for _, r := range strings.Split(v, ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		if !slices.Contains(knownRoles, r) {
+			return nil, fmt.Sprintf("unknown role %q (known: %s)", r, strings.Join(knownRoles, ", "))
+		}
+		if !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
+	}
+	if len(roles) == 0 {
+		return nil, "no role given"
+	}
+	return roles, ""
+}
+
+// resolveBaseURL checks the listen address and fills in the base URL from
+// it when unset (links in email follow the listen address unless told
+// otherwise); it returns the variable at fault and why, or "", "".
+func (c *Config) resolveBaseURL() (key, why string) {
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return "FEEDMAIL_LISTEN", fmt.Sprintf("%q is not host:port", c.Listen)
+	}
+	if c.BaseURL = strings.TrimSpace(c.BaseURL); c.BaseURL == "" {
+		if wildcardHost(host) {
+			host = "127.0.0.1"
+		}
+		c.BaseURL = "http://" + net.JoinHostPort(host, port)
+	}
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "FEEDMAIL_BASE_URL", fmt.Sprintf("%q is not an http(s) URL", c.BaseURL)
+	}
+	return "", ""
 }
 
 // checkBounceAddress returns why addr cannot be the bounce address, or "":

@@ -13,14 +13,17 @@ import (
 	"github.com/feedmail/feedmail/internal/bounce"
 )
 
+// MailgunSignature is the signature object of a Mailgun webhook.
+type MailgunSignature struct {
+	Timestamp string `json:"timestamp"`
+	Token     string `json:"token"`
+	Signature string `json:"signature"`
+}
+
 // Mailgun is one Mailgun webhook (the JSON body with its signature and
 // event data).
 type Mailgun struct {
-	Signature struct {
-		Timestamp string `json:"timestamp"`
-		Token     string `json:"token"`
-		Signature string `json:"signature"`
-	} `json:"signature"`
+	Signature MailgunSignature `json:"signature"`
 	EventData struct {
 		Event     string `json:"event"`
 		Severity  string `json:"severity"` // failed: permanent or temporary

@@ -138,58 +138,96 @@ func (h *espHandler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log := h.s.Log.With("provider", provider)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBody))
-	if err != nil {
-		h.count(provider, "malformed", 1)
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			log.Warn("email service callback too large", "limit", h.o.MaxBody)
-			answer(w, http.StatusRequestEntityTooLarge, "too large")
-			return
-		}
-		answer(w, http.StatusBadRequest, "unreadable body")
+	body, ok := h.readBody(w, r, provider, log)
+	if !ok {
 		return
 	}
-	opt := esp.Options{BounceAddress: h.o.BounceAddress}
-	var batch esp.Batch
-	var mailgunToken, mailgunStamp string
 	now := h.s.Clock.Now()
-	switch provider {
-	case "ses":
-		batch, err = h.ses(r.Context(), body, opt, now, log)
-	case "postmark":
-		if err = h.o.Postmark.Check(r.Header.Get("Authorization")); err == nil {
-			batch, err = esp.ParsePostmark(body, opt)
-		}
-	case "sendgrid":
-		err = esp.VerifySendGrid(h.o.SendGridKey, body, r.Header.Get(esp.SendGridSignatureHeader),
-			r.Header.Get(esp.SendGridTimestampHeader), now)
-		if err == nil {
-			batch, err = esp.ParseSendGrid(body, opt)
-		}
-	case "mailgun":
-		var m *esp.Mailgun
-		if m, err = esp.DecodeMailgun(body); err == nil {
-			err = m.Verify(h.o.MailgunKey, now)
-		}
-		if err == nil {
-			mailgunToken, mailgunStamp = m.Signature.Token, m.Signature.Timestamp
-			if h.seen.Has(mailgunToken, now) {
-				h.count(provider, "replay", 1)
-				log.Info("email service callback replayed: token seen before, nothing done")
-				answer(w, http.StatusOK, "already handled")
-				return
-			}
-			batch = m.Batch(opt)
-		}
-	}
+	batch, token, err := h.parse(r, provider, body, now)
 	if err != nil {
 		h.answerError(w, provider, err, log)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), espApplyTimeout)
+	if token != nil && h.seen.Has(token.Token, now) {
+		h.count(provider, "replay", 1)
+		log.Info("email service callback replayed: token seen before, nothing done")
+		answer(w, http.StatusOK, "already handled")
+		return
+	}
+	applied, duplicate, ignored, err := h.apply(r.Context(), provider, batch, log)
+	h.count(provider, "applied", applied)
+	h.count(provider, "duplicate", duplicate)
+	h.count(provider, "ignored", ignored+batch.Ignored)
+	if err != nil {
+		h.count(provider, "failed", 1)
+		log.Error("email service notice not applied; the service will send it again", "err", err)
+		answer(w, http.StatusServiceUnavailable, "temporarily unavailable, try again")
+		return
+	}
+	if token != nil {
+		h.seen.Add(token.Token, token.Timestamp, now)
+	}
+	answer(w, http.StatusOK, fmt.Sprintf("ok: %d applied, %d duplicate, %d ignored", applied, duplicate, ignored+batch.Ignored))
+}
+
+// readBody reads a callback's body within the size limit; false when it
+// answered already (too large, unreadable).
+func (h *espHandler) readBody(w http.ResponseWriter, r *http.Request, provider string, log *slog.Logger) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBody))
+	if err == nil {
+		return body, true
+	}
+	h.count(provider, "malformed", 1)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		log.Warn("email service callback too large", "limit", h.o.MaxBody)
+		answer(w, http.StatusRequestEntityTooLarge, "too large")
+		return nil, false
+	}
+	answer(w, http.StatusBadRequest, "unreadable body")
+	return nil, false
+}
+
+// parse authenticates a callback the way its service documents and reads
+// its notices; for Mailgun it also returns the signature, whose token is
+// remembered once the notices are applied.
+func (h *espHandler) parse(r *http.Request, provider string, body []byte, now time.Time) (esp.Batch, *esp.MailgunSignature, error) {
+	opt := esp.Options{BounceAddress: h.o.BounceAddress}
+	switch provider {
+	case "ses":
+		b, err := h.ses(r.Context(), body, opt, now, h.s.Log.With("provider", provider))
+		return b, nil, err
+	case "postmark":
+		if err := h.o.Postmark.Check(r.Header.Get("Authorization")); err != nil {
+			return esp.Batch{}, nil, err
+		}
+		b, err := esp.ParsePostmark(body, opt)
+		return b, nil, err
+	case "sendgrid":
+		if err := esp.VerifySendGrid(h.o.SendGridKey, body, r.Header.Get(esp.SendGridSignatureHeader),
+			r.Header.Get(esp.SendGridTimestampHeader), now); err != nil {
+			return esp.Batch{}, nil, err
+		}
+		b, err := esp.ParseSendGrid(body, opt)
+		return b, nil, err
+	case "mailgun":
+		m, err := esp.DecodeMailgun(body)
+		if err == nil {
+			err = m.Verify(h.o.MailgunKey, now)
+		}
+		if err != nil {
+			return esp.Batch{}, nil, err
+		}
+		return m.Batch(opt), &m.Signature, nil
+	}
+	return esp.Batch{}, nil, fmt.Errorf("%w: unknown service %q", esp.ErrMalformed, provider)
+}
+
+// apply hands each notice to the judgement and its effects, counting what
+// became of them; an error means a retry may work (the database is away).
+func (h *espHandler) apply(ctx context.Context, provider string, batch esp.Batch, log *slog.Logger) (applied, duplicate, ignored int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, espApplyTimeout)
 	defer cancel()
-	var applied, duplicate, ignored int
 	for _, n := range batch.Notices {
 		kind := inbound.KindBounce
 		if n.Kind == esp.KindComplaint {
@@ -198,13 +236,7 @@ func (h *espHandler) serve(w http.ResponseWriter, r *http.Request) {
 		out, err := h.o.Notices.HandleNotice(ctx, mailer.Notice{Kind: kind, Failure: n.Failure, Recipient: n.Recipient,
 			MessageIDs: n.MessageIDs, Tokens: n.Tokens, Format: provider})
 		if err != nil {
-			h.count(provider, "applied", applied)
-			h.count(provider, "duplicate", duplicate)
-			h.count(provider, "ignored", ignored)
-			h.count(provider, "failed", 1)
-			log.Error("email service notice not applied; the service will send it again", "event", n.Event, "err", err)
-			answer(w, http.StatusServiceUnavailable, "temporarily unavailable, try again")
-			return
+			return applied, duplicate, ignored, fmt.Errorf("notice %s: %w", n.Event, err)
 		}
 		switch {
 		case out.Email != 0 && out.Action == "already handled":
@@ -216,14 +248,7 @@ func (h *espHandler) serve(w http.ResponseWriter, r *http.Request) {
 			log.Debug("email service notice about no email of ours", "event", n.Event, "action", out.Action)
 		}
 	}
-	if mailgunToken != "" {
-		h.seen.Add(mailgunToken, mailgunStamp, now)
-	}
-	ignored += batch.Ignored
-	h.count(provider, "applied", applied)
-	h.count(provider, "duplicate", duplicate)
-	h.count(provider, "ignored", ignored)
-	answer(w, http.StatusOK, fmt.Sprintf("ok: %d applied, %d duplicate, %d ignored", applied, duplicate, ignored))
+	return applied, duplicate, ignored, nil
 }
 
 // answerError answers a callback that was refused (authentication,
