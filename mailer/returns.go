@@ -169,18 +169,30 @@ func (r *Returns) resolve(rep inbound.Report) (int64, string) {
 	return 0, ""
 }
 
-// finish counts and logs an outcome: effects at info, the rest at debug.
+// finish counts and logs an outcome: effects at info, the rest at debug;
+// a bounce of ours for the sender's own sake (a blocklisting, DMARC …)
+// at warn, with what to check, and counted as a sender-side failure: the
+// operator must act, the reader cannot.
 func (r *Returns) finish(ctx context.Context, out Outcome) {
+	sender := out.Email != 0 && out.Party == string(bounce.PartySender)
 	if r.Metrics != nil {
 		r.Metrics.Inbound.WithLabelValues(out.Kind, out.Severity).Inc()
+		if sender {
+			r.Metrics.SenderFailures.WithLabelValues(out.Reason).Inc()
+		}
 	}
 	if r.Log == nil {
 		return
 	}
 	level := slog.LevelInfo
-	if out.Email == 0 {
+	switch {
+	case sender:
+		r.Log.Warn("mail refused for the sender's own sake", "reason", out.Reason, "status", out.Status,
+			"format", out.Format, "email", out.Email, "fix", bounce.Reason(out.Reason).Fix())
+		return
+	case out.Email == 0:
 		level = slog.LevelDebug
 	}
-	r.Log.Log(ctx, level, "inbound mail", "kind", out.Kind, "severity", out.Severity, "status", out.Status,
-		"format", out.Format, "email", out.Email, "action", out.Action)
+	r.Log.Log(ctx, level, "inbound mail", "kind", out.Kind, "severity", out.Severity, "reason", out.Reason,
+		"status", out.Status, "format", out.Format, "email", out.Email, "action", out.Action)
 }

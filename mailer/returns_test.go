@@ -3,6 +3,7 @@ package mailer
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/store"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // returnSamples are the classifier's sample reports, in the formats of
@@ -127,5 +129,45 @@ func TestReturnsComplaintByMessageID(t *testing.T) {
 	}
 	if s, _ := fx.s.SubscriptionByID(context.Background(), sub.ID); s.State != store.SubEnded {
 		t.Fatalf("subscription %s", s.State)
+	}
+}
+
+// TestReturnsSenderSideAlerts: a bounce by mail whose cause is our own
+// sending (a blocklisting) counts against nobody, refunds the email, and
+// alerts the operator (a warning and the sender-failures metric).
+func TestReturnsSenderSideAlerts(t *testing.T) {
+	fx := newFixture(t)
+	fx.links = fx.links.WithBounce("bounces@mail.example.org")
+	var logs bytes.Buffer
+	r := &Returns{Store: fx.s, Links: fx.links, Clock: fx.clk, Metrics: fx.m,
+		Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	ctx := context.Background()
+	u, sub := fx.user("reader@example.net", 5)
+	row := fx.queueItem(u, sub)
+	if err := fx.s.DB.Model(row).Updates(map[string]any{"state": store.OutboxSent}).Error; err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := fx.s.AddLedgerEntry(ctx, u.ID, store.LedgerCharge, -1, billing.KeyOutboxCharge(row.DedupeKey), "charge"); err != nil {
+		t.Fatal(err)
+	}
+	dsn := "From: MAILER-DAEMON@mx.example.net\nTo: " + fx.links.ReturnAddress(row.ID) +
+		"\nSubject: Undelivered Mail Returned to Sender\nContent-Type: multipart/report; report-type=delivery-status; boundary=B\n\n" +
+		"--B\nContent-Type: message/delivery-status\n\nReporting-MTA: dns; mx.example.net\n\n" +
+		"Final-Recipient: rfc822; reader@example.net\nAction: failed\nStatus: 5.7.1\n" +
+		"Diagnostic-Code: smtp; 554 5.7.1 Service unavailable; Client host [192.0.2.7] blocked using zen.spamhaus.org\n--B--\n"
+	out, err := r.Handle(ctx, strings.NewReader(dsn), nil)
+	if err != nil || out.Reason != "blocked" || out.Party != "sender" || out.Severity != "" || out.Email != row.ID {
+		t.Fatalf("%+v %v", out, err)
+	}
+	got, err := fx.s.UserByID(ctx, u.ID)
+	if err != nil || got.HardBounces != 0 || got.SoftBounces != 0 || got.Balance != 5 {
+		t.Fatalf("reader after a blocklisting: hard %d soft %d balance %d (%v), want 0 0 5", got.HardBounces, got.SoftBounces, got.Balance, err)
+	}
+	var m dto.Metric
+	if err := fx.m.SenderFailures.WithLabelValues("blocked").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+		t.Errorf("sender failures metric %v (%v), want 1", m.GetCounter().GetValue(), err)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "blocklists") {
+		t.Errorf("no warning naming what to check:\n%s", logs.String())
 	}
 }

@@ -66,7 +66,7 @@ func New() *Metrics {
 		[]string{"kind", "severity"})
 	r.MustRegister(m.Inbound)
 	m.SenderFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_mail_sender_failures_total",
-		Help: "Emails a destination refused at send time for the sender's own sake, by reason (blocked, authentication, policy, rate-limited, syntax): never counted against the reader; the destination is paused and the email retried."},
+		Help: "Emails refused for the sender's own sake, by reason (blocked, sender-rejected, authentication, policy, rate-limited, syntax), at send time (the destination is paused and the email retried) or reported later by mail or an email service: never counted against the reader."},
 		[]string{"reason"})
 	r.MustRegister(m.SenderFailures)
 	r.MustRegister(m.Polls, m.PollSeconds, m.Items, m.Emails, m.DigestsSent, m.CreditsCharged, m.WebSub,
