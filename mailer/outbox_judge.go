@@ -102,11 +102,5 @@ const (
 // to act on a blocklisting, short enough that mail flows again within
 // minutes of a fix.
 func DestinationPause(streak int) time.Duration {
-	if streak < 1 {
-		streak = 1
-	}
-	if streak > 20 {
-		return DestinationPauseCap
-	}
-	return min(DestinationPauseBase<<(streak-1), DestinationPauseCap)
+	return doubling(DestinationPauseBase, DestinationPauseCap, streak)
 }

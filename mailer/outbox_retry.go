@@ -119,14 +119,21 @@ func RetryDelay(attempt int, budget time.Duration) (d time.Duration, ok bool) {
 	return min(backoff(attempt), budget-spent), true
 }
 
+// backoff is the wait after the attempt-th failure: RetryBase doubling,
+// capped at RetryCap.
 func backoff(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
+	return doubling(RetryBase, RetryCap, attempt)
+}
+
+// doubling returns base doubled n-1 times (n counted from 1), capped.
+func doubling(base, ceiling time.Duration, n int) time.Duration {
+	if n < 1 {
+		n = 1
 	}
-	if attempt > 20 {
-		return RetryCap
+	if n > 20 {
+		return ceiling
 	}
-	return min(RetryBase<<(attempt-1), RetryCap)
+	return min(base<<(n-1), ceiling)
 }
 
 // classifyRender reads a renderer's error (see Renderer).
