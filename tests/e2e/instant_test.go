@@ -200,7 +200,7 @@ func runInstant(t *testing.T, bin, transport string) {
 	}
 	subjects := map[string]bool{}
 	for _, raw := range raws {
-		subjects[checkInstantEmail(t, raw, reader, e.base, sub.Subscription)] = true
+		subjects[checkInstantEmail(t, raw, reader, e.base, sub.Subscription, installID(t, st))] = true
 	}
 	if !subjects["Fresh post one"] || !subjects["Fresh post two"] {
 		t.Errorf("subjects %v, want the two fresh posts", subjects)
@@ -253,7 +253,7 @@ func outboxSettled(t *testing.T, st *store.Store) bool {
 
 // checkInstantEmail checks the headers and parts of one instant email and
 // returns its subject.
-func checkInstantEmail(t *testing.T, raw []byte, to, base string, subID int64) string {
+func checkInstantEmail(t *testing.T, raw []byte, to, base string, subID int64, install string) string {
 	t.Helper()
 	msg, err := netmail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
@@ -275,14 +275,15 @@ func checkInstantEmail(t *testing.T, raw []byte, to, base string, subID int64) s
 		t.Errorf("Date: %v", err)
 	}
 	// The Message-ID names the subscription and item, with this install's
-	// tag (derived from FEEDMAIL_SECRET).
+	// tag (from FEEDMAIL_SECRET and the database's install id).
 	var item int64
 	id := h.Get("Message-Id")
 	if _, err := fmt.Sscanf(id, fmt.Sprintf("<item-%d-%%d.", subID), &item); err != nil {
 		t.Errorf("Message-ID = %q, want <item-%d-<item>.<tag>@example.com>", id, subID)
 	} else if signer, err := token.NewSigner([]byte(instantSecret)); err != nil {
 		t.Fatal(err)
-	} else if want := (mailer.Sender{Address: "feedmail@example.com", IDKey: signer.Derive(mailer.MessageIDKeyLabel)}).ItemMessageID(subID, item); id != want {
+	} else if want := (mailer.Sender{Address: "feedmail@example.com",
+		IDKey: mailer.MessageIDKey(signer.Derive(mailer.MessageIDKeyLabel), install)}).ItemMessageID(subID, item); id != want {
 		t.Errorf("Message-ID = %q, want %q", id, want)
 	}
 	if id := h.Get("List-Id"); !strings.Contains(id, "End to End Blog") || !strings.Contains(id, ".example.com>") {
@@ -330,4 +331,14 @@ func checkInstantEmail(t *testing.T, raw []byte, to, base string, subID int64) s
 		t.Error("a relative link in the post was not made absolute")
 	}
 	return subject
+}
+
+// installID is the install id feedmail keeps in the database st opens.
+func installID(t *testing.T, st *store.Store) string {
+	t.Helper()
+	id, err := st.Setting(context.Background(), "install_id")
+	if err != nil {
+		t.Fatalf("install id: %v", err)
+	}
+	return id
 }

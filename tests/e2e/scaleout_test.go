@@ -153,6 +153,9 @@ type scaleOut struct {
 	vars     map[string]string
 	procs    []*fmProc
 	posts    []soPost
+	// installID is the database's install id, part of every Message-ID's
+	// tag (read once the processes have created it; see sender).
+	installID string
 
 	mu    sync.Mutex
 	pings map[int][]*soPing // by feed index
@@ -611,7 +614,7 @@ func (w *scaleOut) waitBusy(prefix string) {
 }
 
 // expectation is what must arrive: the Message-ID of every instant email
-// (soSender().ItemMessageID), filled in by settled once the posts are
+// (w.sender().ItemMessageID), filled in by settled once the posts are
 // recorded as items (they get their ids when polled).
 type expectation struct {
 	instant map[string]bool // Message-IDs
@@ -638,7 +641,7 @@ func (w *scaleOut) settled(e *expectation) bool {
 	for _, f := range w.feeds {
 		feedByID[f.row.ID] = f
 	}
-	s := soSender()
+	s := w.sender()
 	for _, it := range items {
 		for _, sub := range feedByID[it.FeedID].instant {
 			e.instant[s.ItemMessageID(sub, it.ID)] = true
@@ -659,7 +662,7 @@ func (w *scaleOut) settled(e *expectation) bool {
 	}
 	first := w.firstIndex()
 	for _, r := range waiting {
-		idx, ok := first[messageIDOf(r)]
+		idx, ok := first[w.messageIDOf(r)]
 		if !ok {
 			idx = -1
 		}
@@ -700,12 +703,12 @@ func (w *scaleOut) firstIndex() map[string]int {
 
 // messageIDOf is the Message-ID of an outbox row's email ("" for kinds
 // this test does not send).
-func messageIDOf(r store.OutboxEmail) string {
+func (w *scaleOut) messageIDOf(r store.OutboxEmail) string {
 	switch {
 	case r.Kind == store.KindItem && r.SubscriptionID != nil && r.ItemID != nil:
-		return soSender().ItemMessageID(*r.SubscriptionID, *r.ItemID)
+		return w.sender().ItemMessageID(*r.SubscriptionID, *r.ItemID)
 	case r.Kind == store.KindDigest && r.IssueID != nil:
-		return soSender().MessageID("digest." + strconv.FormatInt(*r.IssueID, 10))
+		return w.sender().MessageID("digest." + strconv.FormatInt(*r.IssueID, 10))
 	}
 	return ""
 }
@@ -713,14 +716,22 @@ func messageIDOf(r store.OutboxEmail) string {
 // soSecret is FEEDMAIL_SECRET of the scale-out processes.
 const soSecret = "e2e-scale-out-secret-0123456789"
 
-// soSender makes the Message-IDs the scale-out processes give their
-// emails: FEEDMAIL_FROM's domain and the key derived from soSecret.
-func soSender() mailer.Sender {
+// sender makes the Message-IDs the scale-out processes give their
+// emails: FEEDMAIL_FROM's domain, the key derived from soSecret and the
+// database's install id (which the first process created).
+func (w *scaleOut) sender() mailer.Sender {
+	if w.installID == "" {
+		id, err := w.st.Setting(w.ctx, "install_id")
+		if err != nil {
+			w.t.Fatalf("install id: %v", err)
+		}
+		w.installID = id
+	}
 	signer, err := token.NewSigner([]byte(soSecret))
 	if err != nil {
-		panic(err)
+		w.t.Fatal(err)
 	}
-	return mailer.Sender{Address: soFrom, IDKey: signer.Derive(mailer.MessageIDKeyLabel)}
+	return mailer.Sender{Address: soFrom, IDKey: mailer.MessageIDKey(signer.Derive(mailer.MessageIDKeyLabel), w.installID)}
 }
 
 // check runs every assertion on the final state and logs the numbers.
@@ -741,7 +752,7 @@ func (w *scaleOut) check(e *expectation) {
 	first := w.firstIndex()
 	unrecorded := 0
 	for _, r := range rows {
-		id := messageIDOf(r)
+		id := w.messageIDOf(r)
 		if id != "" {
 			rowOf[id] = r
 		}
@@ -815,7 +826,7 @@ func (w *scaleOut) check(e *expectation) {
 		t.Fatal(err)
 	}
 	issueIDs := map[string]bool{}
-	s := soSender()
+	s := w.sender()
 	slots := map[[2]int64]bool{}
 	perDigest := map[int64]int{}
 	for _, is := range issues {
