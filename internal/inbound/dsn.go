@@ -158,45 +158,10 @@ func diagnosticValue(v string) string {
 // at a line start, after "said:", "<<<", "#", "error:" or "reply:".
 var smtpCodeRe = regexp.MustCompile(`(?im)(?:^|said:|<<<|#|error:|reply:|\()[ \t]*([245][0-5][0-9])(?:[ \t\-:]|$)`)
 
-// severityFromCodes derives the severity from an enhanced status code, or
-// failing that a basic SMTP code in text; known is false when neither is
-// there. Class 2 is known with SeverityNone (delivered).
-func severityFromCodes(status, text string) (sev Severity, known bool) {
-	class := byte(0)
-	if status != "" {
-		class = status[0]
-	} else if mm := smtpCodeRe.FindStringSubmatch(text); mm != nil {
-		class = mm[1][0]
-	}
-	switch class {
-	case '5':
-		if status == "5.2.2" || quotaRe.MatchString(text) {
-			return SeveritySoft, true
-		}
-		return SeverityHard, true
-	case '4':
-		return SeveritySoft, true
-	case '2':
-		return SeverityNone, true
-	}
-	return SeverityNone, false
-}
-
-// quotaRe and hardRe are the phrases that tell the severity when no code
-// does: a full mailbox is soft, an unknown user is hard.
+// quotaRe and hardRe are the phrases that, with a daemon sender, make a
+// text a bounce and point to its diagnostic line (the judgement itself is
+// package bounce's).
 var (
 	quotaRe = regexp.MustCompile(`(?i)mailbox (is )?full|over ?quota|quota (exceeded|full)|exceeded (its |the )?(storage|quota)|insufficient (system )?storage|mailbox size limit|out of storage`)
 	hardRe  = regexp.MustCompile(`(?i)user unknown|unknown user|no such (user|mailbox|recipient|address)|does not exist|doesn't exist|doesn't have an? [^\n]*account|recipient address rejected|invalid recipient|unrouteable address|recipnotfound|not listed in|mailbox unavailable|account (has been )?disabled|address rejected|failed permanently|permanent (fatal )?error`)
 )
-
-// severityFromSubject is the last resort: hard when the subject says the
-// delivery failed, else soft.
-func severityFromSubject(subject string) Severity {
-	if failSubjectRe.MatchString(subject) {
-		return SeverityHard
-	}
-	return SeveritySoft
-}
-
-// failSubjectRe matches subjects that announce a failed delivery.
-var failSubjectRe = regexp.MustCompile(`(?i)fail|undeliver|returned|not (be )?delivered|unzustellbar|non remis|niet bezorgd`)

@@ -11,15 +11,17 @@
 // a cap on MIME parts and nesting, and regular expressions that run in linear
 // time.
 //
-// Order of the checks: a feedback report, then a DSN, then a non-standard
-// bounce, then auto-reply markers (DSNs carry Auto-Submitted too).
-// Severity of a DSN recipient: Action failed with 5.x.x is hard, except
-// 5.2.2 or a full-mailbox diagnostic; 4.x.x and Action delayed are soft;
-// delivered, relayed and expanded are unknown. Of several recipients the
-// most severe is reported. A non-standard bounce takes the first 4xx/5xx
-// enhanced or basic code in its text, then phrases (full mailbox or over
-// quota soft; unknown user, no such user, does not exist hard), and when
-// nothing tells, hard if the subject says the delivery failed, else soft.
+// Order of the checks: a feedback report, then Amazon SES's JSON (an SNS
+// email subscription), then a DSN, then a non-standard bounce, then
+// auto-reply markers (DSNs and failure notices carry Auto-Submitted too).
+// A message nested or split past the walker's limits is unknown before any
+// check, and the text heuristics read no binary.
+// A bounce is judged by its cause (package bounce) from the status, the
+// diagnostic and the rest of its human text: Report.Cause, Report.Party,
+// and Report.Severity, what it counts against the reader's address (hard
+// for a dead address, soft for a full mailbox or a too-large message,
+// none for anything else). Of several DSN recipients the failed one is
+// reported first, then a delayed one.
 package inbound
 
 import (
