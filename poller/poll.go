@@ -27,7 +27,12 @@ type polledFeed struct {
 }
 
 // pollClaimed polls one feed claimed by PollDue and hands the result to w.
+// It first observes the poll's lag: how late its worker took it up against
+// the feed's next_poll_at (feedmail_poll_lag_seconds).
 func (p *Poller) pollClaimed(ctx context.Context, j claimedFeed, w *pollWriter) {
+	if p.m != nil {
+		p.m.PollLag.Observe(p.clk.Now().Sub(j.feed.NextPollAt).Seconds())
+	}
 	var host store.Host
 	if j.host != nil {
 		host = *j.host

@@ -85,7 +85,8 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 	if a.store != nil {
 		return a.store, nil
 	}
-	s, err := store.Open(ctx, a.cfg.DatabaseURL, store.Options{Clock: a.clock, Logger: a.log})
+	s, err := store.Open(ctx, a.cfg.DatabaseURL, store.Options{Clock: a.clock, Logger: a.log,
+		OnStatement: a.metrics.CountStatement})
 	if err != nil {
 		return nil, err
 	}

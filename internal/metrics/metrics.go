@@ -31,6 +31,8 @@ type Metrics struct {
 	QueueDepth     *prometheus.GaugeVec   // queue (due_feeds, outbox, held)
 	Inbound        *prometheus.CounterVec // kind, severity
 	SenderFailures *prometheus.CounterVec // reason: emails refused for the sender's own sake
+	PollLag        prometheus.Histogram   // how late a due poll started against its next_poll_at
+	DBStatements   prometheus.Counter     // SQL statements and BEGIN/COMMIT/ROLLBACK sent
 }
 
 // New registers every metric on a fresh registry, with Go and process metrics.
@@ -69,9 +71,22 @@ func New() *Metrics {
 		Help: "Emails refused for the sender's own sake, by reason (blocked, sender-rejected, authentication, policy, rate-limited, syntax), at send time (the destination is paused and the email retried) or reported later by mail or an email service: never counted against the reader."},
 		[]string{"reason"})
 	r.MustRegister(m.SenderFailures)
+	m.PollLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "feedmail_poll_lag_seconds",
+		Help:    "How late a scheduled poll started: the time its worker took it up minus the feed's next_poll_at.",
+		Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}})
+	m.DBStatements = prometheus.NewCounter(prometheus.CounterOpts{Name: "feedmail_db_statements_total",
+		Help: "Database round trips: SQL statements sent through the store's connection pool, BEGIN, COMMIT and ROLLBACK included."})
+	r.MustRegister(m.PollLag, m.DBStatements)
 	r.MustRegister(m.Polls, m.PollSeconds, m.Items, m.Emails, m.DigestsSent, m.CreditsCharged, m.WebSub,
 		m.HTTPRequests, m.QueueDepth, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// CountStatement counts one database round trip (store.Options.OnStatement).
+func (m *Metrics) CountStatement() {
+	if m != nil {
+		m.DBStatements.Inc()
+	}
 }
 
 // Handler serves the registry in the Prometheus text format.

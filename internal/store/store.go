@@ -40,6 +40,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxOpenConns overrides the pool size (Postgres default 20, SQLite 8).
 	MaxOpenConns int
+	// OnStatement, if set, is called once per database round trip (each
+	// statement, BEGIN, COMMIT and ROLLBACK; see stmtcount.go): serve
+	// counts them in feedmail_db_statements_total.
+	OnStatement func()
 }
 
 // Open connects to dsn — "postgres://…" or "sqlite://path" — checks that the
@@ -97,6 +101,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if opt.MaxOpenConns > 0 {
 		maxOpen = opt.MaxOpenConns
 	}
+	countPool(db, opt.OnStatement)
 	sqlDB.SetMaxOpenConns(maxOpen)
 	sqlDB.SetMaxIdleConns(maxOpen)
 	sqlDB.SetConnMaxLifetime(30 * time.Minute)

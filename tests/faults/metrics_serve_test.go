@@ -71,6 +71,9 @@ func TestServeExportsQueueDepths(t *testing.T) {
 		_, depths := got[`feedmail_queue_depth{queue="outbox"}`]
 		return polled && depths
 	}, "feedmail serve polls the feed and its mailer reports the outbox depth")
+	if got["feedmail_db_statements_total"] <= 0 {
+		t.Errorf("feedmail_db_statements_total = %v, want > 0 after a poll", got["feedmail_db_statements_total"])
+	}
 	for _, q := range []string{"due_feeds", "outbox", "held"} {
 		if _, ok := got[`feedmail_queue_depth{queue="`+q+`"}`]; !ok {
 			t.Errorf(`feedmail_queue_depth{queue=%q} is not exported by feedmail serve`, q)

@@ -163,6 +163,7 @@ func TestMetricsAfterActivity(t *testing.T) {
 		{`feedmail_polls_total{outcome="failure",status="0"}`, 1},
 		{`feedmail_poll_duration_seconds_count`, 8},
 		{`feedmail_poll_duration_seconds_bucket{le="+Inf"}`, 8},
+		{`feedmail_poll_lag_seconds_count`, 1},
 		{`feedmail_items_total{result="first_poll",rule=""}`, 5},
 		{`feedmail_items_total{result="new",rule=""}`, 2},
 		{`feedmail_items_total{result="ignored",rule="older than one year"}`, 1},
