@@ -12,6 +12,9 @@
 // The feeds differ the way real ones do: formats rotate through -formats,
 // and with -validators mix they rotate through strong ETag + Last-Modified,
 // weak ETag, Last-Modified only, and no validators at all.
+//
+// For long benchmarks, -record=false keeps no record of requests (memory
+// stays flat) and -log-level warn leaves out the line logged per publish.
 package main
 
 import (
@@ -53,6 +56,8 @@ type options struct {
 	cacheControl string
 	gzip         bool
 	hub          string
+	record       bool
+	logLevel     slog.Level
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -69,6 +74,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control header of every feed")
 	fs.BoolVar(&o.gzip, "gzip", true, "gzip feeds for clients that accept it")
 	fs.StringVar(&o.hub, "hub", "", "WebSub hub URL to advertise in every feed")
+	fs.BoolVar(&o.record, "record", true, "keep a record of every request (false: memory stays flat)")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: feedfarm [flags]\n\nRuns a fake feed host; prints the feed URLs; serves /opml.\n\n")
 		fs.PrintDefaults()
@@ -78,6 +85,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if err := o.logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return o, fmt.Errorf("-log-level: %w", err)
 	}
 	if o.feeds < 0 || o.items < 0 || o.publishEvery < 0 {
 		return o, errors.New("-feeds, -items and -publish-every must not be negative")
@@ -118,12 +128,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	fm, err := farm.Listen(clock.Real{}, o.listen)
 	if err != nil {
 		return err
 	}
 	defer fm.Close()
+	fm.SetRecording(o.record)
 
 	feeds := make([]*farm.Feed, o.feeds)
 	for i := range feeds {

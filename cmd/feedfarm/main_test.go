@@ -66,6 +66,7 @@ func TestBadFlags(t *testing.T) {
 		{"-feeds", "-1"},
 		{"extra"},
 		{"-nope"},
+		{"-log-level", "loud"},
 	} {
 		if err := run(t.Context(), args, io.Discard, io.Discard); err == nil {
 			t.Errorf("run(%q) accepted", args)

@@ -89,6 +89,9 @@ type Farm struct {
 	// farm started or was Reset: what "requests in flight to this host"
 	// means to a publisher.
 	inFlight, maxInFlight atomic.Int64
+
+	// noRecord turns the request records off (SetRecording).
+	noRecord atomic.Bool
 }
 
 type dateCache struct {
@@ -249,6 +252,11 @@ func (f *Feed) Requests() []Record {
 	defer f.lmu.Unlock()
 	return slices.Clone(f.log)
 }
+
+// SetRecording turns the record of requests on (the default) or off. A
+// farm serving a long benchmark turns it off so its memory stays flat;
+// Requests then returns what was recorded before.
+func (fm *Farm) SetRecording(on bool) { fm.noRecord.Store(!on) }
 
 // Reset forgets every recorded request and the most requests seen in flight.
 func (fm *Farm) Reset() {

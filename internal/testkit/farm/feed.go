@@ -284,6 +284,9 @@ func etagMatch(list, tag string) bool {
 func opaque(tag string) string { return strings.TrimPrefix(tag, "W/") }
 
 func (f *Feed) record(r Record) {
+	if f.farm.noRecord.Load() {
+		return
+	}
 	f.lmu.Lock()
 	f.log = append(f.log, r)
 	f.lmu.Unlock()
