@@ -3,6 +3,10 @@
 // database in FEEDMAIL_DATABASE_URL, with a fake feed farm and an SMTP sink on
 // loopback, and prints a table (or JSON with --json). It lives apart from
 // cmd/feedmail so the product binary links none of the test infrastructure.
+//
+// --scenarios steady, named alone, runs the real `feedmail serve` against
+// feedfarm processes for minutes instead, and reports its CPU per poll, lag
+// and memory in the steady state (steady.go, docs/benchmarks.md).
 package main
 
 import (
@@ -42,7 +46,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "feedbench: %v\nusage: %s\n", err, usage)
+		fmt.Fprintf(stderr, "feedbench: %v\nusage: %s\n       %s\n", err, usage, steadyUsage)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "feedbench: %v\n", err)
@@ -61,6 +65,7 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	scenarios := fs.String("scenarios", "all", "comma-separated scenarios: "+fmt.Sprint(bench.All()))
 	keep := fs.Bool("keep", false, "keep the bench schema (Postgres) or SQLite file and print where it is")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	steady := addSteadyFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -71,6 +76,9 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if strings.TrimSpace(*scenarios) == bench.Steady {
+		return runSteady(ctx, steady, *feeds, *hosts, *keep, *asJSON, getenv, stdout, stderr)
 	}
 	names, err := bench.ParseScenarios(*scenarios)
 	if err != nil {

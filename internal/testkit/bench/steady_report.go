@@ -1,0 +1,200 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+)
+
+// SteadyReport is what RunSteady measured. CPU figures are per poll done
+// in the window (per request for the bare loop); -1 stands for a figure
+// that could not be had (a lag past the last bucket, no polls).
+type SteadyReport struct {
+	Machine      Machine `json:"machine"`
+	Commit       string  `json:"commit,omitempty"` // git describe of the tree the binaries were built from
+	Feeds        int     `json:"feeds"`
+	Hosts        int     `json:"hosts"`
+	Subscribers  int     `json:"instant_subscriptions"`
+	Cadence      string  `json:"cadence"`
+	Warmup       string  `json:"warmup"`
+	PublishShare float64 `json:"publish_share"`
+
+	Window       float64 `json:"window_s"`     // measured, seconds
+	PollsNeeded  float64 `json:"polls_needed"` // per second: Feeds / Cadence
+	PollsDone    float64 `json:"polls_done"`   // per second
+	Polls        int64   `json:"polls"`
+	NotModified  int64   `json:"polls_304"`
+	OK           int64   `json:"polls_200_new"`
+	LagP50       float64 `json:"lag_p50_s"`
+	LagP99       float64 `json:"lag_p99_s"`
+	ServeCPU     float64 `json:"serve_cpu_ms_per_poll"`
+	ServeCores   float64 `json:"serve_cores"` // CPU seconds per second
+	PGCPU        float64 `json:"pg_backends_cpu_ms_per_poll"`
+	PGCores      float64 `json:"pg_backends_cores"`
+	PGBackends   int     `json:"pg_backends_seen"`
+	VacuumCPU    float64 `json:"pg_autovacuum_cpu_ms_per_poll"`
+	Trips        float64 `json:"db_round_trips_per_poll"`
+	Memory       Memory  `json:"serve_memory"`
+	EmailsQueued float64 `json:"emails_queued_per_s"`
+	EmailsSent   float64 `json:"emails_sent_per_s"`
+	Bare         *Bare   `json:"bare_loop,omitempty"`
+	// Ratio is serve's CPU per poll ÷ the bare loop's per request;
+	// RatioWithPG adds the Postgres backends' CPU to serve's.
+	Ratio       float64  `json:"ratio,omitempty"`
+	RatioWithPG float64  `json:"ratio_with_postgres,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
+	Where       string   `json:"kept_database,omitempty"`
+	Duration    string   `json:"total_duration"`
+}
+
+// Memory is serve's resident set.
+type Memory struct {
+	SteadyBytes     int64 `json:"steady_rss_bytes"`      // median of one sample a second in the window
+	PeakWindowBytes int64 `json:"peak_window_rss_bytes"` // VmHWM, reset at the window's start
+	PeakRunBytes    int64 `json:"peak_run_rss_bytes"`    // VmHWM from serve's start to the window's
+}
+
+// Bare is the paced bare loop: the same conditional requests, at the same
+// rate, from a plain net/http client in feedbench with serve stopped.
+type Bare struct {
+	Requests int         `json:"requests"`
+	Rate     float64     `json:"rate"` // requests per second done
+	CPU      float64     `json:"cpu_ms_per_request"`
+	Statuses map[int]int `json:"statuses"`
+}
+
+func newSteadyReport(cfg SteadyConfig) *SteadyReport {
+	warm := cfg.Warmup.String()
+	if cfg.Warmup < 0 {
+		warm = "none"
+	}
+	return &SteadyReport{Machine: machine(""), Feeds: cfg.Feeds, Hosts: cfg.Hosts, Subscribers: cfg.Feeds * subsPerFeed,
+		Cadence: cfg.Cadence.String(), Warmup: warm, PublishShare: cfg.PublishShare,
+		PollsNeeded: float64(cfg.Feeds) / cfg.Cadence.Seconds(), LagP50: -1, LagP99: -1}
+}
+
+// fill computes the window's figures from its two snapshots and the
+// Postgres CPU followed in between.
+func (r *SteadyReport) fill(begin, end snap, backends, vacuum pgCPU) {
+	el := end.at.Sub(begin.at).Seconds()
+	d := func(name string, labels ...string) float64 {
+		return end.m.sum(name, labels...) - begin.m.sum(name, labels...)
+	}
+	r.Window = el
+	polls := d("feedmail_polls_total")
+	r.Polls = int64(polls)
+	r.PollsDone = polls / el
+	r.NotModified = int64(d("feedmail_polls_total", `outcome="not_modified"`))
+	r.OK = int64(d("feedmail_polls_total", `outcome="ok"`))
+	before, after := begin.m.buckets("feedmail_poll_lag_seconds"), end.m.buckets("feedmail_poll_lag_seconds")
+	r.LagP50, r.LagP99 = finite(quantile(0.5, before, after)), finite(quantile(0.99, before, after))
+	perPoll := func(v float64) float64 {
+		if polls <= 0 {
+			return -1
+		}
+		return v / polls
+	}
+	cpu := end.cpu - begin.cpu
+	r.ServeCPU = perPoll(float64(cpu) / float64(time.Millisecond))
+	r.ServeCores = cpu.Seconds() / el
+	r.PGCPU = perPoll(float64(backends.total) / float64(time.Millisecond))
+	r.PGCores = backends.total.Seconds() / el
+	r.PGBackends = backends.seen
+	r.VacuumCPU = perPoll(float64(vacuum.total) / float64(time.Millisecond))
+	r.Trips = perPoll(d("feedmail_db_statements_total"))
+	r.EmailsQueued = float64(end.outboxID-begin.outboxID) / el
+	r.EmailsSent = float64(end.sent-begin.sent) / el
+}
+
+// finish adds what the run learned besides the window's figures.
+func (r *SteadyReport) finish(s *steady, took time.Duration) {
+	r.Machine.Database = s.dbDesc
+	r.Machine.LoadAvgEnd = loadAvg()
+	r.Commit = s.commit
+	if s.cfg.Cadence < pollFloor {
+		s.notes = append(s.notes, fmt.Sprintf("the cadence is below the poller's %s floor: feeds come due every %s after their first poll", pollFloor, pollFloor))
+	}
+	r.Notes = s.notes
+	if s.cfg.Keep && s.dsn != "" {
+		r.Where = s.dsn
+	}
+	if r.Bare != nil && r.Bare.CPU > 0 && r.ServeCPU > 0 {
+		r.Ratio = r.ServeCPU / r.Bare.CPU
+		r.RatioWithPG = (r.ServeCPU + max(r.PGCPU, 0)) / r.Bare.CPU
+	}
+	r.Duration = took.Round(time.Millisecond).String()
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *SteadyReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the report as a two-column table under a header that
+// says where and at what sizes it ran.
+func (r *SteadyReport) WriteTable(w io.Writer) error {
+	m := r.Machine
+	fmt.Fprintf(w, "feedbench steady, %s, commit %s\n", m.Started.Format(time.RFC3339), r.Commit)
+	fmt.Fprintf(w, "machine:  %s/%s, %d × %s, %s, load average %s at start, %s at end\n", m.OS, m.Arch, m.CPUs, m.CPUModel,
+		m.GoVersion, m.LoadAvg, m.LoadAvgEnd)
+	fmt.Fprintf(w, "database: %s\n", m.Database)
+	fmt.Fprintf(w, "sizes:    %d feeds on %d loopback hosts (one feedfarm process each), %d instant subscriptions; cadence %s, %.0f %% of feeds publish per cadence; warm-up %s, window %.0f s\n\n",
+		r.Feeds, r.Hosts, r.Subscribers, r.Cadence, r.PublishShare*100, r.Warmup, r.Window)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
+	row("polls needed", "%.1f polls/s (feeds ÷ cadence)", r.PollsNeeded)
+	row("polls done", "%.1f polls/s (%d polls: %s 304, %s 200 new body)", r.PollsDone, r.Polls, pct(r.NotModified, r.Polls), pct(r.OK, r.Polls))
+	row("lag p50 / p99", "%s / %s", secs(r.LagP50), secs(r.LagP99))
+	row("feedmail CPU", "%s/poll (%.1f %% of a core)", ms(r.ServeCPU), r.ServeCores*100)
+	row("Postgres backends CPU", "%s/poll (%.1f %% of a core, %d backends)", ms(r.PGCPU), r.PGCores*100, r.PGBackends)
+	row("Postgres autovacuum CPU", "%s/poll", ms(r.VacuumCPU))
+	row("DB round trips", "%.2f/poll", r.Trips)
+	row("feedmail RSS", "%s steady (median), %s peak in the window, %s peak before it",
+		mib(r.Memory.SteadyBytes), mib(r.Memory.PeakWindowBytes), mib(r.Memory.PeakRunBytes))
+	row("emails queued / sent", "%.2f/s / %.2f/s", r.EmailsQueued, r.EmailsSent)
+	if b := r.Bare; b != nil {
+		row("bare loop", "%s/request at %.1f requests/s (%d requests: %d × 304, %d × 200)", ms(b.CPU), b.Rate, b.Requests, b.Statuses[304], b.Statuses[200])
+		row("feedmail ÷ bare", "%.1f× CPU per poll (%.1f× with the Postgres backends)", r.Ratio, r.RatioWithPG)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nCPU = utime + stime from /proc over the window; Postgres backends = serve's connections (application_name); round trips = feedmail_db_statements_total")
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if r.Where != "" {
+		fmt.Fprintf(w, "kept: %s\n", r.Where)
+	}
+	fmt.Fprintf(w, "total %s\n", r.Duration)
+	return nil
+}
+
+func pct(n, of int64) string {
+	if of <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(of))
+}
+
+func secs(v float64) string {
+	switch {
+	case v < 0:
+		return "—"
+	case v < 1:
+		return fmt.Sprintf("%.0f ms", v*1000)
+	}
+	return fmt.Sprintf("%.1f s", v)
+}
+
+func ms(v float64) string {
+	if v < 0 || math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f ms", v)
+}

@@ -1,0 +1,81 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/testkit/bench"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
+)
+
+// TestSteadyTiny runs the steady scenario small on Postgres — the real
+// feedmail serve and two feedfarm processes, 200 feeds due over 10 s, a
+// 20 s window without warm-up, so that it sees the first polls — and
+// checks that the report holds every figure, without judging them.
+func TestSteadyTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs feedmail serve and feedfarm")
+	}
+	dsn := storetest.PostgresURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rep, err := bench.RunSteady(ctx, bench.SteadyConfig{
+		DatabaseURL: dsn, Feeds: 200, Hosts: 2, Cadence: 10 * time.Second, Window: 20 * time.Second,
+		Warmup: -1, PublishShare: 0.1, Bare: 3 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("steady: %v", err)
+	}
+	if rep.Polls <= 0 || rep.PollsDone <= 0 || rep.PollsNeeded != 20 {
+		t.Errorf("polls: %d done (%.1f/s), %.1f/s needed; want some done and 20/s needed", rep.Polls, rep.PollsDone, rep.PollsNeeded)
+	}
+	if rep.LagP50 < 0 || rep.LagP99 < rep.LagP50 {
+		t.Errorf("lag p50 %.3f s, p99 %.3f s", rep.LagP50, rep.LagP99)
+	}
+	if rep.ServeCPU <= 0 || rep.PGCPU < 0 || rep.PGBackends < 1 || rep.Trips <= 0 {
+		t.Errorf("serve CPU %.3f ms/poll, Postgres %.3f ms/poll over %d backends, %.2f round trips/poll",
+			rep.ServeCPU, rep.PGCPU, rep.PGBackends, rep.Trips)
+	}
+	if m := rep.Memory; m.SteadyBytes <= 0 || m.PeakWindowBytes <= 0 {
+		t.Errorf("memory %+v", m)
+	}
+	if b := rep.Bare; b == nil || b.Requests != 60 || b.Statuses[200]+b.Statuses[304] != b.Requests || b.CPU < 0 {
+		t.Errorf("bare loop %+v; want 60 requests, all 200 or 304", b)
+	}
+	var table, js bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"polls needed", "polls done", "lag p50 / p99", "feedmail CPU", "Postgres backends CPU",
+		"DB round trips", "feedmail RSS", "emails queued / sent", "bare loop", "feedmail ÷ bare"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table has no %q:\n%s", want, table.String())
+		}
+	}
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back bench.SteadyReport
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.Polls != rep.Polls {
+		t.Errorf("JSON does not read back (%v):\n%s", err, js.String())
+	}
+}
+
+// TestSteadyRefusesBadConfig checks the checks made before anything starts.
+func TestSteadyRefusesBadConfig(t *testing.T) {
+	for _, cfg := range []bench.SteadyConfig{
+		{DatabaseURL: "sqlite://./x.db"},
+		{DatabaseURL: "postgres://127.0.0.1/x", Feeds: 5},
+		{DatabaseURL: "postgres://127.0.0.1/x", Feeds: 20, Hosts: 30},
+		{DatabaseURL: "postgres://127.0.0.1/x", PublishShare: 2},
+	} {
+		if _, err := bench.RunSteady(context.Background(), cfg); !errors.Is(err, bench.ErrBadConfig) {
+			t.Errorf("%+v: err %v, want ErrBadConfig", cfg, err)
+		}
+	}
+}
