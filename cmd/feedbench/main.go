@@ -26,7 +26,7 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/bench"
 )
 
-const usage = "feedbench [--feeds N] [--items N] [--subscribers N] [--digests N] [--hosts N] [--scenarios cold,warm,changed,fanout,outbox,digest] [--keep] [--json]"
+const usage = "feedbench [--feeds N] [--items N] [--subscribers N] [--digests N] [--hosts N] [--scenarios cold,warm,changed,fanout,outbox,digest,import] [--keep] [--json]"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -62,7 +62,7 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	subs := fs.Int("subscribers", bench.DefaultSubscribers, "instant subscribers of the fan-out feed")
 	digests := fs.Int("digests", bench.DefaultDigests, "digests assembled at once")
 	hosts := fs.Int("hosts", bench.DefaultHosts, "loopback addresses the feed farm listens on (127.0.0.1 …)")
-	scenarios := fs.String("scenarios", "all", "comma-separated scenarios: "+fmt.Sprint(bench.All()))
+	scenarios := fs.String("scenarios", "all", "comma-separated scenarios: "+fmt.Sprint(bench.Known())+" (all: every one but import)")
 	keep := fs.Bool("keep", false, "keep the bench schema (Postgres) or SQLite file and print where it is")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	steady := addSteadyFlags(fs)

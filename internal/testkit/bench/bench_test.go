@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,32 @@ func TestScenarioAlone(t *testing.T) {
 				t.Fatalf("rows %+v", rep.Rows)
 			}
 		})
+	}
+}
+
+// TestImportScenario runs the import scenario small: a row for every feed
+// of the list, all added, with the CPU time it took, and only when named.
+func TestImportScenario(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := bench.Run(ctx, bench.Config{DatabaseURL: benchURL(), Feeds: 40, Items: 3, Hosts: 3,
+		Scenarios: []string{bench.Import}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 1 {
+		t.Fatalf("rows %+v", rep.Rows)
+	}
+	row := rep.Rows[0]
+	if row.Scenario != bench.Import || row.Count != 40 || row.Note != "40 added, 0 already, 0 failed" ||
+		row.Rate <= 0 || row.Trips <= 0 || row.PeakRSS <= 0 || row.CPU <= 0 {
+		t.Errorf("row %+v", row)
+	}
+	if got, err := bench.ParseScenarios("all"); err != nil || slices.Contains(got, bench.Import) {
+		t.Errorf("ParseScenarios(all) = %v, %v; want no import", got, err)
+	}
+	if got, err := bench.ParseScenarios("import"); err != nil || len(got) != 1 {
+		t.Errorf("ParseScenarios(import) = %v, %v", got, err)
 	}
 }
 

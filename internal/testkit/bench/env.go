@@ -195,18 +195,41 @@ func (e *env) close() {
 func (e *env) farmFor(i int) *farm.Farm { return e.farms[i%len(e.farms)] }
 
 // measure runs the timed part of a scenario: it collects garbage, resets
-// the peak RSS, counts round trips and times fn.
+// the peak RSS, counts round trips and CPU time, and times fn.
 func (e *env) measure(ctx context.Context, row *Row, fn func(ctx context.Context) error) error {
 	runtime.GC()
 	debug.FreeOSMemory()
 	resetPeak()
 	before := e.trips.n.Load()
+	cpu := processCPU()
+	db, dbOK := e.dbCPU()
 	start := time.Now()
 	err := fn(ctx)
 	row.Elapsed = time.Since(start)
+	row.CPU = processCPU() - cpu
+	if db2, ok := e.dbCPU(); ok && dbOK {
+		row.DBCPU = db2 - db
+	}
 	row.Trips = e.trips.n.Load() - before
 	row.PeakRSS, row.RSSSource = peakRSS()
 	return err
+}
+
+// dbCPU is postgresCPU when the database is a Postgres server on this
+// machine (loopback); ok is false otherwise.
+func (e *env) dbCPU() (time.Duration, bool) {
+	if !e.st.Postgres() {
+		return 0, false
+	}
+	u, err := url.Parse(e.dsn)
+	if err != nil {
+		return 0, false
+	}
+	switch u.Hostname() {
+	case "127.0.0.1", "localhost", "::1", "":
+		return postgresCPU()
+	}
+	return 0, false
 }
 
 // progress shows status() every half second through cfg.Progress until

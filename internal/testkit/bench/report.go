@@ -40,6 +40,11 @@ type Row struct {
 	// RSSSource says where it came from ("VmHWM" or "go").
 	PeakRSS   int64  `json:"peak_rss_bytes"`
 	RSSSource string `json:"peak_rss_source"`
+	// CPU is the CPU time this process (farm and SMTP sink included) used
+	// in the timed part; DBCPU that of the machine's postgres processes
+	// when the database is a local Postgres (0 otherwise).
+	CPU   time.Duration `json:"cpu_ns"`
+	DBCPU time.Duration `json:"db_cpu_ns,omitempty"`
 	// Note holds what the checks saw ("2000 × 304", "200 new items, 200 emails queued").
 	Note string `json:"note,omitempty"`
 }
@@ -124,7 +129,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "sizes:    %d feeds × %d items on %d loopback hosts, %d poller workers; fan-out to %d subscribers; %d digests × %d items from %d feeds\n\n",
 		r.Feeds, r.Items, r.Hosts, r.Workers, r.Subs, r.Digests, digestItems, digestFeeds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\t count\t time\t rate\t bare loop\t ratio\t DB trips\t trips/unit\t peak RSS\t")
+	fmt.Fprintln(tw, "scenario\t count\t time\t rate\t bare loop\t ratio\t DB trips\t trips/unit\t peak RSS\t CPU/unit\t DB CPU/unit\t")
 	for _, row := range r.Rows {
 		bare, ratio := "—", "—"
 		if row.Baseline != nil {
@@ -135,8 +140,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if row.RSSSource == "go" {
 			rss += " (go)"
 		}
-		fmt.Fprintf(tw, "%s\t %d %s\t %s\t %s\t %s\t %s\t %d\t %.2f/%s\t %s\t\n", row.Scenario, row.Count, row.Unit,
-			dur(row.Elapsed), rate(row.Rate, row.Unit), bare, ratio, row.Trips, row.TripsPer, row.TripUnit, rss)
+		fmt.Fprintf(tw, "%s\t %d %s\t %s\t %s\t %s\t %s\t %d\t %.2f/%s\t %s\t %s\t %s\t\n", row.Scenario, row.Count, row.Unit,
+			dur(row.Elapsed), rate(row.Rate, row.Unit), bare, ratio, row.Trips, row.TripsPer, row.TripUnit, rss,
+			perUnit(row.CPU, row.Count), perUnit(row.DBCPU, row.Count))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -152,7 +158,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\nratio = feedmail's rate ÷ the bare loop's; trips = SQL statements + BEGIN/COMMIT of the timed part; peak RSS of the whole process (farm and SMTP sink included)\n")
+	fmt.Fprintf(w, "\nratio = feedmail's rate ÷ the bare loop's; trips = SQL statements + BEGIN/COMMIT of the timed part; peak RSS and CPU of the whole process (farm and SMTP sink included); DB CPU = every local postgres process\n")
 	if r.Where != "" {
 		fmt.Fprintf(w, "kept: %s\n", r.Where)
 	}
@@ -180,6 +186,18 @@ func rate(r float64, unit string) string {
 		return fmt.Sprintf("%.1f %s/s", r, unit)
 	}
 	return fmt.Sprintf("%.2f %s/s", r, unit)
+}
+
+// perUnit formats CPU time per unit of work ("—" when not measured).
+func perUnit(d time.Duration, n int) string {
+	if d <= 0 || n <= 0 {
+		return "—"
+	}
+	us := float64(d) / float64(n) / float64(time.Microsecond)
+	if us >= 1000 {
+		return fmt.Sprintf("%.2f ms", us/1000)
+	}
+	return fmt.Sprintf("%.0f µs", us)
 }
 
 // mib formats bytes as MiB ("—" when unknown).
