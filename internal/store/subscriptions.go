@@ -74,42 +74,20 @@ func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *i
 // "" leaves it pending, a ConfirmedBy* value activates it at once (when it
 // is not active already) and is kept as the proof of consent.
 func (s *Store) SubscribeConfirmedBy(ctx context.Context, userID, feedID int64, digestID *int64, confirmedBy string) (*Subscription, error) {
-	confirmed := confirmedBy != ""
 	var out *Subscription
 	err := s.Tx(ctx, func(tx *Store) error {
-		now := tx.now()
 		var sub Subscription
 		err := tx.DB.Where("user_id = ? AND feed_id = ?", userID, feedID).Take(&sub).Error
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
-			sub = Subscription{UserID: userID, FeedID: feedID, DigestID: digestID, State: SubPending, CreatedAt: now, RequestedAt: &now}
-			if confirmed {
-				sub.State, sub.ConfirmedAt, sub.ConfirmedBy = SubActive, &now, confirmedBy
-			}
+			sub = tx.newSubscription(userID, feedID, digestID, confirmedBy)
 			if err := tx.DB.Create(&sub).Error; err != nil {
 				return fmt.Errorf("create subscription: %w", err)
 			}
 		case err != nil:
 			return err
 		default:
-			upd := map[string]any{"digest_id": digestID}
-			if sub.State == SubEnded {
-				upd["state"], upd["ended_at"], upd["ended_reason"], upd["requested_at"] = SubPending, nil, "", now
-				sub.State = SubPending
-			}
-			activate := confirmed && sub.State != SubActive
-			if activate {
-				upd["state"], upd["confirmed_at"], upd["confirmed_by"] = SubActive, now, confirmedBy
-			}
-			if err := tx.DB.Model(&sub).Updates(upd).Error; err != nil {
-				return fmt.Errorf("update subscription: %w", err)
-			}
-			if activate {
-				if err := tx.routeCatchUp(ctx, sub.ID, now); err != nil {
-					return err
-				}
-			}
-			if err := tx.DB.Take(&sub, sub.ID).Error; err != nil {
+			if err := tx.resubscribe(ctx, &sub, digestID, confirmedBy); err != nil {
 				return err
 			}
 		}
@@ -117,6 +95,42 @@ func (s *Store) SubscribeConfirmedBy(ctx context.Context, userID, feedID int64, 
 		return tx.recountSubscribers(feedID)
 	})
 	return out, err
+}
+
+// newSubscription is the row SubscribeConfirmedBy creates: pending, or
+// active when confirmedBy says who confirmed it.
+func (s *Store) newSubscription(userID, feedID int64, digestID *int64, confirmedBy string) Subscription {
+	now := s.now()
+	sub := Subscription{UserID: userID, FeedID: feedID, DigestID: digestID, State: SubPending, CreatedAt: now, RequestedAt: &now}
+	if confirmedBy != "" {
+		sub.State, sub.ConfirmedAt, sub.ConfirmedBy = SubActive, &now, confirmedBy
+	}
+	return sub
+}
+
+// resubscribe is SubscribeConfirmedBy for an existing row, in the caller's
+// transaction: the new delivery, an ended one asked for again, an activation
+// with its catch-up; sub is read back afterwards.
+func (s *Store) resubscribe(ctx context.Context, sub *Subscription, digestID *int64, confirmedBy string) error {
+	now := s.now()
+	upd := map[string]any{"digest_id": digestID}
+	if sub.State == SubEnded {
+		upd["state"], upd["ended_at"], upd["ended_reason"], upd["requested_at"] = SubPending, nil, "", now
+		sub.State = SubPending
+	}
+	activate := confirmedBy != "" && sub.State != SubActive
+	if activate {
+		upd["state"], upd["confirmed_at"], upd["confirmed_by"] = SubActive, now, confirmedBy
+	}
+	if err := s.DB.Model(sub).Updates(upd).Error; err != nil {
+		return fmt.Errorf("update subscription: %w", err)
+	}
+	if activate {
+		if err := s.routeCatchUp(ctx, sub.ID, now); err != nil {
+			return err
+		}
+	}
+	return s.DB.Take(sub, sub.ID).Error
 }
 
 // ConfirmSubscription activates a pending subscription (idempotent),
