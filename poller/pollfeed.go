@@ -116,38 +116,53 @@ func (p *Poller) ingest(ctx context.Context, feedID int64, body []byte, contentT
 		return nil, fmt.Errorf("poller: ingest: %w", err)
 	}
 	now := p.clk.Now()
-	rep := &Report{FeedID: f.ID, Trigger: src.trigger, URL: f.URL, Status: http.StatusOK, Outcome: src.outcome,
-		Bytes: int64(len(body)), State: f.State, NewItems: []ReportItem{}, Ignored: []ReportItem{},
-		Reason: f.PollReason}
-	if f.State == store.FeedActive {
-		rep.NextPollAt = f.NextPollAt.UTC().Format(time.RFC3339)
-	}
+	rep := ingestReport(f, src, int64(len(body)))
 	parsed, err := newitems.Parse(body, contentType, f.URL)
 	if err != nil {
 		rep.Error = parseFailureText(err) + ": " + pollOneLine(err.Error())
 		return rep, fmt.Errorf("poller: ingest into feed %d: %w", feedID, err)
 	}
-	rep.Title, rep.HubURL, rep.SelfURL = parsed.Title, parsed.HubURL, parsed.SelfURL
-	if parsed.Warning != nil {
-		rep.Warning = pollOneLine(parsed.Warning.Text)
-	}
-	items, edits, deliver, err := p.selectItems(ctx, *f, parsed, now)
+	pl, err := p.ingestRecord(ctx, f, rep, parsed, src, now)
 	if err != nil {
-		return nil, fmt.Errorf("poller: ingest into feed %d: %w", feedID, err)
+		return nil, err
 	}
-	st := store.FeedState{Title: parsed.Title, SiteURL: parsed.SiteURL, PrimedAt: &now,
-		NewestItemDate: newestItemDate(parsed.Items, now)}
-	if deliver > 0 {
-		st.LastNewItemAt = &now
-	}
-	pl := &polledFeed{feed: f, rep: rep, parsed: parsed, kind: OK, rec: store.PollRecord{
-		FeedID: f.ID, At: now, URL: f.URL, Status: http.StatusOK, Outcome: src.outcome, Bytes: int64(len(body)),
-		Reason: src.reason, Items: items, Edits: edits, State: st, Push: true,
-	}}
 	out, err := p.st.RecordPoll(ctx, "", pl.rec)
 	p.finish(ctx, pl, out, err)
 	if err != nil {
 		return rep, fmt.Errorf("poller: ingest into feed %d: %w", feedID, err)
 	}
 	return rep, nil
+}
+
+// ingestReport starts the report of a document recorded without a poll.
+func ingestReport(f *store.Feed, src ingestSource, bytes int64) *Report {
+	rep := &Report{FeedID: f.ID, Trigger: src.trigger, URL: f.URL, Status: http.StatusOK, Outcome: src.outcome,
+		Bytes: bytes, State: f.State, NewItems: []ReportItem{}, Ignored: []ReportItem{}, Reason: f.PollReason}
+	if f.State == store.FeedActive {
+		rep.NextPollAt = f.NextPollAt.UTC().Format(time.RFC3339)
+	}
+	return rep
+}
+
+// ingestRecord decides what a parsed document recorded without a poll
+// writes for feed f (the items it has not recorded, the title, site and
+// newest date) and returns it ready for the store, as a push record.
+func (p *Poller) ingestRecord(ctx context.Context, f *store.Feed, rep *Report, parsed *newitems.Feed, src ingestSource, now time.Time) (*polledFeed, error) {
+	rep.Title, rep.HubURL, rep.SelfURL = parsed.Title, parsed.HubURL, parsed.SelfURL
+	if parsed.Warning != nil {
+		rep.Warning = pollOneLine(parsed.Warning.Text)
+	}
+	items, edits, deliver, err := p.selectItems(ctx, *f, parsed, now)
+	if err != nil {
+		return nil, fmt.Errorf("poller: ingest into feed %d: %w", f.ID, err)
+	}
+	st := store.FeedState{Title: parsed.Title, SiteURL: parsed.SiteURL, PrimedAt: &now,
+		NewestItemDate: newestItemDate(parsed.Items, now)}
+	if deliver > 0 {
+		st.LastNewItemAt = &now
+	}
+	return &polledFeed{feed: f, rep: rep, parsed: parsed, kind: OK, rec: store.PollRecord{
+		FeedID: f.ID, At: now, URL: f.URL, Status: http.StatusOK, Outcome: src.outcome, Bytes: rep.Bytes,
+		Reason: src.reason, Items: items, Edits: edits, State: st, Push: true,
+	}}, nil
 }

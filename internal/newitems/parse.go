@@ -28,6 +28,15 @@ var (
 	ErrInvalidFeed = errors.New("newitems: invalid feed")
 )
 
+// Document is a feed document as Parse read it, with the size of the body
+// it came from: what a caller that parsed a document hands on, so that it
+// is not parsed twice (the check of an OPML import, recorded as the
+// feed's baseline).
+type Document struct {
+	Feed  *Feed
+	Bytes int64
+}
+
 // Feed is what feedmail keeps of a parsed feed.
 type Feed struct {
 	// Title is the feed's title, cleaned like Item.Title.
