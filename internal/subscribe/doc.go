@@ -5,6 +5,9 @@
 // option of the request. It must not read HTTP requests or flags, render or
 // print; it reaches the database only through package store and takes the
 // words of every email from package notices.
+//
+// An import of thousands of feeds checks many at once, never more per host
+// than the poller asks, and writes them in chunks (import_run.go).
 package subscribe
 
 import (
@@ -14,6 +17,7 @@ import (
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -38,7 +42,9 @@ type Service struct {
 }
 
 // Baseliner records a fetched feed document through the poller's own parse →
-// select → record path (poller.Poller.Baseline).
+// select → record path (poller.Poller.Baseline), or many parsed documents,
+// by feed id, in one write (poller.Poller.Baselines: an OPML import).
 type Baseliner interface {
 	Baseline(ctx context.Context, feedID int64, body []byte, contentType string) error
+	Baselines(ctx context.Context, docs map[int64]newitems.Document) error
 }

@@ -32,10 +32,14 @@ type Found struct {
 	doc *fetchedDoc
 }
 
-// fetchedDoc is a feed document as fetched: its body and Content-Type.
+// fetchedDoc is a feed document as fetched: its body and Content-Type, and
+// the feed parsed from it with base as the base URL (the address it was
+// fetched from at last).
 type fetchedDoc struct {
 	body        []byte
 	contentType string
+	parsed      *newitems.Feed
+	base        string
 }
 
 // FindFeed fetches raw; a feed is returned as is; an HTML page is searched
@@ -52,18 +56,37 @@ func (s *Service) FindFeed(ctx context.Context, raw string) (Found, error) {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
 		return Found{}, err
-	case f.State == store.FeedGone:
-		return Found{}, FieldError{Msg: "that feed is gone: its server said it was removed (410 Gone)"}
-	case f.State == store.FeedBlacklisted:
-		return Found{}, FieldError{Msg: "feedmail stopped polling that feed after 90 days of errors; its publisher can ping feedmail to restart it"}
-	case f.LastSuccessAt != nil && s.Clock.Now().Sub(*f.LastSuccessAt) < knownFeedFresh:
-		fc, err := s.StoredForecast(ctx, f.ID)
-		if err != nil {
-			return Found{}, err
+	default:
+		found, settled, err := s.knownFeed(f)
+		if !settled {
+			break
 		}
-		return Found{URL: f.URL, Title: f.Title, SiteURL: f.SiteURL, Forecast: fc}, nil
+		if err == nil {
+			found.Forecast, err = s.StoredForecast(ctx, f.ID)
+		}
+		return found, err
 	}
-	return s.findFeedDepth(ctx, raw, 0)
+	found, err := s.findFeedDepth(ctx, raw, 0)
+	if err == nil && found.doc != nil {
+		found.Forecast = forecast.Estimate(parsedDates(found.doc.parsed.Items), s.Clock.Now())
+	}
+	return found, err
+}
+
+// knownFeed settles an address feedmail already has a feed for without
+// fetching it, when it can (settled): a feed that is gone or stopped is a
+// FieldError saying so; one polled successfully lately is Found as stored
+// (without its Forecast). Otherwise it must be fetched.
+func (s *Service) knownFeed(f *store.Feed) (Found, bool, error) {
+	switch {
+	case f.State == store.FeedGone:
+		return Found{}, true, FieldError{Msg: "that feed is gone: its server said it was removed (410 Gone)"}
+	case f.State == store.FeedBlacklisted:
+		return Found{}, true, FieldError{Msg: "feedmail stopped polling that feed after 90 days of errors; its publisher can ping feedmail to restart it"}
+	case f.LastSuccessAt != nil && s.Clock.Now().Sub(*f.LastSuccessAt) < knownFeedFresh:
+		return Found{URL: f.URL, Title: f.Title, SiteURL: f.SiteURL}, true, nil
+	}
+	return Found{}, false, nil
 }
 
 // FindTyped is FindFeed for an address as a person typed it: normalized
@@ -92,7 +115,8 @@ func typedScheme(typed string) bool {
 }
 
 // findFeedDepth fetches raw; depth 1 is a feed a page pointed to, which
-// must be a feed itself.
+// must be a feed itself. The Found has no Forecast (FindFeed works it out;
+// an import has no use for it).
 func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Found, error) {
 	resp, err := s.Fetch.Fetch(ctx, fetcher.Request{URL: raw})
 	if err != nil {
@@ -116,8 +140,7 @@ func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Fou
 	feed, perr := newitems.Parse(resp.Body, resp.ContentType, resp.FinalURL)
 	if perr == nil {
 		return Found{URL: feedURL, Title: feed.Title, SiteURL: feed.SiteURL,
-			Forecast: forecast.Estimate(parsedDates(feed.Items), s.Clock.Now()),
-			doc:      &fetchedDoc{body: resp.Body, contentType: resp.ContentType}}, nil
+			doc: &fetchedDoc{body: resp.Body, contentType: resp.ContentType, parsed: feed, base: resp.FinalURL}}, nil
 	}
 	if errors.Is(perr, newitems.ErrInvalidFeed) {
 		return Found{}, FieldError{Msg: "that feed is broken and could not be read"}

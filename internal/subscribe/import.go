@@ -2,11 +2,8 @@ package subscribe
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/notices"
@@ -56,20 +53,49 @@ type ImportOptions struct {
 	// (the account page) it is logged, the report is still returned and the
 	// added feeds still count as a confirmation.
 	StopOnError bool
-	// Parallel is how many feeds are fetched at once (default 4).
+	// Parallel is how many feeds are checked at once in all (default
+	// DefaultImportParallel).
 	Parallel int
-	// PerFeed bounds each feed's check (default 15 s).
+	// PerHost is how many checks are in flight to one host at most
+	// (default DefaultImportPerHost, the poller's limit). Hosts are told
+	// apart as the poller tells them (store.HostOf: the name, whatever
+	// the port).
+	PerHost int
+	// PerFeed bounds each feed's check (default 15 s), from when it starts.
 	PerFeed time.Duration
 	// Progress, when not nil, is called after each feed (from one goroutine
 	// at a time) with how many are done.
 	Progress func(done, total int, r ImportResult)
 }
 
+// Defaults of ImportOptions.
+const (
+	DefaultImportParallel = 32
+	// DefaultImportPerHost is poller.MaxInFlightPerHost: an import asks a
+	// publisher no more at once than the poller does.
+	DefaultImportPerHost = 2
+)
+
+// withDefaults fills the zero fields of opt.
+func (opt ImportOptions) withDefaults() ImportOptions {
+	if opt.Parallel <= 0 {
+		opt.Parallel = DefaultImportParallel
+	}
+	if opt.PerHost <= 0 {
+		opt.PerHost = DefaultImportPerHost
+	}
+	if opt.PerFeed <= 0 {
+		opt.PerFeed = 15 * time.Second
+	}
+	return opt
+}
+
 // ImportOPML checks and subscribes u to every outline, then confirms or
 // asks the person to confirm what was added. Each new feed is fetched first
-// (several at a time) so that the report can say which failed and why;
-// feeds the person already has are not fetched. Results keep the outlines'
-// order. Only a store failure is an error.
+// (many at a time, few per host) so that the report can say which failed
+// and why; feeds the person already has, or that the list repeats, are not
+// fetched. Results keep the outlines' order. Only a store failure is an
+// error; with StopOnError it also stops the checks not started.
 func (s *Service) ImportOPML(ctx context.Context, u *store.User, outlines []opml.Outline, opt ImportOptions) (ImportReport, error) {
 	rep, err := s.importFeeds(ctx, u.ID, outlines, opt)
 	if err != nil {
@@ -109,128 +135,6 @@ func (s *Service) afterImport(ctx context.Context, u *store.User, added int, opt
 	return err
 }
 
-// importRun is one import in progress: the results so far and what the
-// person already has.
-type importRun struct {
-	s        *Service
-	userID   int64
-	opt      ImportOptions
-	total    int
-	results  []ImportResult
-	mu       sync.Mutex // guards done, firstErr, have and Progress calls
-	done     int
-	firstErr error
-	have     map[string]bool // feed URLs the person has, or the list repeats
-}
-
-// importFeeds subscribes the outlines, up to opt.Parallel feeds checked at
-// once, and sorts the results.
-func (s *Service) importFeeds(ctx context.Context, userID int64, outlines []opml.Outline, opt ImportOptions) (ImportReport, error) {
-	if opt.Parallel <= 0 {
-		opt.Parallel = 4
-	}
-	if opt.PerFeed <= 0 {
-		opt.PerFeed = 15 * time.Second
-	}
-	run := &importRun{s: s, userID: userID, opt: opt, total: len(outlines),
-		results: make([]ImportResult, len(outlines)), have: map[string]bool{}}
-	subs, err := s.Store.SubscriptionsOfUser(ctx, userID)
-	if err != nil {
-		return ImportReport{}, fmt.Errorf("subscriptions of user %d: %w", userID, err)
-	}
-	for _, sub := range subs {
-		run.have[sub.FeedURL] = true
-	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, opt.Parallel)
-	for i, o := range outlines {
-		r, ok := run.triage(i, o)
-		if !ok {
-			continue
-		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			r.Outcome, r.Reason = ImportFailed, "not checked: the import was stopped"
-			run.finish(i, r)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			run.check(ctx, i, r)
-		}()
-	}
-	wg.Wait()
-	return run.report(), run.firstErr
-}
-
-// triage settles outline i without fetching when it can (not a web
-// address, or a feed the person has); ok means it still needs a check.
-func (run *importRun) triage(i int, o opml.Outline) (ImportResult, bool) {
-	r := ImportResult{URL: o.XMLURL, Title: o.Title, folder: o.Folder}
-	u, msg := NormalizeFeedURL(o.XMLURL)
-	if msg != "" {
-		r.Outcome, r.Reason = ImportFailed, "not a web address"
-		run.finish(i, r)
-		return r, false
-	}
-	r.URL = u
-	run.mu.Lock()
-	dup := run.have[u]
-	run.have[u] = true // a repeated URL in the list counts as "already there"
-	run.mu.Unlock()
-	if dup {
-		r.Outcome = ImportAlready
-		run.finish(i, r)
-		return r, false
-	}
-	return r, true
-}
-
-// check fetches and subscribes feed i; a store failure is kept as the
-// run's error and the feed reported as failed.
-func (run *importRun) check(ctx context.Context, i int, r ImportResult) {
-	r, err := run.s.importOne(ctx, run.userID, r, run.opt)
-	if err != nil {
-		run.mu.Lock()
-		if run.firstErr == nil {
-			run.firstErr = err
-		}
-		run.mu.Unlock()
-		r.Outcome, r.Reason = ImportFailed, "feedmail could not save it"
-	}
-	run.finish(i, r)
-}
-
-// finish records result i and reports progress.
-func (run *importRun) finish(i int, r ImportResult) {
-	run.mu.Lock()
-	defer run.mu.Unlock()
-	run.results[i] = r
-	run.done++
-	if run.opt.Progress != nil {
-		run.opt.Progress(run.done, run.total, r)
-	}
-}
-
-// report sorts the results by outcome, keeping their order.
-func (run *importRun) report() ImportReport {
-	var rep ImportReport
-	for _, r := range run.results {
-		switch r.Outcome {
-		case ImportAdded:
-			rep.Added = append(rep.Added, r)
-		case ImportAlready:
-			rep.Already = append(rep.Already, r)
-		default:
-			rep.Failed = append(rep.Failed, r)
-		}
-	}
-	return rep
-}
-
 // confirmedBy is how the import's subscriptions are confirmed ("" when
 // they wait for the person).
 func (opt ImportOptions) confirmedBy() string {
@@ -241,57 +145,6 @@ func (opt ImportOptions) confirmedBy() string {
 		return opt.ConfirmedBy
 	}
 	return store.ConfirmedByOperator
-}
-
-// importOne finds (FindFeed: a feed, or the one feed a site's page
-// advertises) and subscribes one feed, in its folder.
-func (s *Service) importOne(ctx context.Context, userID int64, r ImportResult, opt ImportOptions) (ImportResult, error) {
-	fctx, cancel := context.WithTimeout(ctx, opt.PerFeed)
-	defer cancel()
-	found, err := s.FindFeed(fctx, r.URL)
-	var fe FieldError
-	switch {
-	case errors.As(err, &fe):
-		r.Outcome, r.Reason = ImportFailed, fe.Msg
-		return r, nil
-	case err != nil:
-		return r, err
-	case len(found.Candidates) > 0:
-		r.Outcome, r.Reason = ImportFailed, "that page advertises "+strconv.Itoa(len(found.Candidates))+
-			" feeds; add the one you want by its own address"
-		return r, nil
-	}
-	if found.Title == "" {
-		found.Title = r.Title
-	}
-	feed, title, err := s.feed(ctx, found)
-	if err != nil {
-		return r, err
-	}
-	if r.Title == "" {
-		r.Title = title
-	}
-	existing, err := s.Store.SubscriptionsOfUser(ctx, userID)
-	if err != nil {
-		return r, err
-	}
-	for _, sub := range existing {
-		if sub.FeedID == feed.ID {
-			r.Outcome = ImportAlready
-			return r, nil
-		}
-	}
-	sub, err := s.Store.SubscribeConfirmedBy(ctx, userID, feed.ID, opt.DigestID, opt.confirmedBy())
-	if err != nil {
-		return r, err
-	}
-	if r.folder != "" {
-		if err := s.Store.SetSubscriptionFolder(ctx, sub.ID, r.folder); err != nil {
-			return r, err
-		}
-	}
-	r.URL, r.Outcome = feed.URL, ImportAdded
-	return r, nil
 }
 
 // ExportOPML writes u's subscriptions (not ended) as an OPML 2.0 list, with
