@@ -11,6 +11,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/opml"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -48,8 +49,9 @@ type importJSON struct {
 
 // cmdImportOPML subscribes a person (created when missing) to every feed of
 // an OPML file through the import use case. The JSON report says what was
-// added, what was already there, and what failed and why. Progress goes to
-// stderr when it is a terminal. Without --confirmed the subscriptions wait
+// added, what was already there, and what failed and why. A progress line
+// (done, by outcome, feeds/s) goes to stderr when it is a terminal, and
+// nothing when it is not. Without --confirmed the subscriptions wait
 // for the person, who gets one email with a link to their account page to
 // confirm them; with it they are active at once.
 func cmdImportOPML(ctx context.Context, a *app, args []string) error {
@@ -83,8 +85,7 @@ func cmdImportOPML(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := subscribe.ImportOptions{Confirmed: *confirmed, KeepBouncing: true, StopOnError: true, Parallel: 8,
-		PerFeed: 30 * time.Second}
+	opt := subscribe.ImportOptions{Confirmed: *confirmed, KeepBouncing: true, StopOnError: true, PerFeed: 30 * time.Second}
 	out := importJSON{Email: u.Email, Confirmed: *confirmed}
 	if *digestName != "" {
 		dg, err := a.digestNamed(ctx, u, *digestName)
@@ -93,12 +94,15 @@ func cmdImportOPML(ctx context.Context, a *app, args []string) error {
 		}
 		opt.DigestID, out.Digest = &dg.ID, dg.Name
 	}
-	progress := a.progressLine()
-	opt.Progress = func(done, total int, r subscribe.ImportResult) {
-		progress(fmt.Sprintf("[%d/%d] %s %s", done, total, r.Outcome, r.URL))
+	show := a.progressLine()
+	if show != nil {
+		p := &importProgress{show: show, clk: a.clock, start: a.clock.Now()}
+		opt.Progress = p.update
 	}
 	rep, err := svc.ImportOPML(ctx, u, outlines, opt)
-	progress("")
+	if show != nil {
+		show("")
+	}
 	if err != nil {
 		return err
 	}
@@ -133,12 +137,50 @@ func cmdExportOPML(ctx context.Context, a *app, args []string) error {
 	return subscribe.ExportOPML(ctx, s, u, a.stdout)
 }
 
+// progressEvery is how often the import's progress line is redrawn at most.
+const progressEvery = 200 * time.Millisecond
+
+// importProgress draws an import's progress line: how much of the list is
+// done, by outcome, and how fast, redrawn at most every progressEvery
+// (and once at the end) however fast feeds are done.
+type importProgress struct {
+	show                   func(string)
+	clk                    clock.Clock
+	start, drawn           time.Time
+	added, already, failed int
+}
+
+// update counts r and redraws the line when it is due (the import's
+// Progress callback).
+func (p *importProgress) update(done, total int, r subscribe.ImportResult) {
+	switch r.Outcome {
+	case subscribe.ImportAdded:
+		p.added++
+	case subscribe.ImportAlready:
+		p.already++
+	default:
+		p.failed++
+	}
+	now := p.clk.Now()
+	if done < total && now.Sub(p.drawn) < progressEvery {
+		return
+	}
+	p.drawn = now
+	line := fmt.Sprintf("import-opml: %d/%d feeds (%d%%): %d added, %d already, %d failed", done, total,
+		done*100/max(total, 1), p.added, p.already, p.failed)
+	if secs := now.Sub(p.start).Seconds(); secs >= 1 {
+		line += fmt.Sprintf(", %.0f feeds/s", float64(done)/secs)
+	}
+	p.show(line)
+}
+
 // progressLine returns a function that shows one updating line on stderr
-// when it is a terminal (and does nothing otherwise); "" clears the line.
+// when it is a terminal, nil otherwise (nothing is shown: stderr may be a
+// log); "" clears the line.
 func (a *app) progressLine() func(string) {
 	f, ok := a.stderr.(*os.File)
 	if !ok || !(isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
-		return func(string) {}
+		return nil
 	}
 	return func(s string) {
 		const width = 100

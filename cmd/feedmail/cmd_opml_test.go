@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/opml"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 )
 
@@ -88,5 +90,28 @@ func TestImportExportOPML(t *testing.T) {
 		if code != c.code || !strings.Contains(errs, c.says) {
 			t.Errorf("%v: %d %q, want %d saying %q", c.args, code, errs, c.code, c.says)
 		}
+	}
+}
+
+// TestImportProgress: the progress line counts every outcome but is
+// redrawn at most every progressEvery however fast feeds are done, and
+// always for the last one.
+func TestImportProgress(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
+	var lines []string
+	p := &importProgress{show: func(s string) { lines = append(lines, s) }, clk: clk, start: clk.Now()}
+	outcomes := []string{subscribe.ImportAdded, subscribe.ImportAdded, subscribe.ImportAlready, subscribe.ImportFailed}
+	const total = 1000
+	for i := range total {
+		if i%100 == 0 {
+			clk.Advance(progressEvery) // 10 redraws due over the run, plus the last
+		}
+		p.update(i+1, total, subscribe.ImportResult{Outcome: outcomes[i%4]})
+	}
+	if len(lines) != 11 {
+		t.Errorf("%d redraws, want 11: %q", len(lines), lines)
+	}
+	if want := "import-opml: 1000/1000 feeds (100%): 500 added, 250 already, 250 failed, 500 feeds/s"; lines[len(lines)-1] != want {
+		t.Errorf("last line %q, want %q", lines[len(lines)-1], want)
 	}
 }
