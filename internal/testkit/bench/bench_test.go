@@ -128,7 +128,7 @@ func TestImportScenario(t *testing.T) {
 		t.Fatalf("rows %+v", rep.Rows)
 	}
 	row := rep.Rows[0]
-	if row.Scenario != bench.Import || row.Count != 40 || row.Note != "40 added, 0 already, 0 failed" ||
+	if row.Scenario != bench.Import || row.Count != 40 || !strings.HasPrefix(row.Note, "40 added, 0 already, 0 failed;") || row.Baseline == nil ||
 		row.Rate <= 0 || row.Trips <= 0 || row.PeakRSS <= 0 || row.CPU <= 0 {
 		t.Errorf("row %+v", row)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime/metrics"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,9 +24,22 @@ import (
 func (e *env) importOPML(ctx context.Context) (Row, error) {
 	row := Row{Unit: "feeds", Work: fmt.Sprintf("OPML list of %d new feeds on %d hosts: parse, check (fetch, parse), baseline %d items, subscribe",
 		e.cfg.Feeds, len(e.farms), e.cfg.Items)}
-	doc, err := e.importList()
+	doc, reqs, err := e.importList()
 	if err != nil {
 		return row, err
+	}
+	// The farm gzips a body on its first request (harness cost): an
+	// untimed pass makes them, then the bare loop is timed.
+	if _, err := e.bare(ctx, "bare warm-up", reqs); err != nil {
+		return row, err
+	}
+	base, err := e.bareTimed(ctx, reqs, "net/http GET, 16 workers, bodies read", map[int]int{200: len(reqs)})
+	if err != nil {
+		return row, err
+	}
+	row.Baseline = base
+	for _, fm := range e.farms {
+		fm.Reset()
 	}
 	p, err := e.poller()
 	if err != nil {
@@ -41,7 +56,9 @@ func (e *env) importOPML(ctx context.Context) (Row, error) {
 	opt.Progress = func(n, _ int, _ subscribe.ImportResult) { done.Store(int64(n)) }
 	stop := e.progress("import", func() string { return fmt.Sprintf("%d/%d feeds", done.Load(), e.cfg.Feeds) })
 	var rep subscribe.ImportReport
+	var heap heapPeak
 	err = e.measure(ctx, &row, func(ctx context.Context) error {
+		defer heap.start()()
 		outlines, err := opml.Parse(bytes.NewReader(doc))
 		if err != nil {
 			return err
@@ -61,31 +78,80 @@ func (e *env) importOPML(ctx context.Context) (Row, error) {
 	if len(rep.Added) != e.cfg.Feeds {
 		return row, checkf("%s, want %d added", row.Note, e.cfg.Feeds)
 	}
+	most := 0
+	for _, fm := range e.farms {
+		most = max(most, fm.MaxInFlight())
+	}
+	row.Note += fmt.Sprintf("; in flight to one host at most: %d; live heap %s before, %s at most",
+		most, mib(heap.before), mib(heap.most))
+	if most > subscribe.DefaultImportPerHost {
+		return row, checkf("%d requests in flight to one host, want at most %d", most, subscribe.DefaultImportPerHost)
+	}
 	return row, e.checkImported(ctx, u.ID)
+}
+
+// heapPeak samples the live heap (what the last garbage collection kept)
+// while an import runs: the farm's feeds are in it before, and what the
+// import holds on top of them shows in the peak.
+type heapPeak struct{ before, most int64 }
+
+// start samples now and then every 20 ms until the returned stop.
+func (h *heapPeak) start() (stop func()) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	read := func() int64 {
+		metrics.Read(s)
+		if s[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return int64(s[0].Value.Uint64())
+	}
+	h.before, h.most = read(), 0
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			h.most = max(h.most, read())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		h.most = max(h.most, read())
+	}
 }
 
 // importCommandOptions are the options cmd/feedmail's import-opml passes
 // with --confirmed.
 func importCommandOptions() subscribe.ImportOptions {
-	return subscribe.ImportOptions{Confirmed: true, KeepBouncing: true, StopOnError: true, Parallel: 8, PerFeed: 30 * time.Second}
+	return subscribe.ImportOptions{Confirmed: true, KeepBouncing: true, StopOnError: true, PerFeed: 30 * time.Second}
 }
 
 // importList adds cfg.Feeds feeds to the farms (round robin over the
-// hosts, formats in turn) and returns their OPML list.
-func (e *env) importList() ([]byte, error) {
+// hosts, formats in turn) and returns their OPML list and their requests
+// for the bare loop.
+func (e *env) importList() ([]byte, []bareReq, error) {
 	outlines := make([]opml.Outline, e.cfg.Feeds)
+	reqs := make([]bareReq, e.cfg.Feeds)
 	for i := range outlines {
 		ff := e.farmFor(i).AddFeed(farm.Spec{Format: farm.Format(i % 3), ItemCount: e.cfg.Items,
 			ETag: farm.ETagStrong, LastModified: true, Gzip: true})
 		// No folders: a folder is an outline too, and a list holds at most
 		// opml.MaxOutlines (10,000) of them.
 		outlines[i] = opml.Outline{XMLURL: ff.URL(), Title: fmt.Sprintf("Imported %d", i)}
+		reqs[i] = bareReq{url: ff.URL()}
 	}
 	var b bytes.Buffer
 	if err := opml.Write(&b, "feedbench import", outlines); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return b.Bytes(), nil
+	return b.Bytes(), reqs, nil
 }
 
 // checkImported checks that the person has one active subscription per
