@@ -169,6 +169,14 @@ func (s *steady) startFarms(ctx context.Context) error {
 	return nil
 }
 
+// gcd is the greatest common divisor of a and b.
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -216,12 +224,21 @@ func (s *steady) startServe(ctx context.Context) error {
 	return s.spread(ctx)
 }
 
-// spread makes feed k of n due at now + k/n of a cadence.
+// spread makes the feeds due evenly over the first cadence from now: feed
+// k of n at now + ((k × p) mod n) / n of a cadence, where p (near n times
+// the golden ratio, prime to n) scatters the order. In feed order, the
+// farms' round-robin publishing would follow the polls, and a feed would
+// publish between its first two polls far more often than PublishShare.
 func (s *steady) spread(ctx context.Context) error {
 	s.t0 = time.Now().UTC()
-	step := s.cfg.Cadence.Seconds() / float64(s.cfg.Feeds)
-	err := s.st.DB.WithContext(ctx).Exec(`UPDATE feeds SET next_poll_at = ?::timestamptz + make_interval(secs => (id - ?) * ?::float8),
-		poll_reason = 'bench steady: first poll'`, s.t0, s.minID, step).Error
+	n := int64(s.cfg.Feeds)
+	p := max(1, int64(float64(n)*0.6180339887))
+	for gcd(p, n) != 1 {
+		p++
+	}
+	step := s.cfg.Cadence.Seconds() / float64(n)
+	err := s.st.DB.WithContext(ctx).Exec(`UPDATE feeds SET next_poll_at = ?::timestamptz + make_interval(secs => ((id - ?) * ? % ?) * ?::float8),
+		poll_reason = 'bench steady: first poll'`, s.t0, s.minID, p, n, step).Error
 	if err != nil {
 		return fmt.Errorf("make the feeds due: %w", err)
 	}
