@@ -206,41 +206,22 @@ func (a *psStateArrays) arrays() []any {
 		a.newest, a.errCounts, a.errSince, a.folds, a.fetched}
 }
 
-// psPushState writes what pushed content may change.
-func (s *Store) psPushState(ctx context.Context, c gorm.ConnPool, r PollRecord, now time.Time) error {
-	st := &r.State
-	nd := utcPtrOrNil(st.NewestItemDate)
-	q := s.psNew().sql(`UPDATE feeds SET
-  title = COALESCE(NULLIF(`).arg(st.Title, "text").sql(`, ''), title),
-  site_url = COALESCE(NULLIF(`).arg(st.SiteURL, "text").sql(`, ''), site_url),
-  primed_at = COALESCE(primed_at, `).arg(utcPtrOrNil(st.PrimedAt), "timestamptz").sql(`),
-  last_new_item_at = COALESCE(`).arg(utcPtrOrNil(st.LastNewItemAt), "timestamptz").sql(`, last_new_item_at),
-  newest_item_date = CASE WHEN newest_item_date IS NULL OR newest_item_date < `).arg(nd, "timestamptz").
-		sql(` THEN COALESCE(`).arg(nd, "timestamptz").sql(`, newest_item_date) ELSE newest_item_date END,
-  log_seq = log_seq + 1, logged_at = NULL,
-  updated_at = `).arg(now, "timestamptz").sql(` WHERE id = `).arg(r.FeedID, "bigint")
-	if _, err := q.exec(ctx, c); err != nil {
-		return fmt.Errorf("write pushed feed state: %w", err)
-	}
-	return nil
-}
-
 // writePolledStates is step 6, last, of a poll's write: the new state of
-// each record written, pushed content one by one (psPushState), polls in
-// multi-row UPDATEs guarded by heldBy that also clear the leases.
+// each record written, pushed content in multi-row UPDATEs (psPushStates),
+// polls in multi-row UPDATEs guarded by heldBy that also clear the leases.
 func (s *Store) writePolledStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, outs []PollOutcome, now time.Time) error {
-	var polled []int
+	var polled, pushed []int
 	for i, r := range recs {
-		if outs[i].Lost {
-			continue
+		switch {
+		case outs[i].Lost:
+		case r.Push:
+			pushed = append(pushed, i)
+		default:
+			polled = append(polled, i)
 		}
-		if r.Push {
-			if err := s.psPushState(ctx, c, r, now); err != nil {
-				return err
-			}
-			continue
-		}
-		polled = append(polled, i)
+	}
+	if err := s.psPushStates(ctx, c, recs, pushed, now); err != nil {
+		return err
 	}
 	for start, chunk := 0, s.psChunkOf(len(polled)); start < len(polled); start += chunk {
 		part := polled[start:min(start+chunk, len(polled))]

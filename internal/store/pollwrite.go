@@ -57,6 +57,11 @@ type PollRecord struct {
 	// LastNewItemAt and NewestItemDate (if later) are written; validators,
 	// schedule and error streak are left to polls.
 	Push bool
+	// Fetched marks pushed content a fetch of the feed's own brought (the
+	// check of a signup or an import): the poll columns of State are
+	// written too (see pushstate.go), so the next poll is conditional and
+	// comes when the schedule says, not at once.
+	Fetched bool
 	// End ends the feed's service (410, blacklisting): see FeedEnd.
 	End *FeedEnd
 	// Fold counts this poll without a poll_log line: the poller sets it when
