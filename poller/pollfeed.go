@@ -89,17 +89,6 @@ func (p *Poller) Ingest(ctx context.Context, feedID int64, body []byte, contentT
 	return p.ingest(ctx, feedID, body, contentType, ingestPush)
 }
 
-// Baseline records the document a person saw when they signed up to feed
-// feedID (signup fetches the feed to check it) exactly as Ingest records a
-// push: on a feed never parsed before its items become the first poll
-// (seen, not mailed), so whatever the feed publishes next is new to
-// whichever process polls it first; on a known feed its unknown items are
-// new items, as in a poll.
-func (p *Poller) Baseline(ctx context.Context, feedID int64, body []byte, contentType string) error {
-	_, err := p.ingest(ctx, feedID, body, contentType, ingestSignup)
-	return err
-}
-
 // ingestSource says where a document recorded without a poll came from: the
 // report's trigger and outcome, and the poll log's reason.
 type ingestSource struct{ trigger, outcome, reason string }
@@ -109,7 +98,7 @@ var (
 	ingestSignup = ingestSource{"signup", "baseline", "fetched at signup: the items a new subscriber saw"}
 )
 
-// ingest is Ingest and Baseline: src names the source.
+// ingest is Ingest: src names the source.
 func (p *Poller) ingest(ctx context.Context, feedID int64, body []byte, contentType string, src ingestSource) (*Report, error) {
 	f, err := p.st.FeedByID(ctx, feedID)
 	if err != nil {
@@ -122,7 +111,7 @@ func (p *Poller) ingest(ctx context.Context, feedID int64, body []byte, contentT
 		rep.Error = parseFailureText(err) + ": " + pollOneLine(err.Error())
 		return rep, fmt.Errorf("poller: ingest into feed %d: %w", feedID, err)
 	}
-	pl, err := p.ingestRecord(ctx, f, rep, parsed, src, now)
+	pl, err := p.ingestRecord(ctx, f, rep, newitems.Document{Feed: parsed}, src, 0, now)
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +135,12 @@ func ingestReport(f *store.Feed, src ingestSource, bytes int64) *Report {
 
 // ingestRecord decides what a parsed document recorded without a poll
 // writes for feed f (the items it has not recorded, the title, site and
-// newest date) and returns it ready for the store, as a push record.
-func (p *Poller) ingestRecord(ctx context.Context, f *store.Feed, rep *Report, parsed *newitems.Feed, src ingestSource, now time.Time) (*polledFeed, error) {
+// newest date) and returns it ready for the store, as a push record. A
+// document a fetch of the feed's own brought (d.Fetch) also counts as a
+// poll of it (fetchedState); hostMin is then the operator's minimum
+// interval for the feed's host.
+func (p *Poller) ingestRecord(ctx context.Context, f *store.Feed, rep *Report, d newitems.Document, src ingestSource, hostMin time.Duration, now time.Time) (*polledFeed, error) {
+	parsed := d.Feed
 	rep.Title, rep.HubURL, rep.SelfURL = parsed.Title, parsed.HubURL, parsed.SelfURL
 	if parsed.Warning != nil {
 		rep.Warning = pollOneLine(parsed.Warning.Text)
@@ -161,8 +154,12 @@ func (p *Poller) ingestRecord(ctx context.Context, f *store.Feed, rep *Report, p
 	if deliver > 0 {
 		st.LastNewItemAt = &now
 	}
-	return &polledFeed{feed: f, rep: rep, parsed: parsed, kind: OK, rec: store.PollRecord{
+	pl := &polledFeed{feed: f, rep: rep, parsed: parsed, kind: OK, rec: store.PollRecord{
 		FeedID: f.ID, At: now, URL: f.URL, Status: http.StatusOK, Outcome: src.outcome, Bytes: rep.Bytes,
 		Reason: src.reason, Items: items, Edits: edits, State: st, Push: true,
-	}}, nil
+	}}
+	if d.Fetch != nil {
+		p.fetchedState(pl, d, hostMin, deliver, now)
+	}
+	return pl, nil
 }

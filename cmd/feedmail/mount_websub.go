@@ -38,7 +38,7 @@ func (a *app) newWebSubManager(s *store.Store) (*poller.WebSubManager, error) {
 // mountWebSub serves the WebSub callback (GET and POST /websub/{token}) and
 // the publishers' pings (GET|POST /ping, POST /RPC2).
 //
-// Pushed content, the baseline a signup fetched (Poller.Baseline) and the
+// Pushed content, the baseline a signup fetched (Poller.Baselines) and the
 // poll of a pinged blacklisted feed go through a
 // poller of the web role's own (owner "<host>-<pid>-web-…"): Ingest takes no
 // lease, and PollFeed claims the feed like any poll, so it never fetches a

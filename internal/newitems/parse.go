@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/mmcdole/gofeed"
 	gjson "github.com/mmcdole/gofeed/json"
 	"github.com/mmcdole/gofeed/rss"
@@ -30,11 +31,17 @@ var (
 
 // Document is a feed document as Parse read it, with the size of the body
 // it came from: what a caller that parsed a document hands on, so that it
-// is not parsed twice (the check of an OPML import, recorded as the
-// feed's baseline).
+// is not parsed twice (the check of a signup or an OPML import, recorded
+// as the feed's baseline).
 type Document struct {
 	Feed  *Feed
 	Bytes int64
+	// Fetch is the answer the body came in (its Body dropped) and FetchedAt
+	// when its request went out: with them the document counts as a poll
+	// of the feed (validators kept, next poll scheduled). Nil: it counts
+	// for its items only.
+	Fetch     *fetcher.Response
+	FetchedAt time.Time
 }
 
 // Feed is what feedmail keeps of a parsed feed.

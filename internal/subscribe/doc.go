@@ -41,10 +41,10 @@ type Service struct {
 	Log *slog.Logger
 }
 
-// Baseliner records a fetched feed document through the poller's own parse →
-// select → record path (poller.Poller.Baseline), or many parsed documents,
-// by feed id, in one write (poller.Poller.Baselines: an OPML import).
+// Baseliner records fetched feed documents, by feed id, through the
+// poller's own select → record path in one write (poller.Poller.Baselines):
+// each counts as a poll of its feed, so the feed is not fetched again at
+// once (a signup records one, an OPML import a chunk at a time).
 type Baseliner interface {
-	Baseline(ctx context.Context, feedID int64, body []byte, contentType string) error
 	Baselines(ctx context.Context, docs map[int64]newitems.Document) error
 }

@@ -32,14 +32,32 @@ type Found struct {
 	doc *fetchedDoc
 }
 
-// fetchedDoc is a feed document as fetched: its body and Content-Type, and
-// the feed parsed from it with base as the base URL (the address it was
-// fetched from at last).
+// fetchedDoc is a feed document as fetched: the answer (its body and
+// Content-Type, validators and caching headers), when its request went
+// out, and the feed parsed from it with base as the base URL (the address
+// it was fetched from at last).
 type fetchedDoc struct {
-	body        []byte
-	contentType string
-	parsed      *newitems.Feed
-	base        string
+	resp      *fetcher.Response
+	fetchedAt time.Time
+	parsed    *newitems.Feed
+	base      string
+}
+
+// document is d as the poller's baseline takes it (Baseliner): parsed with
+// feedURL, the feed's own address, as the base (again when it was fetched
+// from another), with the fetch that brought it, its body dropped. It is
+// nil when the document does not parse that way.
+func (d *fetchedDoc) document(feedURL string) *newitems.Document {
+	parsed := d.parsed
+	if d.base != feedURL {
+		var err error
+		if parsed, err = newitems.Parse(d.resp.Body, d.resp.ContentType, feedURL); err != nil {
+			return nil
+		}
+	}
+	fetch := *d.resp
+	fetch.Body = nil
+	return &newitems.Document{Feed: parsed, Bytes: int64(len(d.resp.Body)), Fetch: &fetch, FetchedAt: d.fetchedAt}
 }
 
 // FindFeed fetches raw; a feed is returned as is; an HTML page is searched
@@ -118,6 +136,7 @@ func typedScheme(typed string) bool {
 // must be a feed itself. The Found has no Forecast (FindFeed works it out;
 // an import has no use for it).
 func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Found, error) {
+	fetchedAt := s.Clock.Now()
 	resp, err := s.Fetch.Fetch(ctx, fetcher.Request{URL: raw})
 	if err != nil {
 		if fetcher.KindOf(err) == fetcher.KindPrivateAddress && s.Log != nil {
@@ -140,7 +159,7 @@ func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Fou
 	feed, perr := newitems.Parse(resp.Body, resp.ContentType, resp.FinalURL)
 	if perr == nil {
 		return Found{URL: feedURL, Title: feed.Title, SiteURL: feed.SiteURL,
-			doc: &fetchedDoc{body: resp.Body, contentType: resp.ContentType, parsed: feed, base: resp.FinalURL}}, nil
+			doc: &fetchedDoc{resp: resp, fetchedAt: fetchedAt, parsed: feed, base: resp.FinalURL}}, nil
 	}
 	if errors.Is(perr, newitems.ErrInvalidFeed) {
 		return Found{}, FieldError{Msg: "that feed is broken and could not be read"}

@@ -63,17 +63,9 @@ func (run *importRun) checkOne(ctx context.Context, j importJob) checked {
 	c := checked{job: j, found: found}
 	if d := found.doc; d != nil {
 		c.found.doc = nil // the body is not needed any more: only the parsed feed travels on
-		parsed := d.parsed
-		if d.base != found.URL {
-			// Relative links resolve against the feed's own address, as
-			// the poller's parse of it will.
-			if parsed, err = newitems.Parse(d.body, d.contentType, found.URL); err != nil {
-				parsed = nil
-			}
-		}
-		if parsed != nil {
-			c.doc = &newitems.Document{Feed: parsed, Bytes: int64(len(d.body))}
-		}
+		// Relative links resolve against the feed's own address, as the
+		// poller's parse of it will.
+		c.doc = d.document(found.URL)
 	}
 	return c
 }

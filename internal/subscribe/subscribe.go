@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -215,8 +216,10 @@ func (s *Service) feed(ctx context.Context, f Found) (*store.Feed, string, error
 		return nil, "", err
 	}
 	if f.doc != nil && s.Baseline != nil && feed.State == store.FeedActive {
-		if err := s.Baseline.Baseline(ctx, feed.ID, f.doc.body, f.doc.contentType); err != nil {
-			return nil, "", fmt.Errorf("record what %s holds now: %w", f.URL, err)
+		if d := f.doc.document(feed.URL); d != nil {
+			if err := s.Baseline.Baselines(ctx, map[int64]newitems.Document{feed.ID: *d}); err != nil {
+				return nil, "", fmt.Errorf("record what %s holds now: %w", f.URL, err)
+			}
 		}
 	}
 	title := feed.Title
