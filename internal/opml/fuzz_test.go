@@ -23,7 +23,7 @@ var fuzzSeedDirs = []string{
 }
 
 // FuzzParse checks that Parse never panics, returns only the package's
-// errors, never more than MaxOutlines feeds, no empty or repeated XMLURL,
+// errors, never more than MaxFeeds feeds, no empty or repeated XMLURL,
 // and that whatever it returns survives Write and Parse unchanged in number.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`<opml version="2.0"><body><outline text="a & b" xmlUrl="https://a/?x=1&y=2"/></body></opml>`))
@@ -60,7 +60,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if len(got) == 0 || len(got) > MaxOutlines {
+		if len(got) == 0 || len(got) > MaxFeeds {
 			t.Fatalf("%d outlines without error", len(got))
 		}
 		seen := map[string]bool{}

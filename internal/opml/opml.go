@@ -16,9 +16,17 @@ import (
 )
 
 const (
-	// MaxOutlines is the most <outline> elements (feeds and folders
-	// together) Parse reads; a longer document is refused with ErrTooLarge.
-	MaxOutlines = 10000
+	// MaxFeeds is the most feeds (distinct xmlUrls) Parse returns; a list
+	// with more is refused with a *TooManyFeedsError, which says how many
+	// it has. Folders do not count.
+	MaxFeeds = 10000
+	// MaxElements and MaxDepth bound what Parse reads of any document,
+	// whatever its elements are (feeds, folders, anything else), so that a
+	// hostile file costs little: more elements, or elements nested deeper,
+	// are refused with ErrTooLarge. Real lists of MaxFeeds feeds, folders
+	// and all, stay far below both.
+	MaxElements = 200000
+	MaxDepth    = 100
 	// MaxBytes is the largest document Parse reads (10 MB, the same limit as
 	// a fetched feed); a longer one is refused with ErrTooLarge.
 	MaxBytes = 10 << 20
@@ -33,8 +41,8 @@ var (
 	// ErrNoFeeds is wrapped when an OPML document holds no outline with an
 	// xmlUrl.
 	ErrNoFeeds = errors.New("opml: no feeds in the document")
-	// ErrTooLarge is wrapped when the document exceeds MaxBytes or
-	// MaxOutlines.
+	// ErrTooLarge is wrapped when the document exceeds MaxBytes,
+	// MaxElements or MaxDepth, or lists more than MaxFeeds feeds.
 	ErrTooLarge = errors.New("opml: document too large")
 	// ErrMalformed is wrapped when an OPML document is broken beyond what
 	// Parse repairs; the XML error is wrapped too.
@@ -42,6 +50,17 @@ var (
 	// ErrInvalidOutline is wrapped by Write for an outline without XMLURL.
 	ErrInvalidOutline = errors.New("opml: outline without xmlUrl")
 )
+
+// TooManyFeedsError is the error of a list with more than Limit (MaxFeeds)
+// feeds: it has Feeds. It wraps ErrTooLarge.
+type TooManyFeedsError struct{ Feeds, Limit int }
+
+func (e *TooManyFeedsError) Error() string {
+	return fmt.Sprintf("%v: the list has %d feeds, more than the %d one import takes; split it into smaller lists",
+		ErrTooLarge, e.Feeds, e.Limit)
+}
+
+func (e *TooManyFeedsError) Unwrap() error { return ErrTooLarge }
 
 // Outline is one feed of a subscription list.
 type Outline struct {
@@ -79,8 +98,8 @@ type Outline struct {
 // cut; junk after the root element is ignored, but outlines of a second
 // document concatenated to the first are read.
 //
-// Errors wrap ErrNotOPML, ErrNoFeeds, ErrTooLarge or ErrMalformed, or the
-// reader's error.
+// Errors wrap ErrNotOPML, ErrNoFeeds, ErrTooLarge (a *TooManyFeedsError
+// for more than MaxFeeds feeds) or ErrMalformed, or the reader's error.
 func Parse(r io.Reader) ([]Outline, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {

@@ -148,7 +148,10 @@ func TestParseErrors(t *testing.T) {
 		{"text", `just text`, ErrNotOPML},
 		{"no feeds", `<opml version="2.0"><head/><body><outline text="folder"/></body></opml>`, ErrNoFeeds},
 		{"no body", `<opml version="2.0"><head><title>t</title></head></opml>`, ErrNoFeeds},
-		{"too many outlines", "<opml><body>" + strings.Repeat(`<outline text="x"/>`, MaxOutlines+1) + "</body></opml>", ErrTooLarge},
+		{"too many feeds", "<opml><body>" + feedOutlines(MaxFeeds+1, "") + "</body></opml>", ErrTooLarge},
+		{"too many elements", "<opml><body>" + strings.Repeat(`<outline text="x"/>`, MaxElements) + "</body></opml>", ErrTooLarge},
+		{"nested too deep", "<opml><body>" + strings.Repeat(`<outline text="x">`, MaxDepth) + feedOutlines(1, "") +
+			strings.Repeat(`</outline>`, MaxDepth) + "</body></opml>", ErrTooLarge},
 		{"too many bytes", "<opml><body>" + strings.Repeat(" ", MaxBytes) + "</body></opml>", ErrTooLarge},
 	}
 	for _, tt := range tests {
@@ -165,18 +168,56 @@ func TestParseErrors(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
-	t.Run("exactly MaxOutlines", func(t *testing.T) {
-		var b strings.Builder
-		b.WriteString("<opml><body>")
-		for i := range MaxOutlines {
-			fmt.Fprintf(&b, `<outline xmlUrl="https://e/%d"/>`, i)
-		}
-		b.WriteString("</body></opml>")
-		got, err := Parse(strings.NewReader(b.String()))
-		if err != nil || len(got) != MaxOutlines {
-			t.Fatalf("%d outlines, %v", len(got), err)
+	t.Run("too many feeds says how many", func(t *testing.T) {
+		doc := "<opml><body>" + feedOutlines(MaxFeeds+5, "") + feedOutlines(3, "") + "</body></opml>"
+		_, err := Parse(strings.NewReader(doc))
+		var tm *TooManyFeedsError
+		if !errors.As(err, &tm) || tm.Feeds != MaxFeeds+5 || tm.Limit != MaxFeeds ||
+			!strings.Contains(err.Error(), fmt.Sprint(MaxFeeds+5)) || !strings.Contains(err.Error(), fmt.Sprint(MaxFeeds)) {
+			t.Fatalf("err = %v; want a TooManyFeedsError naming %d feeds and the limit %d", err, MaxFeeds+5, MaxFeeds)
 		}
 	})
+}
+
+// feedOutlines is n feed outlines (https://e/0 …), each in a folder of
+// its own when folder is not "" (folders and feeds alike are outlines).
+func feedOutlines(n int, folder string) string {
+	var b strings.Builder
+	for i := range n {
+		if folder != "" {
+			fmt.Fprintf(&b, `<outline text="%s %d">`, folder, i)
+		}
+		fmt.Fprintf(&b, `<outline xmlUrl="https://e/%d"/>`, i)
+		if folder != "" {
+			b.WriteString(`</outline>`)
+		}
+	}
+	return b.String()
+}
+
+// TestParseMaxFeeds: a list of MaxFeeds feeds is read whole, even when
+// its folders make it twice as many outlines, and so is a hostile-looking
+// one just inside MaxElements and MaxDepth.
+func TestParseMaxFeeds(t *testing.T) {
+	tests := []struct {
+		name      string
+		doc       string
+		wantFeeds int
+	}{
+		{"exactly MaxFeeds", "<opml><body>" + feedOutlines(MaxFeeds, "") + "</body></opml>", MaxFeeds},
+		{"MaxFeeds, each in a folder", "<opml><body>" + feedOutlines(MaxFeeds, "Folder") + "</body></opml>", MaxFeeds},
+		{"MaxFeeds repeated", "<opml><body>" + feedOutlines(MaxFeeds, "") + feedOutlines(MaxFeeds, "") + "</body></opml>", MaxFeeds},
+		{"MaxDepth", "<opml><body>" + strings.Repeat(`<outline text="x">`, MaxDepth-3) + feedOutlines(1, "") +
+			strings.Repeat(`</outline>`, MaxDepth-3) + "</body></opml>", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(strings.NewReader(tt.doc))
+			if err != nil || len(got) != tt.wantFeeds {
+				t.Fatalf("%d feeds, %v; want %d", len(got), err, tt.wantFeeds)
+			}
+		})
+	}
 }
 
 func TestRepair(t *testing.T) {

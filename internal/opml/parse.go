@@ -47,17 +47,21 @@ func parseDoc(doc []byte) ([]Outline, error) {
 	if len(p.out) == 0 {
 		return nil, ErrNoFeeds
 	}
+	if len(p.seen) > MaxFeeds {
+		return nil, &TooManyFeedsError{Feeds: len(p.seen), Limit: MaxFeeds}
+	}
 	return p.out, nil
 }
 
 // docReader is parseDoc's state: the open elements, the feeds read so far
-// and the URLs already seen.
+// (the first MaxFeeds), the URLs already seen (all of them, so that a list
+// too long can say how long it is) and the elements read.
 type docReader struct {
 	stack    []frame
 	out      []Outline
 	seen     map[string]bool
 	rootSeen bool
-	count    int
+	elements int
 }
 
 // frame is one open element.
@@ -81,8 +85,9 @@ func (p *docReader) readError(err error) error {
 	return fmt.Errorf("%w: %w", ErrMalformed, err)
 }
 
-// start opens an element: it checks the root is <opml>, counts outlines
-// against MaxOutlines and records a feed outline not seen before.
+// start opens an element: it checks the root is <opml>, counts elements
+// against MaxElements and their nesting against MaxDepth, and records a
+// feed outline not seen before (the first MaxFeeds of them).
 func (p *docReader) start(t xml.StartElement) error {
 	name := strings.ToLower(t.Name.Local)
 	if !p.rootSeen {
@@ -91,13 +96,15 @@ func (p *docReader) start(t xml.StartElement) error {
 		}
 		p.rootSeen = true
 	}
+	if p.elements++; p.elements > MaxElements {
+		return fmt.Errorf("%w: more than %d elements", ErrTooLarge, MaxElements)
+	}
+	if len(p.stack) >= MaxDepth {
+		return fmt.Errorf("%w: elements nested more than %d deep", ErrTooLarge, MaxDepth)
+	}
 	if name != "outline" {
 		p.stack = append(p.stack, frame{})
 		return nil
-	}
-	p.count++
-	if p.count > MaxOutlines {
-		return fmt.Errorf("%w: more than %d outlines", ErrTooLarge, MaxOutlines)
 	}
 	a := readAttrs(t)
 	label := clean(a.text)
@@ -109,7 +116,9 @@ func (p *docReader) start(t xml.StartElement) error {
 	f := frame{outline: true, folder: label, isFeed: a.xmlURL != "" && !strings.EqualFold(a.typ, "source")}
 	if f.isFeed && !p.seen[a.xmlURL] {
 		p.seen[a.xmlURL] = true
-		p.out = append(p.out, Outline{Title: label, XMLURL: a.xmlURL, HTMLURL: a.htmlURL, Folder: p.folderPath()})
+		if len(p.out) < MaxFeeds {
+			p.out = append(p.out, Outline{Title: label, XMLURL: a.xmlURL, HTMLURL: a.htmlURL, Folder: p.folderPath()})
+		}
 	}
 	p.stack = append(p.stack, f)
 	return nil

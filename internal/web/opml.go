@@ -21,6 +21,13 @@ const maxOPMLUpload = opml.MaxBytes + 1<<20
 // the person waits. Larger lists go through `feedmail import-opml`.
 const maxWebImport = 300
 
+// tooManyForWeb is the error shown for a list of n feeds, more than
+// maxWebImport.
+func tooManyForWeb(n int) string {
+	return "That list has " + strconv.Itoa(n) + " feeds; the web import takes up to " + strconv.Itoa(maxWebImport) +
+		" at a time. Split the file, or ask the operator to use feedmail import-opml."
+}
+
 // importData is the OPML import report page.
 type importData struct {
 	Token  string
@@ -59,10 +66,13 @@ func (s *Server) accountImport(w http.ResponseWriter, r *http.Request) {
 	}
 	defer file.Close()
 	outlines, err := opml.Parse(file)
+	var many *opml.TooManyFeedsError
 	if err != nil {
 		switch {
 		case errors.Is(err, opml.ErrNoFeeds):
 			fail(http.StatusUnprocessableEntity, "That OPML file lists no feeds.")
+		case errors.As(err, &many):
+			fail(http.StatusUnprocessableEntity, tooManyForWeb(many.Feeds))
 		case errors.Is(err, opml.ErrTooLarge):
 			fail(http.StatusRequestEntityTooLarge, "That OPML file is too large.")
 		default:
@@ -71,8 +81,7 @@ func (s *Server) accountImport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(outlines) > maxWebImport {
-		fail(http.StatusUnprocessableEntity, "That list has "+strconv.Itoa(len(outlines))+" feeds; the web import takes up to "+
-			strconv.Itoa(maxWebImport)+" at a time. Split the file, or ask the operator to use feedmail import-opml.")
+		fail(http.StatusUnprocessableEntity, tooManyForWeb(len(outlines)))
 		return
 	}
 	opt := subscribe.ImportOptions{Confirmed: true, ConfirmedBy: store.ConfirmedByAccount, Parallel: 8, PerFeed: 15 * time.Second}

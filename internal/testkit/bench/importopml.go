@@ -142,8 +142,6 @@ func (e *env) importList() ([]byte, []bareReq, error) {
 	for i := range outlines {
 		ff := e.farmFor(i).AddFeed(farm.Spec{Format: farm.Format(i % 3), ItemCount: e.cfg.Items,
 			ETag: farm.ETagStrong, LastModified: true, Gzip: true})
-		// No folders: a folder is an outline too, and a list holds at most
-		// opml.MaxOutlines (10,000) of them.
 		outlines[i] = opml.Outline{XMLURL: ff.URL(), Title: fmt.Sprintf("Imported %d", i)}
 		reqs[i] = bareReq{url: ff.URL()}
 	}
