@@ -68,6 +68,26 @@ func procEventually(t *testing.T, within, every time.Duration, cond func() bool,
 	}
 }
 
+// procSettle waits like procEventually for a condition that says what
+// is still missing ("" once it holds), and fails with the last thing it
+// said, so a failed wait names the part of the condition not met.
+func procSettle(t *testing.T, within, every time.Duration, missing func() string, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		left := missing()
+		if left == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %s; last seen: %s", within, msg, left)
+		}
+		<-tick.C
+	}
+}
+
 // fmProc is one running `feedmail serve`.
 type fmProc struct {
 	*proc.Proc

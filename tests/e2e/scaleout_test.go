@@ -351,7 +351,7 @@ func (w *scaleOut) run() {
 	// Everything arrives.
 	start = time.Now()
 	expected := w.newExpectation()
-	procEventually(t, w.settleWithin, 250*time.Millisecond, func() bool { return w.settled(expected) },
+	procSettle(t, w.settleWithin, 250*time.Millisecond, func() string { return w.settled(expected) },
 		"every post polled, every email sent, every digest item issued")
 	t.Logf("settled %s after the last round", time.Since(start).Round(time.Millisecond))
 	stopWatch()
@@ -631,11 +631,14 @@ func (w *scaleOut) newExpectation() *expectation {
 
 // settled reports whether every post was recorded, every email sent and
 // every digest item issued; it fills e.instant on the way.
-func (w *scaleOut) settled(e *expectation) bool {
+func (w *scaleOut) settled(e *expectation) string {
 	ctx := w.ctx
 	var items []store.Item
-	if err := w.st.DB.WithContext(ctx).Where("guid LIKE 'so-%'").Find(&items).Error; err != nil || len(items) < len(w.posts) {
-		return false
+	if err := w.st.DB.WithContext(ctx).Where("guid LIKE 'so-%'").Find(&items).Error; err != nil {
+		return "items unreadable: " + err.Error()
+	}
+	if len(items) < len(w.posts) {
+		return fmt.Sprintf("%d of %d posts polled; not yet: %s", len(items), len(w.posts), w.unpolled(items))
 	}
 	feedByID := map[int64]*soFeed{}
 	for _, f := range w.feeds {
@@ -657,8 +660,11 @@ func (w *scaleOut) settled(e *expectation) bool {
 		}
 		return tx.Where("state IN ?", []string{store.OutboxQueued, store.OutboxHeld}).Find(&waiting).Error
 	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-	if err != nil || pending > 0 {
-		return false
+	if err != nil {
+		return "outbox unreadable: " + err.Error()
+	}
+	if pending > 0 {
+		return fmt.Sprintf("all %d posts polled; %d digest items not yet in an issue", len(items), pending)
 	}
 	first := w.firstIndex()
 	for _, r := range waiting {
@@ -667,7 +673,8 @@ func (w *scaleOut) settled(e *expectation) bool {
 			idx = -1
 		}
 		if w.lostRecord == nil || !w.lostRecord(&r, idx) {
-			return false
+			return fmt.Sprintf("all posts polled and issued; outbox row %d (%s) still %s: attempts %d, next attempt %s, lease %q until %v, last error %q",
+				r.ID, r.Kind, r.State, r.Attempts, r.NextAttemptAt.Format(time.RFC3339), r.LeaseOwner, r.LeaseUntil, r.LastError)
 		}
 	}
 	got := map[string]bool{}
@@ -676,12 +683,46 @@ func (w *scaleOut) settled(e *expectation) bool {
 			got[m.Header.Get("Message-Id")] = true
 		}
 	}
+	missing := 0
 	for id := range e.instant {
 		if !got[id] {
-			return false
+			missing++
 		}
 	}
-	return true
+	if missing > 0 {
+		return fmt.Sprintf("all posts polled and issued, no row waiting; %d of %d instant emails not at the sink", missing, len(e.instant))
+	}
+	return ""
+}
+
+// unpolled names up to five posts not yet stored as items, with their
+// feed's schedule and lease, to say why a settle wait failed.
+func (w *scaleOut) unpolled(items []store.Item) string {
+	have := map[string]bool{}
+	for _, it := range items {
+		have[it.GUID] = true
+	}
+	var out []string
+	for _, p := range w.posts {
+		if have[p.guid] || len(out) == 5 {
+			continue
+		}
+		var f store.Feed
+		if err := w.st.DB.WithContext(w.ctx).First(&f, w.feeds[p.feed].row.ID).Error; err != nil {
+			out = append(out, p.guid+" (feed unreadable: "+err.Error()+")")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (feed %d: next poll %s, lease %q until %v, pinged %d times)",
+			p.guid, f.ID, f.NextPollAt.Format(time.RFC3339), f.LeaseOwner, f.LeaseUntil, w.pingCount(p.feed)))
+	}
+	return strings.Join(out, "; ")
+}
+
+// pingCount is how many pings of feed idx were scheduled or queued.
+func (w *scaleOut) pingCount(idx int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pings[idx])
 }
 
 // firstIndex maps each Message-ID at the sink to the position of its first
