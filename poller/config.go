@@ -22,6 +22,8 @@ const (
 	DefaultWriteBatch   = 500
 	DefaultSpreadWindow = 10 * time.Minute
 	DefaultIdleWait     = 5 * time.Second
+	DefaultPassGap      = time.Second
+	DefaultWakeGap      = 50 * time.Millisecond
 	// PollLogRetention is how long poll_log rows are kept.
 	PollLogRetention = 7 * 24 * time.Hour
 )
@@ -58,6 +60,13 @@ type Config struct {
 	SpreadWindow time.Duration
 	// IdleWait is the longest Run sleeps between passes (default 5 s).
 	IdleWait time.Duration
+	// PassGap is the least time from the start of one of Run's passes to
+	// the next (default 1 s): feeds coming due one by one wait up to that
+	// long, and are claimed and written together.
+	PassGap time.Duration
+	// WakeGap is the least time from the start of a pass to the next one
+	// when Wake calls (a ping, a new subscription; default 50 ms).
+	WakeGap time.Duration
 	// Rand draws the jitter; default seeded from crypto/rand. It is used
 	// under a lock.
 	Rand *rand.Rand

@@ -74,6 +74,8 @@ func New(cfg Config) (*Poller, error) {
 	worker.Default(&cfg.WriteBatch, DefaultWriteBatch)
 	worker.Default(&cfg.SpreadWindow, DefaultSpreadWindow)
 	worker.Default(&cfg.IdleWait, DefaultIdleWait)
+	worker.Default(&cfg.PassGap, DefaultPassGap)
+	worker.Default(&cfg.WakeGap, DefaultWakeGap)
 	if cfg.Rand == nil {
 		var seed [16]byte
 		_, _ = crand.Read(seed[:])
@@ -131,11 +133,14 @@ func (p *Poller) SpreadOverdue(ctx context.Context) (int64, error) {
 }
 
 // Run polls due feeds until ctx ends: once at start it fills in the host of
-// feeds stored before hosts were kept and spreads overdue feeds,
-// then it runs PollDue passes, sleeping between them until the next feed is
-// due (as the store says), at most Config.IdleWait, or until Wake. Once an
-// hour it prunes poll_log rows older than PollLogRetention. It returns
-// ctx.Err() when ctx ends.
+// feeds stored before hosts were kept and spreads overdue feeds, then it
+// runs PollDue passes. Between two passes it sleeps until the next feed is
+// due (as the store says), at most Config.IdleWait, but at least until
+// Config.PassGap after the previous pass began; a Wake ends the sleep once
+// Config.WakeGap has passed. So feeds coming due one by one are claimed,
+// fetched and written in batches, a pass a second, instead of a pass, a
+// claim and a transaction each. Once an hour it prunes poll_log rows older
+// than PollLogRetention. It returns ctx.Err() when ctx ends.
 func (p *Poller) Run(ctx context.Context) error {
 	if n, err := p.st.FillFeedHosts(ctx); err != nil && ctx.Err() == nil {
 		p.log.Warn("filling in feed hosts failed", "err", err)
@@ -148,6 +153,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	}
 	var lastPrune time.Time
 	for {
+		began := time.Now()
 		n, err := p.PollDue(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -164,27 +170,53 @@ func (p *Poller) Run(ctx context.Context) error {
 				p.log.Info("pruned poll log", "rows", k)
 			}
 		}
-		if n > 0 && err == nil {
-			continue // more may have become due while we worked
-		}
-		wait := p.cfg.IdleWait
-		if err == nil {
-			if next, ok, nerr := p.st.NextPollDue(ctx, p.cfg.Owner); nerr == nil && ok {
-				if d := next.Sub(p.clk.Now()); d < wait {
-					wait = max(d, 10*time.Millisecond)
-				}
-			}
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		case <-p.wake:
-			t.Stop()
+		if err := p.sleep(ctx, began, p.untilDue(ctx, n, err)); err != nil {
+			return err
 		}
 	}
+}
+
+// untilDue is how long Run may sleep after a pass that claimed n feeds
+// and ended with err: until the next feed is due, at most Config.IdleWait;
+// no time after a pass that claimed feeds (more may be due already).
+func (p *Poller) untilDue(ctx context.Context, n int, err error) time.Duration {
+	if n > 0 && err == nil {
+		return 0
+	}
+	wait := p.cfg.IdleWait
+	if err == nil {
+		if next, ok, nerr := p.st.NextPollDue(ctx, p.cfg.Owner); nerr == nil && ok {
+			if d := next.Sub(p.clk.Now()); d < wait {
+				wait = max(d, 0)
+			}
+		}
+	}
+	return wait
+}
+
+// sleep waits wait, but until at least Config.PassGap after began; a Wake
+// cuts it short to Config.WakeGap after began. It returns ctx.Err() when
+// ctx ends first.
+func (p *Poller) sleep(ctx context.Context, began time.Time, wait time.Duration) error {
+	gap := p.cfg.PassGap - time.Since(began)
+	t := time.NewTimer(max(wait, gap, 0))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	case <-p.wake:
+	}
+	if left := p.cfg.WakeGap - time.Since(began); left > 0 {
+		t.Reset(left)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // releaseRefused makes due now the feeds this installation refused for
