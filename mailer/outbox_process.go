@@ -261,15 +261,24 @@ func (o *Outbox) settleRenderFailures(rec context.Context, jobs []*job, stopped 
 	return release
 }
 
-// release gives every unsettled row back when a pass cannot go on.
-func (o *Outbox) release(ctx context.Context, jobs []*job) {
+// release gives every unsettled row back when a pass cannot go on,
+// retrying through a database that is away (recordRetry): the pass most
+// often fails because the database went away, and a row not given back
+// waits for its whole lease (minutes) before anyone sends it.
+func (o *Outbox) release(rec context.Context, jobs []*job) {
 	var ids []int64
 	for _, j := range jobs {
 		if !j.done {
 			ids = append(ids, j.row.ID)
 		}
 	}
-	if _, err := o.cfg.Store.ReleaseOutbox(ctx, o.cfg.Owner, ids); err != nil {
+	if len(ids) == 0 {
+		return
+	}
+	if err := o.recordRetry(rec, "release claimed emails", func(ctx context.Context) error {
+		_, err := o.cfg.Store.ReleaseOutbox(ctx, o.cfg.Owner, ids)
+		return err
+	}); err != nil {
 		o.cfg.Log.Error("release claimed emails", "err", err)
 	}
 }

@@ -154,9 +154,14 @@ func (p *Poller) endPass(ctx context.Context) error {
 		hosts = append(hosts, h)
 	}
 	clear(p.leased)
+	// Through a database away for a moment: hosts not given back keep
+	// other processes off them until their leases end.
 	wctx, cancel := pollWriteContext(ctx)
 	defer cancel()
-	return p.st.ReleaseHosts(wctx, p.cfg.Owner, hosts)
+	_, err := store.RetryTransient(wctx, time.Minute, func(ctx context.Context) error {
+		return p.st.ReleaseHosts(ctx, p.cfg.Owner, hosts)
+	})
+	return err
 }
 
 // claimedFeed is one feed a worker is to poll, with its host's row.
