@@ -94,6 +94,15 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 	}
+	pprofSrv, err := a.listenPprof(errc)
+	if err != nil {
+		cancelWork()
+		wg.Wait()
+		return err
+	}
+	if pprofSrv != nil {
+		defer pprofSrv.Close()
+	}
 	var runErr error
 	select {
 	case <-ctx.Done():

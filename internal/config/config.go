@@ -57,6 +57,9 @@ type Config struct {
 	PostmarkWebhookAuth string
 	SendGridWebhookKey  string
 	MailgunSigningKey   string
+	// PprofListen: a loopback host:port where serve answers Go's profiling
+	// endpoints (/debug/pprof/); empty: none.
+	PprofListen string
 }
 
 // ErrInvalid wraps every configuration error.
@@ -92,10 +95,18 @@ func Load(getenv func(string) string) (Config, error) {
 		PostmarkWebhookAuth: get("FEEDMAIL_POSTMARK_WEBHOOK_AUTH", ""),
 		SendGridWebhookKey:  get("FEEDMAIL_SENDGRID_WEBHOOK_KEY", ""),
 		MailgunSigningKey:   get("FEEDMAIL_MAILGUN_SIGNING_KEY", ""),
+		PprofListen:         get("FEEDMAIL_PPROF_LISTEN", ""),
 	}
-	bad := func(k, why string) (Config, error) {
+	if k, why := c.check(get); why != "" {
 		return Config{}, fmt.Errorf("%w: %s: %s", ErrInvalid, k, why)
 	}
+	return c, nil
+}
+
+// check reads the variables that need parsing (through get) and checks
+// every value; it returns the variable at fault and why, or "", "".
+func (c *Config) check(get func(k, def string) string) (string, string) {
+	bad := func(k, why string) (string, string) { return k, why }
 	defaultRoles := "web,poller,mailer,digest"
 	if c.InboundURL != "" {
 		defaultRoles += ",inbound"
@@ -142,7 +153,27 @@ func Load(getenv func(string) string) (Config, error) {
 	default:
 		return bad("FEEDMAIL_LOG_LEVEL", "must be debug, info, warn or error")
 	}
-	return c, nil
+	if why := checkPprofListen(c.PprofListen); why != "" {
+		return bad("FEEDMAIL_PPROF_LISTEN", why)
+	}
+	return "", ""
+}
+
+// checkPprofListen returns why addr cannot serve the profiling endpoints,
+// or "": they show the process's memory and stacks, so only a loopback
+// address is accepted (reach it over SSH from elsewhere).
+func checkPprofListen(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Sprintf("%q is not host:port", addr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Sprintf("%q is not a loopback address (127.0.0.1, ::1 or localhost)", host)
+	}
+	return ""
 }
 
 // readRoles returns the roles listed in v (comma-separated, repeats
