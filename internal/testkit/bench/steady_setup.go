@@ -210,6 +210,10 @@ func (s *steady) startServe(ctx context.Context) error {
 		"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1", "FEEDMAIL_ROLES": "web,poller,mailer",
 		"FEEDMAIL_SMTP_URL": sink.URL(), "FEEDMAIL_MAILDIR": filepath.Join(s.dir, "mail"), "FEEDMAIL_LOG_LEVEL": "info",
 	})
+	if v := os.Getenv("FEEDMAIL_PPROF_LISTEN"); v != "" {
+		// Passed through, to profile the serve loop under the benchmark.
+		env = append(env, "FEEDMAIL_PPROF_LISTEN="+v)
+	}
 	c, err := startChild("feedmail serve", filepath.Join(s.dir, "feedmail"), env, false, "serve")
 	if err != nil {
 		return err
