@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -28,19 +26,16 @@ const inboundTimeout = 2 * time.Minute
 // unsubscribe by email or anything else, and prints what it did as one
 // JSON line (mailer.Outcome). It exits 0 for every message it handled or
 // deliberately ignored, bad input included, and 75 when it could not
-// reach the database, so the MTA retries and never bounces the bounce.
+// reach the database, so the MTA retries and never bounces the bounce; a
+// bad command line is 2, as for every command.
 // The envelope recipient comes from --recipient, else the RECIPIENT or
 // ORIGINAL_RECIPIENT the MTA sets, else the message's own headers.
 func cmdInbound(ctx context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("inbound", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := flags(a, "inbound")
 	var recipients multiFlag
 	fs.Var(&recipients, "recipient", "envelope recipient the MTA delivered to (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
 	for _, name := range []string{"ORIGINAL_RECIPIENT", "RECIPIENT"} {
 		if v := strings.TrimSpace(a.getenv(name)); v != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,6 +35,11 @@ func cmdPause(ctx context.Context, a *app, args []string) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	// Check --until before the account is looked up: a typing mistake is
+	// a usage error whoever it is for (the zone only moves a date's start).
+	if _, err := untilFlag(*until, a.clock.Now(), time.UTC); err != nil {
+		return err
+	}
 	s, u, subID, err := a.pauseTarget(ctx, *email, *feed)
 	if err != nil {
 		return err
@@ -42,7 +48,7 @@ func cmdPause(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		loc = time.UTC
 	}
-	end, err := pause.ParseUntil(*until, a.clock.Now(), loc)
+	end, err := untilFlag(*until, a.clock.Now(), loc)
 	if err != nil {
 		return err
 	}
@@ -55,6 +61,16 @@ func cmdPause(ctx context.Context, a *app, args []string) error {
 	}
 	a.log.Info("paused", "user", u.ID, "subscription", subID, "until", out.Until)
 	return a.printJSON(out)
+}
+
+// untilFlag returns --until as pause.ParseUntil reads it in loc; text it
+// cannot read, or an end already past, is a usage error (exit 2).
+func untilFlag(v string, now time.Time, loc *time.Location) (*time.Time, error) {
+	end, err := pause.ParseUntil(v, now, loc)
+	if errors.Is(err, pause.ErrBadUntil) || errors.Is(err, pause.ErrPast) {
+		return nil, fmt.Errorf("%w: --%w", errUsage, err)
+	}
+	return end, err
 }
 
 // cmdResume ends the pause of one subscription (--feed) or of the whole

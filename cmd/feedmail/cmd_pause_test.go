@@ -47,8 +47,8 @@ func TestPauseCommands(t *testing.T) {
 		{[]string{"pause", "--email", "nobody@example.com"}, "feedmail pause: no account for nobody@example.com"},
 		{[]string{"resume", "--email", "nobody@example.com"}, "feedmail resume: no account for nobody@example.com"},
 		{[]string{"pause", "--email", "a@example.com", "--feed", site + "/other"}, "feedmail pause: a@example.com is not subscribed to " + site + "/other"},
-		{[]string{"pause", "--email", "a@example.com", "--until", "2020-01-01"}, `feedmail pause: until "2020-01-01": that is not in the future`},
-		{[]string{"pause", "--email", "a@example.com", "--until", "soon"}, `feedmail pause: until "soon": use a date`},
+		{[]string{"pause", "--email", "a@example.com", "--until", "2020-01-01"}, `feedmail pause: usage: --until "2020-01-01": that is not in the future`},
+		{[]string{"pause", "--email", "a@example.com", "--until", "soon"}, `feedmail pause: usage: --until "soon": use a date`},
 	} {
 		code, out, errs := cli(tc.args...)
 		if code == 0 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") > 1 || !strings.HasPrefix(strings.TrimSpace(errs), tc.want) {

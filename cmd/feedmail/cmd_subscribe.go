@@ -33,7 +33,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	controls, err := store.CheckControls(controlsOf())
+	controls, err := checkControlFlags(controlsOf())
 	if err != nil {
 		return err
 	}

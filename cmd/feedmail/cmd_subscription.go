@@ -36,6 +36,18 @@ func controlFlags(fs *flag.FlagSet) func() store.Controls {
 	}
 }
 
+// checkControlFlags is store.CheckControls for values typed on the command
+// line: it returns the checked controls, or a usage error (exit 2) saying
+// which flag is wrong, since a bad filter or format is the operator's
+// typing, not a failure.
+func checkControlFlags(c store.Controls) (store.Controls, error) {
+	out, err := store.CheckControls(c)
+	if err != nil {
+		return store.Controls{}, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return out, nil
+}
+
 // cmdSubscription dispatches `feedmail subscription set`.
 func cmdSubscription(ctx context.Context, a *app, args []string) error {
 	return dispatch(ctx, a, args, []subcommand{{"set", cmdSubscriptionSet}})
@@ -60,7 +72,7 @@ func cmdSubscriptionSet(ctx context.Context, a *app, args []string) error {
 	if feed == "" {
 		return fmt.Errorf("%w: --feed is required", errUsage)
 	}
-	c, err := store.CheckControls(controls())
+	c, err := checkControlFlags(controls())
 	if err != nil {
 		return err
 	}

@@ -36,9 +36,10 @@ type command struct {
 	run     func(ctx context.Context, a *app, args []string) error
 }
 
-// failStatus is the exit status of any failure of command name, 0 meaning
-// the usual (1, or 2 for usage): `inbound` exits 75 (EX_TEMPFAIL) so that
-// the MTA piping mail to it tries again instead of bouncing the bounce.
+// failStatus is the exit status of a runtime failure (not a usage error)
+// of command name, 0 meaning the usual 1: `inbound` exits 75 (EX_TEMPFAIL)
+// so that the MTA piping mail to it tries again instead of bouncing the
+// bounce. A usage error is 2 for every command: trying again cannot fix it.
 func failStatus(name string) int {
 	if name == "inbound" {
 		return exTempFail
@@ -124,7 +125,7 @@ func runIO(ctx context.Context, args []string, environ []string, stdin io.Reader
 			return 0
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "feedmail %s: %v\nusage: feedmail %s %s\n", name, err, name, cmd.usage)
-			return fail(2)
+			return 2
 		default:
 			fmt.Fprintf(stderr, "feedmail %s: %v\n", name, err)
 			return fail(1)
