@@ -135,10 +135,13 @@ var (
 )
 
 // ScheduleProblem is what is wrong with a schedule ParseSchedule refused,
-// in words for the person who typed it (the web form; the command prints
-// the error itself, which says the same).
+// in words for the person who typed it: the web form and `feedmail digest
+// set` both show it, so an unknown spec lists the forms that are accepted.
 func ScheduleProblem(err error) string {
+	var we wordsError
 	switch {
+	case errors.As(err, &we):
+		return string(we)
 	case errors.Is(err, errTooFrequent):
 		return "that is too often: the interval must be at least " + MinEvery.String()
 	case errors.Is(err, errNeverFires):

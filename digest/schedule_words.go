@@ -25,6 +25,12 @@ var (
 var weekdays = map[string]int{"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6,
 	"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
 
+// wordsError is what is wrong with a schedule in words that names an
+// impossible time or day; ScheduleProblem shows it as it is.
+type wordsError string
+
+func (e wordsError) Error() string { return string(e) }
+
 // specFromWords returns the cron spec of spec when it is one of the
 // presets' phrasings with a time of the person's choosing, ok false when it
 // is not such a phrase, and an error when it is one with an impossible time
@@ -40,7 +46,7 @@ func specFromWords(spec string) (cronSpec string, ok bool, err error) {
 		if m[1] != "" {
 			d, known := weekdays[m[1]]
 			if !known {
-				return "", true, fmt.Errorf("%w: %q: %q is not a day of the week", ErrBadSpec, spec, m[1])
+				return "", true, fmt.Errorf("%w: %q: %w", ErrBadSpec, spec, wordsError(strconv.Quote(m[1])+" is not a day of the week"))
 			}
 			day = d
 		}
@@ -56,9 +62,9 @@ func specFromWords(spec string) (cronSpec string, ok bool, err error) {
 		case err2 != nil:
 			return "", true, err2
 		case m1 != m2:
-			return "", true, fmt.Errorf("%w: %q: twice a day needs both times on the same minute of the hour", ErrBadSpec, spec)
+			return "", true, fmt.Errorf("%w: %q: %w", ErrBadSpec, spec, wordsError("twice a day needs both times on the same minute of the hour"))
 		case h1 == h2:
-			return "", true, fmt.Errorf("%w: %q: the two times are the same", ErrBadSpec, spec)
+			return "", true, fmt.Errorf("%w: %q: %w", ErrBadSpec, spec, wordsError("the two times are the same"))
 		}
 		return fmt.Sprintf("%d %d,%d * * *", m1, min(h1, h2), max(h1, h2)), true, nil
 	}
@@ -75,7 +81,7 @@ func clockTime(hour, minute, ampm string) (int, int, error) {
 	switch ampm {
 	case "am", "pm":
 		if h < 1 || h > 12 {
-			return 0, 0, fmt.Errorf("%w: %s%s is not a time", ErrBadSpec, hour, ampm)
+			return 0, 0, fmt.Errorf("%w: %w", ErrBadSpec, wordsError(hour+ampm+" is not a time"))
 		}
 		h %= 12
 		if ampm == "pm" {
@@ -83,7 +89,7 @@ func clockTime(hour, minute, ampm string) (int, int, error) {
 		}
 	}
 	if h > 23 || m > 59 {
-		return 0, 0, fmt.Errorf("%w: %s:%02d is not a time of day (00:00 to 23:59)", ErrBadSpec, hour, m)
+		return 0, 0, fmt.Errorf("%w: %w", ErrBadSpec, wordsError(fmt.Sprintf("%s:%02d is not a time of day (00:00 to 23:59)", hour, m)))
 	}
 	return h, m, nil
 }

@@ -7,17 +7,19 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// accountUsage lists the account subcommands.
-const accountUsage = "status --email E | export --email E | delete --email E"
+// accountSubs returns the account subcommands, in the order help lists them.
+func accountSubs() []subcommand {
+	return []subcommand{
+		{"status", "--email E", "JSON: an existing account's bounce counts, whether its deliveries are paused and why, and the latest reports about its mail", cmdAccountStatus},
+		{"export", "--email E", "JSON: everything kept about an existing account (subscriptions with their consent, digests, ledger, purchases, mail reports)", cmdAccountExport},
+		{"delete", "--email E", "erase an existing account: its address, subscriptions, digests and unsent mail (the ledger stays under a tombstone address)", cmdAccountDelete},
+	}
+}
 
 // cmdAccount dispatches `feedmail account status|export|delete`: the person's
 // data, as the account page's download and delete buttons give it.
 func cmdAccount(ctx context.Context, a *app, args []string) error {
-	return dispatch(ctx, a, args, []subcommand{
-		{"status", cmdAccountStatus},
-		{"export", cmdAccountExport},
-		{"delete", cmdAccountDelete},
-	})
+	return dispatch(ctx, a, "account", args)
 }
 
 // cmdAccountExport prints everything kept about an existing account as

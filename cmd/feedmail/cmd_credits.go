@@ -10,16 +10,18 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// creditsUsage lists the credits subcommands.
-const creditsUsage = "balance --email E | grant --email E --credits N --reason TEXT [--key K] | ledger --email E [--limit N]"
+// creditsSubs returns the credits subcommands, in the order help lists them.
+func creditsSubs() []subcommand {
+	return []subcommand{
+		{"balance", "--email E", "JSON: an existing account's balance", cmdCreditsBalance},
+		{"grant", "--email E --credits N --reason TEXT [--key K]", "add credits to an account (created if missing) and release the email held for want of them", cmdCreditsGrant},
+		{"ledger", "--email E [--limit N]", "JSON: an account's latest ledger entries, newest first", cmdCreditsLedger},
+	}
+}
 
 // cmdCredits dispatches `feedmail credits balance|grant|ledger`.
 func cmdCredits(ctx context.Context, a *app, args []string) error {
-	return dispatch(ctx, a, args, []subcommand{
-		{"balance", cmdCreditsBalance},
-		{"grant", cmdCreditsGrant},
-		{"ledger", cmdCreditsLedger},
-	})
+	return dispatch(ctx, a, "credits", args)
 }
 
 // creditsEntryJSON is a ledger entry as the commands print it.

@@ -11,16 +11,18 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// digestUsage lists the digest subcommands.
-const digestUsage = "set --email E --name NAME --schedule SPEC [--tz ZONE] | list --email E | delete --email E --name NAME [--feeds instant|unsubscribe]"
+// digestSubs returns the digest subcommands, in the order help lists them.
+func digestSubs() []subcommand {
+	return []subcommand{
+		{"set", "--email E --name NAME --schedule SPEC [--tz ZONE]", "create a digest (and the account, if missing) or change its schedule; prints its next slot", cmdDigestSet},
+		{"list", "--email E", "JSON: an account's digests with their next slots and pending items", cmdDigestList},
+		{"delete", "--email E --name NAME [--feeds instant|unsubscribe]", "delete a digest; one that still delivers feeds needs --feeds", cmdDigestDelete},
+	}
+}
 
-// cmdDigest dispatches `feedmail digest set|list`.
+// cmdDigest dispatches `feedmail digest set|list|delete`.
 func cmdDigest(ctx context.Context, a *app, args []string) error {
-	return dispatch(ctx, a, args, []subcommand{
-		{"set", cmdDigestSet},
-		{"list", cmdDigestList},
-		{"delete", cmdDigestDelete},
-	})
+	return dispatch(ctx, a, "digest", args)
 }
 
 // digestJSON is a digest as the commands print it.
@@ -77,7 +79,7 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	// Check the spec and zone before touching the database, so bad input
 	// creates no account.
 	if _, err := digest.ParseSchedule(*spec, *zone); err != nil {
-		return digestInputError(err)
+		return digestInputError(*spec, err)
 	}
 	u, err := a.ensureUser(ctx, addr)
 	if err != nil {
@@ -95,7 +97,7 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	}
 	d, _, err := digest.Set(ctx, s, u.ID, cleanName, *spec, tz)
 	if err != nil {
-		return digestInputError(err)
+		return digestInputError(*spec, err)
 	}
 	out, err := toDigestJSON(ctx, s, u.Email, d)
 	if err != nil {
@@ -105,11 +107,13 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	return a.printJSON(out)
 }
 
-// digestInputError turns a bad spec or zone into a usage error naming the flag.
-func digestInputError(err error) error {
+// digestInputError turns a bad spec or zone into a usage error naming the
+// flag; a bad spec says what is wrong as the web form does
+// (digest.ScheduleProblem: the forms it accepts).
+func digestInputError(spec string, err error) error {
 	switch {
 	case errors.Is(err, digest.ErrBadSpec):
-		return fmt.Errorf("%w: --schedule: %v", errUsage, err)
+		return fmt.Errorf("%w: --schedule %q: %s", errUsage, strings.TrimSpace(spec), digest.ScheduleProblem(err))
 	case errors.Is(err, digest.ErrBadZone):
 		return fmt.Errorf("%w: --tz: %v", errUsage, err)
 	case errors.Is(err, store.ErrBadDigestName):

@@ -25,7 +25,7 @@ func TestDigestCommands(t *testing.T) {
 		{"no email", "--email", []string{"digest", "set", "--name", "Morning", "--schedule", "daily"}},
 		{"no name", "--name", []string{"digest", "set", "--email", "a@example.com", "--schedule", "daily"}},
 		{"no schedule", "--schedule is required", []string{"digest", "set", "--email", "a@example.com", "--name", "Morning"}},
-		{"bad spec", "--schedule: invalid digest schedule", []string{"digest", "set", "--email", "a@example.com", "--name", "Morning", "--schedule", "every morning"}},
+		{"bad spec", `--schedule "every morning": not a schedule feedmail understands: use words like`, []string{"digest", "set", "--email", "a@example.com", "--name", "Morning", "--schedule", "every morning"}},
 		{"too fast", "at least 10s", []string{"digest", "set", "--email", "a@example.com", "--name", "Morning", "--schedule", "@every 1s"}},
 		{"unknown zone", "--tz: unknown time zone", []string{"digest", "set", "--email", "a@example.com", "--name", "Morning", "--schedule", "daily", "--tz", "Europe/Atlantis"}},
 	}

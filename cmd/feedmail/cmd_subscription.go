@@ -10,8 +10,6 @@ import (
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
-const subscriptionUsage = "set --email E --feed URL [--include TERMS] [--exclude TERMS] [--format full|summary|title]"
-
 // controlFlags registers --include, --exclude and --format on fs and
 // returns a function that, after parsing, gives the controls of the flags
 // given (a flag not given is nil and changes nothing; --include ”
@@ -50,7 +48,13 @@ func checkControlFlags(c store.Controls) (store.Controls, error) {
 
 // cmdSubscription dispatches `feedmail subscription set`.
 func cmdSubscription(ctx context.Context, a *app, args []string) error {
-	return dispatch(ctx, a, args, []subcommand{{"set", cmdSubscriptionSet}})
+	return dispatch(ctx, a, "subscription", args)
+}
+
+// subscriptionSubs returns the subscription subcommands.
+func subscriptionSubs() []subcommand {
+	return []subcommand{{"set", "--email E --feed URL [--include TERMS] [--exclude TERMS] [--format full|summary|title]",
+		"set a subscription's filters and format, the flags given only; prints its settings", cmdSubscriptionSet}}
 }
 
 // cmdSubscriptionSet changes the filters and format of a person's

@@ -52,17 +52,17 @@ func commands() map[string]command {
 	return map[string]command{
 		"serve":   {"", "migrate, then run the roles in FEEDMAIL_ROLES until SIGINT/SIGTERM", cmdServe},
 		"migrate": {"", "apply database migrations and exit", cmdMigrate},
-		"credits": {creditsUsage, "credit ledger: balance, grant (creates the account, releases held mail), ledger", cmdCredits},
-		"digest":  {digestUsage, "digests: set (creates the account; prints the next slot), list", cmdDigest},
+		"credits": {groupUsage(creditsSubs()), "credit ledger: balance, grant (creates the account, releases held mail), ledger", cmdCredits},
+		"digest":  {groupUsage(digestSubs()), "digests: set (creates the account; prints the next slot), list, delete", cmdDigest},
 		"pause":   {pauseUsage, "pause one subscription or the whole account: nothing mailed or charged until --until or resume", cmdPause},
 		"resume":  {resumeUsage, "end a pause (see pause)", cmdResume},
-		"account": {accountUsage, "a person's account: status (bounces, latest reports), export (JSON: subscriptions with their consent, digests, ledger, purchases, mail reports), delete", cmdAccount},
+		"account": {groupUsage(accountSubs()), "a person's account: status (bounces, latest reports), export (JSON: subscriptions with their consent, digests, ledger, purchases, mail reports), delete", cmdAccount},
 		// OPML in and out (cmd_opml.go)
 		"import-opml":  {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report", cmdImportOPML},
 		"export-opml":  {exportOPMLUsage, "print a person's subscriptions as OPML", cmdExportOPML},
 		"inbound":      {inboundUsage, "read one message that came back (bounce, complaint, unsubscribe) on standard input; JSON line", cmdInbound},
 		"subscribe":    {subscribeUsage, "add a subscription (confirmation email unless --confirmed); creates the account", cmdSubscribe},
-		"subscription": {subscriptionUsage, "set a subscription's filters (--include, --exclude) and format", cmdSubscription},
+		"subscription": {groupUsage(subscriptionSubs()), "set a subscription's filters (--include, --exclude) and format", cmdSubscription},
 		"poll":         {pollUsage, "poll one feed now (added if new, followed or not); JSON report", cmdPoll},
 		"feed status":  {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus},
 		"feed host":    {feedHostUsage, "show or set a host's minimum poll interval and back-off (JSON)", cmdFeedHost},
@@ -81,44 +81,40 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 
 // runIO runs the command line args with environ ("NAME=value" entries) as
 // the environment and returns the exit status.
+// `feedmail help CMD [SUB]` is `feedmail CMD [SUB] --help`.
 func runIO(ctx context.Context, args []string, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || helpFlag(args[0]) || (args[0] == "help" && len(args) == 1) {
 		printHelp(stdout, cmds)
 		if len(args) == 0 {
 			return 2
 		}
 		return 0
 	}
-	name, rest := args[0], args[1:]
-	cmd, ok := cmds[name]
-	if !ok && len(rest) > 0 {
-		if c, ok2 := cmds[name+" "+rest[0]]; ok2 {
-			cmd, ok, name, rest = c, true, name+" "+rest[0], rest[1:]
-		}
+	if args[0] == "help" {
+		args = append(slices.Clone(args[1:]), "--help")
 	}
+	name, cmd, rest, ok := lookUp(cmds, args)
 	if !ok {
-		if verbs := groupVerbs(cmds, args[0]); verbs != "" {
-			fmt.Fprintf(stderr, "feedmail %s: which one? %s (run `feedmail help`)\n", args[0], verbs)
-			return 2
-		}
-		fmt.Fprintf(stderr, "feedmail: unknown command %q (run `feedmail help`)\n", strings.Join(args[:min(2, len(args))], " "))
-		return 2
+		return unknownCommand(cmds, args, slices.ContainsFunc(args[1:], helpFlag), stdout, stderr)
 	}
+	helpAsked := slices.ContainsFunc(rest, helpFlag)
 	fail := func(usual int) int {
 		if st := failStatus(name); st != 0 {
 			return st
 		}
 		return usual
 	}
-	a, err := newApp(environ, stdout, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "feedmail: %v\n", err)
-		return fail(1)
+	a := helpApp(stdout, stderr) // help needs no configuration
+	if !helpAsked {
+		var err error
+		if a, err = newApp(environ, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "feedmail: %v\n", err)
+			return fail(1)
+		}
 	}
 	defer a.close()
 	a.stdin = stdin
-	a.helpAsked = slices.ContainsFunc(rest, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" || s == "--h" })
 	if err := cmd.run(ctx, a, rest); err != nil {
 		switch {
 		case errors.Is(err, flag.ErrHelp):
@@ -132,6 +128,43 @@ func runIO(ctx context.Context, args []string, environ []string, stdin io.Reader
 		}
 	}
 	return 0
+}
+
+// lookUp finds the command args name, one word or two ("feed status"),
+// and returns its name, the command, the arguments after the name, and
+// false when there is no such command.
+func lookUp(cmds map[string]command, args []string) (string, command, []string, bool) {
+	name, rest := args[0], args[1:]
+	if cmd, ok := cmds[name]; ok {
+		return name, cmd, rest, true
+	}
+	if len(rest) > 0 {
+		if cmd, ok := cmds[name+" "+rest[0]]; ok {
+			return name + " " + rest[0], cmd, rest[1:], true
+		}
+	}
+	return "", command{}, nil, false
+}
+
+// unknownCommand answers a command line that names no command and returns
+// the exit status: the first word of a two-word group ("feed") lists the
+// group's commands (on stdout with exit 0 when help was asked for, else a
+// usage error); anything else is a usage error.
+func unknownCommand(cmds map[string]command, args []string, helpAsked bool, stdout, stderr io.Writer) int {
+	if verbs := groupVerbs(cmds, args[0]); verbs != "" {
+		if helpAsked {
+			printGroupCommands(stdout, cmds, args[0])
+			return 0
+		}
+		fmt.Fprintf(stderr, "feedmail %s: which one? %s (run `feedmail help`)\n", args[0], verbs)
+		return 2
+	}
+	words := args[:min(2, len(args))]
+	if len(words) == 2 && helpFlag(words[1]) {
+		words = words[:1]
+	}
+	fmt.Fprintf(stderr, "feedmail: unknown command %q (run `feedmail help`)\n", strings.Join(words, " "))
+	return 2
 }
 
 // groupVerbs lists the second words of the commands that start with
@@ -167,17 +200,16 @@ func printHelp(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "\nConfiguration is read from FEEDMAIL_* environment variables; see the README.")
 }
 
-// flags makes a FlagSet for a subcommand whose errors come back as values.
+// flags makes a FlagSet for the command or subcommand name ("subscribe",
+// "digest set") whose errors come back as values.
 func flags(a *app, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, by run
 	// The flag package calls Usage on -h and on every parse error; the
-	// flag list is for -h only (an error is one line and the usage line).
+	// help is for -h only (an error is one line and the usage line).
 	fs.Usage = func() {
 		if a.helpAsked {
-			fs.SetOutput(a.stderr)
-			fs.PrintDefaults()
-			fs.SetOutput(io.Discard)
+			printCommandHelp(a.stdout, name, fs)
 		}
 	}
 	return fs
@@ -212,13 +244,22 @@ func noArgs(fs *flag.FlagSet) error {
 
 // subcommand is one verb of a command group ("credits grant", "digest set").
 type subcommand struct {
-	name string
-	run  func(ctx context.Context, a *app, args []string) error
+	name    string
+	usage   string // arguments after the name
+	summary string
+	run     func(ctx context.Context, a *app, args []string) error
 }
 
-// dispatch runs the subcommand named by args[0]; a missing or unknown one is
-// a usage error that lists the group's verbs in order.
-func dispatch(ctx context.Context, a *app, args []string, subs []subcommand) error {
+// dispatch runs the subcommand of group (groups) named by args[0]; a
+// missing or unknown one is a usage error that lists the group's verbs in
+// order. Asked for help without a known verb, it prints the group's help
+// and returns flag.ErrHelp.
+func dispatch(ctx context.Context, a *app, group string, args []string) error {
+	subs := groups()[group]
+	if a.helpAsked && !slices.ContainsFunc(subs, func(s subcommand) bool { return len(args) > 0 && s.name == args[0] }) {
+		printGroupHelp(a.stdout, group, subs)
+		return flag.ErrHelp
+	}
 	names := make([]string, len(subs))
 	for i, s := range subs {
 		names[i] = s.name
