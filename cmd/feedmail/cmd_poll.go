@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/poller"
 )
 
@@ -60,14 +61,18 @@ func cmdPoll(ctx context.Context, a *app, args []string) error {
 	return a.printJSON(pollOutput{Report: rep, AddedFeed: created})
 }
 
-// feedURLArg checks a feed URL given on the command line: absolute http or
-// https with a host. Surrounding spaces are dropped; nothing else is
-// changed (the URL is polled as given).
+// feedURLArg checks a feed URL given on the command line with the web
+// form's rule (subscribe.NormalizeFeedURL) and, since the URL is polled
+// as given, asks for its http:// or https://. It returns the URL with
+// surrounding spaces dropped, nothing else changed, or a usage error.
 func feedURLArg(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
+	if _, msg := subscribe.NormalizeFeedURL(raw); msg != "" {
+		return "", fmt.Errorf("%w: %q: %s", errUsage, raw, msg)
+	}
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("%w: %q is not an http(s) feed URL", errUsage, raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("%w: %q is not an http(s) feed URL: give it with https:// or http://", errUsage, raw)
 	}
 	return raw, nil
 }

@@ -145,7 +145,7 @@ func TestPollAndFeedStatusCommands(t *testing.T) {
 	}{
 		{[]string{"poll"}, 2, "exactly one feed URL"},
 		{[]string{"poll", "a", "b"}, 2, "exactly one feed URL"},
-		{[]string{"poll", "ftp://example.com/feed"}, 2, "not an http(s) feed URL"},
+		{[]string{"poll", "ftp://example.com/feed"}, 2, "not a web address"},
 		{[]string{"poll", "example.com/feed"}, 2, "not an http(s) feed URL"},
 		{[]string{"feed", "status"}, 2, "exactly one feed URL"},
 		{[]string{"feed", "status", "https://unknown.example/feed"}, 1, "no feed with URL"},

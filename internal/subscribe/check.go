@@ -1,9 +1,11 @@
 package subscribe
 
 import (
+	"net"
 	"net/http"
 	"net/mail"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -47,6 +49,7 @@ func NormalizeFeedURL(raw string) (string, string) {
 	if raw == "" {
 		return "", "enter the address of a feed or a site"
 	}
+	const notWeb = "that is not a web address (it should look like https://example.com/feed)"
 	s := raw
 	low := strings.ToLower(s)
 	switch {
@@ -55,15 +58,63 @@ func NormalizeFeedURL(raw string) (string, string) {
 	case strings.HasPrefix(low, "feed:"):
 		s = s[len("feed:"):]
 	case !strings.Contains(s, "://"):
+		if typedOtherScheme(low) {
+			return "", notWeb
+		}
 		s = "https://" + s
 	}
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !validHost(u) || u.User != nil ||
 		strings.ContainsAny(s, " \t\r\n") {
-		return "", "that is not a web address (it should look like https://example.com/feed)"
+		return "", notWeb
 	}
 	u.Fragment = ""
 	return u.String(), ""
+}
+
+// schemeLike matches the start of an address that names a scheme
+// ("htp:", "mailto:", "http:") or a host and port ("example.com:").
+var schemeLike = regexp.MustCompile(`^[a-z][a-z0-9+.-]*:`)
+
+// typedOtherScheme reports whether low, an address typed without "://",
+// starts with something other than a host: a scheme without its "//"
+// ("htp:/bad", "http:/example.com", "mailto:…"), or "http//" missing its
+// colon. Such an address is a typing mistake, not a host to look up; a
+// host with a port ("localhost:8080/feed") is not one.
+func typedOtherScheme(low string) bool {
+	if strings.HasPrefix(low, "http/") || strings.HasPrefix(low, "https/") {
+		return true
+	}
+	m := schemeLike.FindString(low)
+	if m == "" {
+		return false
+	}
+	rest := low[len(m):]
+	port := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	if port < 0 {
+		port = len(rest)
+	}
+	return port == 0 || (port < len(rest) && !strings.ContainsRune("/?#", rune(rest[port])))
+}
+
+// hostName matches a host name: dot-separated labels of letters (any
+// script), digits, '-' and '_' (seen in real feed hosts).
+var hostName = regexp.MustCompile(`^[\p{L}\p{N}_]([\p{L}\p{N}_-]*[\p{L}\p{N}_])?(\.[\p{L}\p{N}_]([\p{L}\p{N}_-]*[\p{L}\p{N}_])?)*\.?$`)
+
+// validHost reports whether u names a host feedmail could look up: a
+// host name or IP address, and a port that is a number when there is a
+// colon.
+func validHost(u *url.URL) bool {
+	h := u.Hostname()
+	if h == "" || (strings.HasSuffix(u.Host, ":") && u.Port() == "") {
+		return false
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
+	return net.ParseIP(h) != nil || hostName.MatchString(h)
 }
 
 // FetchProblem says in plain words why a fetch failed; the wording is the

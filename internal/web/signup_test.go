@@ -97,6 +97,8 @@ func TestSignupInlineErrors(t *testing.T) {
 		{"address not answering", "ann@example.com", deadURL, "instant", "UTC", map[string]string{"url": "that address did not answer"}},
 		{"404", "ann@example.com", gone.URL(), "instant", "UTC", map[string]string{"url": "404 Not Found"}},
 		{"not a web address", "ann@example.com", "ftp://example.com/x", "instant", "UTC", map[string]string{"url": "not a web address"}},
+		{"misspelled scheme", "ann@example.com", "htp:/bad", "instant", "UTC", map[string]string{"url": "not a web address"}},
+		{"missing //", "ann@example.com", "https:/example.com/feed", "instant", "UTC", map[string]string{"url": "not a web address"}},
 		{"empty url", "ann@example.com", "", "instant", "UTC", map[string]string{"url": "enter the address"}},
 		{"unknown delivery", "ann@example.com", good.URL(), "hourly-ish", "UTC", map[string]string{"delivery": "pick how often"}},
 		{"unknown zone", "ann@example.com", good.URL(), "daily", "Mars/Olympus", map[string]string{"zone": "pick a time zone"}},
