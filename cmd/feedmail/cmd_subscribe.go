@@ -63,23 +63,20 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	return a.printSubscribed(ctx, svc.Store, res, name, found.Forecast)
+	return a.printSubscribed(ctx, svc.Store, res, found.Forecast)
 }
 
 // printSubscribed prints what cmdSubscribe did, with the person's balance
-// and the feed's cost forecast.
-func (a *app) printSubscribed(ctx context.Context, s *store.Store, res *subscribe.Result, digestName string, fc forecast.Forecast) error {
+// and the feed's cost forecast; its delivery is the one Subscribe logged.
+func (a *app) printSubscribed(ctx context.Context, s *store.Store, res *subscribe.Result, fc forecast.Forecast) error {
 	out := map[string]any{"email": res.User.Email, "feed": res.Feed.URL, "subscription": res.Sub.ID,
-		"state": res.Sub.State, "delivery": "instant", "confirmation_sent": res.ConfirmationSent,
+		"state": res.Sub.State, "delivery": res.Delivery, "confirmation_sent": res.ConfirmationSent,
 		"forecast": forecastJSON(fc), "format": res.Sub.Format}
 	if res.Sub.IncludeTerms != "" {
 		out["include"] = res.Sub.IncludeTerms
 	}
 	if res.Sub.ExcludeTerms != "" {
 		out["exclude"] = res.Sub.ExcludeTerms
-	}
-	if digestName != "" {
-		out["delivery"] = "digest " + digestName
 	}
 	if res.Trial > 0 {
 		out["trial_credits"] = res.Trial

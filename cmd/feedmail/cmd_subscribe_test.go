@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
@@ -40,6 +41,47 @@ func TestSubscribePrintsForecast(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got.Forecast, tt.want) {
 			t.Errorf("%s: forecast %v; want %v", tt.feed, got.Forecast, tt.want)
+		}
+	}
+}
+
+// TestSubscribeDeliverySaidOnce: the log line of a subscription and the
+// JSON the command prints name its delivery in the same words
+// (subscribe.DeliveryName): "instant", or "digest" and the digest's name.
+func TestSubscribeDeliverySaidOnce(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	cli := cliFor(dsn, map[string]string{"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1", "FEEDMAIL_LOG_LEVEL": "info"})
+	site := feedSite(t)
+	if code, _, errs := cli("digest", "set", "--email", "ann@example.com", "--name", "Daily", "--schedule", "daily"); code != 0 {
+		t.Fatalf("digest set: exit %d: %s", code, errs)
+	}
+	tests := []struct {
+		args      []string
+		json, log string
+	}{
+		{[]string{"--feed", site + "/feed", "--digest", "Daily"}, "digest Daily", `delivery="digest Daily"`},
+		{[]string{"--feed", site + "/dated"}, "instant", "delivery=instant"},
+		{[]string{"--feed", site + "/feed", "--confirmed"}, "instant", "delivery=instant"},
+	}
+	for _, tt := range tests {
+		code, out, errs := cli(append([]string{"subscribe", "--email", "ann@example.com"}, tt.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, errs)
+		}
+		var got struct {
+			Delivery string `json:"delivery"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got.Delivery != tt.json {
+			t.Errorf("%v: JSON delivery %q (%v); want %q", tt.args, got.Delivery, err, tt.json)
+		}
+		var line string
+		for _, l := range strings.Split(errs, "\n") {
+			if strings.Contains(l, "subscription requested") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, tt.log) {
+			t.Errorf("%v: log line %q; want %s", tt.args, line, tt.log)
 		}
 	}
 }

@@ -68,6 +68,19 @@ type Result struct {
 	ConfirmationSent bool
 	// Trial is the credits granted by a Confirmed request (0: none).
 	Trial int64
+	// Delivery is how the subscription is delivered, in DeliveryName's
+	// words (the log line and the command's JSON).
+	Delivery string
+}
+
+// DeliveryName returns how logs and the command's JSON name a delivery:
+// "instant" for digestName "", else "digest " and the digest's name. The
+// confirmation email says it in the person's words instead (notices).
+func DeliveryName(digestName string) string {
+	if digestName == "" {
+		return "instant"
+	}
+	return "digest " + digestName
 }
 
 // Subscribe records the person (created when missing), the feed and the
@@ -86,16 +99,9 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	res.User = u
-	var digestID *int64
-	if req.DigestName != "" {
-		dg, err := s.Store.DigestByName(ctx, u.ID, req.DigestName)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, &NoDigestError{Email: u.Email, Name: req.DigestName}
-		}
-		if err != nil {
-			return nil, err
-		}
-		digestID = &dg.ID
+	digestID, err := s.namedDigest(ctx, u, req.DigestName, res)
+	if err != nil {
+		return nil, err
 	}
 	if res.Feed, res.Title, err = s.feed(ctx, req.Feed); err != nil {
 		return nil, err
@@ -113,6 +119,7 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 		}
 		digestID = &dg.ID
 		delivery = notices.DeliveryDigest(dg.Name, req.Preset.Label)
+		res.Delivery = DeliveryName(dg.Name)
 	}
 	by := ""
 	if req.Confirmed {
@@ -147,9 +154,28 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	}
 	if err == nil && s.Log != nil {
 		s.Log.Info("subscription requested", "user", u.ID, "feed", res.Feed.URL, "subscription", res.Sub.ID,
-			"state", res.Sub.State, "delivery", delivery, "confirmation_sent", res.ConfirmationSent)
+			"state", res.Sub.State, "delivery", res.Delivery, "confirmation_sent", res.ConfirmationSent)
 	}
 	return res, err
+}
+
+// namedDigest returns the id of u's digest called name (nil for "":
+// instant) and sets res.Delivery to match; a name u has no digest of is a
+// NoDigestError.
+func (s *Service) namedDigest(ctx context.Context, u *store.User, name string, res *Result) (*int64, error) {
+	res.Delivery = DeliveryName("")
+	if name == "" {
+		return nil, nil
+	}
+	dg, err := s.Store.DigestByName(ctx, u.ID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &NoDigestError{Email: u.Email, Name: name}
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Delivery = DeliveryName(dg.Name)
+	return &dg.ID, nil
 }
 
 // controlsFirst sets c on userID's existing subscription to feedID, if
