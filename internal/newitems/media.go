@@ -49,22 +49,48 @@ type Enclosure struct {
 // itemMedia gathers the media of gi (ji is the original JSON Feed item, or
 // nil), with URLs resolved against base.
 func itemMedia(gi *gofeed.Item, ji *gjson.Item, base *url.URL) Media {
-	var m Media
 	media := gi.Extensions["media"]
-	seen := map[string]bool{}
-	add := func(e Enclosure) {
-		if e.URL == "" || seen[e.URL] || len(m.Enclosures) >= maxEnclosures {
-			return
-		}
-		seen[e.URL] = true
-		m.Enclosures = append(m.Enclosures, e)
+	contents := mediaContents(media)
+	encs := enclosureSet{seen: map[string]bool{}}
+	for _, e := range feedEnclosures(gi, ji, base) {
+		encs.add(e)
 	}
+	imageContent := encs.addContents(base, contents)
+	m := Media{Enclosures: encs.list}
+	m.Description, m.DescriptionHTML = itemDescription(gi, media, contents)
+	m.Thumbnail = itemThumbnail(gi, base, media, contents, imageContent, m.Enclosures)
+	setEpisodeDuration(m.Enclosures, itunesDuration(gi))
+	return m
+}
+
+// enclosureSet collects an item's enclosures in feed order, so that one
+// URL is listed once and a hostile feed cannot attach more than
+// maxEnclosures files.
+type enclosureSet struct {
+	list []Enclosure
+	seen map[string]bool
+}
+
+// add appends e unless it has no URL, repeats one, or the set is full.
+func (s *enclosureSet) add(e Enclosure) {
+	if e.URL == "" || s.seen[e.URL] || len(s.list) >= maxEnclosures {
+		return
+	}
+	s.seen[e.URL] = true
+	s.list = append(s.list, e)
+}
+
+// feedEnclosures returns the item's RSS, Atom or JSON Feed enclosures, in
+// feed order, with the JSON Feed durations (which gofeed drops) put back by
+// position. Entries without an http(s) URL have URL "": add skips them.
+func feedEnclosures(gi *gofeed.Item, ji *gjson.Item, base *url.URL) []Enclosure {
 	var jsonDur []int64
 	if ji != nil && ji.Attachments != nil {
 		for _, a := range *ji.Attachments {
 			jsonDur = append(jsonDur, a.DurationInSeconds)
 		}
 	}
+	var out []Enclosure
 	for i, e := range gi.Enclosures {
 		if e == nil {
 			continue
@@ -73,13 +99,25 @@ func itemMedia(gi *gofeed.Item, ji *gjson.Item, base *url.URL) Media {
 		if i < len(jsonDur) && jsonDur[i] > 0 {
 			enc.Duration = jsonDur[i]
 		}
-		add(enc)
+		out = append(out, enc)
 	}
-	// Media RSS content: directly in the item, or grouped.
+	return out
+}
+
+// mediaContents returns the item's Media RSS <media:content>: directly in
+// the item, then inside each <media:group>, since feeds use either.
+func mediaContents(media map[string][]ext.Extension) []ext.Extension {
 	contents := append([]ext.Extension(nil), media["content"]...)
 	for _, g := range media["group"] {
 		contents = append(contents, g.Children["content"]...)
 	}
+	return contents
+}
+
+// addContents adds the files among contents as enclosures and returns the
+// URL of the first image among them (or ""), which is a thumbnail candidate
+// rather than a file: images and web players are not enclosures.
+func (s *enclosureSet) addContents(base *url.URL, contents []ext.Extension) string {
 	var imageContent string
 	for _, c := range contents {
 		u := httpURL(base, c.Attrs["url"])
@@ -96,64 +134,80 @@ func itemMedia(gi *gofeed.Item, ji *gjson.Item, base *url.URL) Media {
 			if typ == "" && medium != "" {
 				typ = medium // "audio", "video", "document"
 			}
-			add(Enclosure{URL: u, Type: typ, Length: positive(c.Attrs["fileSize"]), Duration: positive(c.Attrs["duration"])})
-		}
-		if m.Thumbnail == "" {
-			m.Thumbnail = firstMediaURL(base, c.Children["thumbnail"])
-		}
-		if m.Description == "" {
-			m.Description, m.DescriptionHTML = mediaDescription(c.Children["description"])
+			s.add(Enclosure{URL: u, Type: typ, Length: positive(c.Attrs["fileSize"]), Duration: positive(c.Attrs["duration"])})
 		}
 	}
-	// Thumbnail and description: the item's own, then its group's, then
-	// those of its content (taken above), then iTunes and JSON Feed.
-	if t := firstNonEmpty(firstMediaURL(base, media["thumbnail"]), groupThumbnail(base, media["group"])); t != "" {
-		m.Thumbnail = t
+	return imageContent
+}
+
+// itemDescription returns the item's media description and whether it is
+// HTML: the item's own <media:description>, then its group's, then its
+// content's, then iTunes (plain text); cut to maxMediaDescription bytes so
+// a hostile feed cannot make the row or email arbitrarily large.
+func itemDescription(gi *gofeed.Item, media map[string][]ext.Extension, contents []ext.Extension) (string, bool) {
+	d, isHTML := mediaDescription(media["description"])
+	if d == "" {
+		d, isHTML = groupDescription(media["group"])
 	}
-	if d, isHTML := mediaDescription(media["description"]); d != "" {
-		m.Description, m.DescriptionHTML = d, isHTML
-	} else if d, isHTML := groupDescription(media["group"]); d != "" {
-		m.Description, m.DescriptionHTML = d, isHTML
+	if d == "" {
+		d, isHTML = contentDescription(contents)
 	}
-	itunes := gi.ITunesExt
-	if m.Description == "" && itunes != nil {
-		m.Description = strings.TrimSpace(firstNonEmpty(itunes.Summary, itunes.Subtitle))
+	if d == "" && gi.ITunesExt != nil {
+		d, isHTML = strings.TrimSpace(firstNonEmpty(gi.ITunesExt.Summary, gi.ITunesExt.Subtitle)), false
 	}
-	if m.Thumbnail == "" {
-		var itImage string
-		if itunes != nil {
-			itImage = itunes.Image
-		} else if im := gi.Extensions["itunes"]["image"]; len(im) > 0 {
-			itImage = im[0].Attrs["href"]
-		}
-		var giImage string
-		if gi.Image != nil {
-			giImage = gi.Image.URL
-		}
-		m.Thumbnail = httpURL(base, firstNonEmpty(imageContent, itImage, giImage))
+	return truncateUTF8(d, maxMediaDescription), isHTML
+}
+
+// itemThumbnail returns the image standing for the item, most specific
+// first: the item's own <media:thumbnail>, its group's, its content's, an
+// image <media:content>, <itunes:image>, the feed item's image, then the
+// first image enclosure; "" when none is an http(s) URL.
+func itemThumbnail(gi *gofeed.Item, base *url.URL, media map[string][]ext.Extension, contents []ext.Extension, imageContent string, encs []Enclosure) string {
+	if t := firstNonEmpty(firstMediaURL(base, media["thumbnail"]), groupThumbnail(base, media["group"]), contentThumbnail(base, contents)); t != "" {
+		return t
 	}
-	if m.Thumbnail == "" {
-		for _, e := range m.Enclosures {
-			if strings.HasPrefix(e.Type, "image/") {
-				m.Thumbnail = e.URL
-				break
-			}
-		}
+	var giImage string
+	if gi.Image != nil {
+		giImage = gi.Image.URL
 	}
-	// iTunes duration belongs to the episode: the first audio or video file.
-	if d := itunesDuration(gi); d > 0 {
-		for i := range m.Enclosures {
-			e := &m.Enclosures[i]
-			if e.Duration == 0 && (strings.HasPrefix(e.Type, "audio/") || strings.HasPrefix(e.Type, "video/") || e.Type == "" || e.Type == "audio" || e.Type == "video") {
-				e.Duration = d
-				break
-			}
+	if t := httpURL(base, firstNonEmpty(imageContent, itunesImage(gi), giImage)); t != "" {
+		return t
+	}
+	for _, e := range encs {
+		if strings.HasPrefix(e.Type, "image/") {
+			return e.URL
 		}
 	}
-	if len(m.Description) > maxMediaDescription {
-		m.Description = truncateUTF8(m.Description, maxMediaDescription)
+	return ""
+}
+
+// itunesImage returns the <itunes:image> href as given (unresolved), from
+// the parsed iTunes extension or, when gofeed did not fill it, the raw
+// extension; "" when absent.
+func itunesImage(gi *gofeed.Item) string {
+	if gi.ITunesExt != nil {
+		return gi.ITunesExt.Image
 	}
-	return m
+	if im := gi.Extensions["itunes"]["image"]; len(im) > 0 {
+		return im[0].Attrs["href"]
+	}
+	return ""
+}
+
+// setEpisodeDuration gives d (the iTunes duration, seconds) to the first
+// audio or video enclosure without one, since iTunes describes the episode
+// and that file is it. Nothing changes when d is not positive.
+func setEpisodeDuration(encs []Enclosure, d int64) {
+	if d <= 0 {
+		return
+	}
+	for i := range encs {
+		e := &encs[i]
+		if e.Duration == 0 && (strings.HasPrefix(e.Type, "audio/") || strings.HasPrefix(e.Type, "video/") || e.Type == "" || e.Type == "audio" || e.Type == "video") {
+			e.Duration = d
+			return
+		}
+	}
 }
 
 // isPlayerType reports whether a media:content type is a web player rather
@@ -184,6 +238,29 @@ func groupThumbnail(base *url.URL, groups []ext.Extension) string {
 func groupDescription(groups []ext.Extension) (string, bool) {
 	for _, g := range groups {
 		if d, isHTML := mediaDescription(g.Children["description"]); d != "" {
+			return d, isHTML
+		}
+	}
+	return "", false
+}
+
+// contentThumbnail returns the first <media:thumbnail> inside contents
+// (http(s) only, else ""), for items that give one only per file.
+func contentThumbnail(base *url.URL, contents []ext.Extension) string {
+	for _, c := range contents {
+		if u := firstMediaURL(base, c.Children["thumbnail"]); u != "" {
+			return u
+		}
+	}
+	return ""
+}
+
+// contentDescription returns the first non-blank <media:description>
+// inside contents and whether it is HTML, for items that describe only
+// their files.
+func contentDescription(contents []ext.Extension) (string, bool) {
+	for _, c := range contents {
+		if d, isHTML := mediaDescription(c.Children["description"]); d != "" {
 			return d, isHTML
 		}
 	}
