@@ -86,70 +86,9 @@ func (s Sender) Item(e ItemEmail) (*mail.Msg, error) {
 		return nil, err
 	}
 	feedURL := firstNonEmpty(e.FeedURL, e.Footer.FeedURL)
-	feedTitle := cleanHeaderText(plainTitle(firstNonEmpty(e.FeedTitle, e.Footer.FeedTitle)), maxBodyTitle)
-	if feedTitle == "" {
-		feedTitle = firstNonEmpty(hostOf(feedURL), "A feed")
-	}
-	itemTitle := cleanHeaderText(plainTitle(e.ItemTitle), maxBodyTitle)
-	subject := itemTitle
-	if itemTitle == "" {
-		itemTitle = "Untitled post"
-		subject = "New post from " + feedTitle
-	}
-	base := itemBase(e.ItemLink, feedURL)
-	link := bodyURL(base, false)
-	if strings.TrimSpace(e.ItemLink) == "" {
-		link = "" // the base fell back to the feed URL: no item link to show
-	}
-	content := formattedBody(e, base, link, itemTitle)
-	enclosures := enclosureViews(e.Media.Enclosures)
-	readMore := Link{Label: "Read on the site", URL: link}
-	var openPost Link
-	noText := false
-	if content.Empty() && len(enclosures) == 0 {
-		// Nothing to show but the title: never an empty body.
-		if link != "" {
-			openPost, readMore = Link{Label: "Open the post", URL: link}, Link{}
-		} else {
-			noText = true
-		}
-	}
-
-	byline := ""
-	if a := cleanHeaderText(plainTitle(e.Author), 120); a != "" {
-		byline = "By " + a
-	}
-	if d := formatDate(e.Published); d != "" {
-		if byline != "" {
-			byline += " · "
-		}
-		byline += d
-	}
-	siteURL := bodyURL(e.Footer.SiteURL, false)
-	fv := footerView{
-		To:             strings.TrimSpace(e.To),
-		FeedTitle:      feedTitle,
-		FeedURL:        bodyURL(feedURL, false),
-		FeedLink:       firstNonEmpty(siteURL, bodyURL(feedURL, false)),
-		ManageURL:      bodyURL(e.Footer.ManageURL, false),
-		UnsubscribeURL: bodyURL(e.Footer.UnsubscribeURL, false),
-		StatusURL:      bodyURL(e.Footer.StatusURL, false),
-	}
-	view := itemView{
-		Title:      itemTitle,
-		FeedTitle:  feedTitle,
-		SiteURL:    siteURL,
-		ItemTitle:  itemTitle,
-		ItemLink:   link,
-		Byline:     byline,
-		Content:    htmltemplate.HTML(content.HTML), // sanitized by PrepareHTML
-		Text:       content.Text,
-		Enclosures: enclosures,
-		OpenPost:   openPost,
-		NoText:     noText,
-		ReadMore:   readMore,
-		Footer:     fv,
-	}
+	feedTitle := itemFeedTitle(e, feedURL)
+	itemTitle, subject := itemTitleSubject(e.ItemTitle, feedTitle)
+	view := newItemView(e, feedURL, feedTitle, itemTitle)
 	htmlPart, textPart, err := tpl.render("item", view)
 	if err != nil {
 		return nil, err
@@ -167,4 +106,100 @@ func (s Sender) Item(e ItemEmail) (*mail.Msg, error) {
 	}
 	setBody(m, textPart, htmlPart)
 	return m, nil
+}
+
+// itemFeedTitle returns the feed's title as one clean line for the body and
+// the From name; when the feed has none, its host or "A feed", so the
+// reader always sees where the item came from.
+func itemFeedTitle(e ItemEmail, feedURL string) string {
+	feedTitle := cleanHeaderText(plainTitle(firstNonEmpty(e.FeedTitle, e.Footer.FeedTitle)), maxBodyTitle)
+	if feedTitle == "" {
+		feedTitle = firstNonEmpty(hostOf(feedURL), "A feed")
+	}
+	return feedTitle
+}
+
+// itemTitleSubject returns the item's title for the body and the Subject.
+// An untitled item shows "Untitled post" and gets a subject naming the
+// feed, so neither is ever empty.
+func itemTitleSubject(raw, feedTitle string) (title, subject string) {
+	title = cleanHeaderText(plainTitle(raw), maxBodyTitle)
+	if title == "" {
+		return "Untitled post", "New post from " + feedTitle
+	}
+	return title, title
+}
+
+// newItemView returns the data of the item templates: the item's link,
+// content in the subscription's format, enclosures, byline and footer.
+func newItemView(e ItemEmail, feedURL, feedTitle, itemTitle string) itemView {
+	base := itemBase(e.ItemLink, feedURL)
+	link := bodyURL(base, false)
+	if strings.TrimSpace(e.ItemLink) == "" {
+		link = "" // the base fell back to the feed URL: no item link to show
+	}
+	content := formattedBody(e, base, link, itemTitle)
+	enclosures := enclosureViews(e.Media.Enclosures)
+	openPost, readMore, noText := itemLinks(link, content.Empty() && len(enclosures) == 0)
+	siteURL := bodyURL(e.Footer.SiteURL, false)
+	return itemView{
+		Title:      itemTitle,
+		FeedTitle:  feedTitle,
+		SiteURL:    siteURL,
+		ItemTitle:  itemTitle,
+		ItemLink:   link,
+		Byline:     itemByline(e.Author, e.Published),
+		Content:    htmltemplate.HTML(content.HTML), // sanitized by PrepareHTML
+		Text:       content.Text,
+		Enclosures: enclosures,
+		OpenPost:   openPost,
+		NoText:     noText,
+		ReadMore:   readMore,
+		Footer:     itemFooter(e, feedURL, feedTitle, siteURL),
+	}
+}
+
+// itemLinks returns the links under the item (and whether to note that the
+// feed gave no text). When the body would hold nothing but the title
+// (bare), the link becomes "Open the post" in place of "Read on the site",
+// or without a link the note says so: never an empty body.
+func itemLinks(link string, bare bool) (openPost, readMore Link, noText bool) {
+	readMore = Link{Label: "Read on the site", URL: link}
+	if !bare {
+		return Link{}, readMore, false
+	}
+	if link != "" {
+		return Link{Label: "Open the post", URL: link}, Link{}, false
+	}
+	return Link{}, readMore, true
+}
+
+// itemByline returns "By author · date", either part left out when the feed
+// did not give it, so the reader sees who wrote the item and when.
+func itemByline(author string, published time.Time) string {
+	byline := ""
+	if a := cleanHeaderText(plainTitle(author), 120); a != "" {
+		byline = "By " + a
+	}
+	if d := formatDate(published); d != "" {
+		if byline != "" {
+			byline += " · "
+		}
+		byline += d
+	}
+	return byline
+}
+
+// itemFooter returns the footer of an item email: who it was sent to, the
+// feed (linked to its site when known) and the subscription's links.
+func itemFooter(e ItemEmail, feedURL, feedTitle, siteURL string) footerView {
+	return footerView{
+		To:             strings.TrimSpace(e.To),
+		FeedTitle:      feedTitle,
+		FeedURL:        bodyURL(feedURL, false),
+		FeedLink:       firstNonEmpty(siteURL, bodyURL(feedURL, false)),
+		ManageURL:      bodyURL(e.Footer.ManageURL, false),
+		UnsubscribeURL: bodyURL(e.Footer.UnsubscribeURL, false),
+		StatusURL:      bodyURL(e.Footer.StatusURL, false),
+	}
 }
