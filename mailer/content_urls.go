@@ -24,87 +24,128 @@ var urlAttrs = map[string]bool{
 // feed sent. It returns the new fragment and how many pixels it removed.
 func resolveURLs(fragment string, base *url.URL, embedLinks bool) (string, int) {
 	z := nethtml.NewTokenizer(strings.NewReader(fragment))
-	var b strings.Builder
-	b.Grow(len(fragment) + len(fragment)/8)
-	media := 0          // depth inside <video>/<audio>, whose <source> children are players too
-	object := 0         // depth inside <object>
-	objectLink := false // the outermost <object> has its link
-	linked := map[string]bool{}
-	pixels := 0
+	r := urlRewriter{base: base, embedLinks: embedLinks, linked: map[string]bool{}}
+	r.b.Grow(len(fragment) + len(fragment)/8)
 	for {
 		tt := z.Next()
 		switch tt {
 		case nethtml.ErrorToken:
-			return b.String(), pixels
+			return r.b.String(), r.pixels
 		case nethtml.StartTagToken, nethtml.SelfClosingTagToken:
 			raw := z.Raw()
-			tok := z.Token()
-			if tok.Data == "img" && trackingPixel(tok) {
-				pixels++
-				continue
-			}
-			changed := false
-			if base != nil {
-				for i := range tok.Attr {
-					a := &tok.Attr[i]
-					if a.Namespace != "" {
-						continue
-					}
-					switch {
-					case urlAttrs[a.Key]:
-						if v, ok := resolveRef(base, a.Val); ok {
-							a.Val, changed = v, true
-						}
-					case a.Key == "srcset":
-						if v, ok := resolveSrcset(base, a.Val); ok {
-							a.Val, changed = v, true
-						}
-					}
-				}
-			}
-			if tt == nethtml.StartTagToken && tok.Data == "object" {
-				if object == 0 {
-					objectLink = false
-				}
-				object++
-			}
-			if label, src := embedLink(tok, media > 0); embedLinks && src != "" && !linked[src] && !(object > 0 && objectLink) {
-				linked[src] = true
-				objectLink = object > 0
-				b.WriteString(`<p><a href="`)
-				b.WriteString(html.EscapeString(src))
-				b.WriteString(`">`)
-				b.WriteString(html.EscapeString(label + ": " + src))
-				b.WriteString(`</a></p>`)
-			}
-			if tt == nethtml.StartTagToken && (tok.Data == "video" || tok.Data == "audio") {
-				media++
-			}
-			if unwrapTags[tok.Data] {
-				continue
-			}
-			if changed {
-				b.WriteString(tok.String())
-			} else {
-				b.Write(raw)
-			}
+			r.startTag(tt, raw, z.Token())
 		case nethtml.EndTagToken:
 			raw := z.Raw()
 			name, _ := z.TagName()
-			if media > 0 && (string(name) == "video" || string(name) == "audio") {
-				media--
-			}
-			if object > 0 && string(name) == "object" {
-				object--
-			}
-			if unwrapTags[string(name)] {
-				continue
-			}
-			b.Write(raw)
+			r.endTag(raw, string(name))
 		default:
-			b.Write(z.Raw())
+			r.b.Write(z.Raw())
 		}
 	}
+}
+
+// urlRewriter is the state of one resolveURLs pass: the output so far, the
+// players it is inside and the sources already linked, which decide whether
+// a player's source gets its link.
+type urlRewriter struct {
+	base       *url.URL
+	embedLinks bool
+	b          strings.Builder
+	media      int  // depth inside <video>/<audio>, whose <source> children are players too
+	object     int  // depth inside <object>
+	objectLink bool // the outermost <object> has its link
+	linked     map[string]bool
+	pixels     int
+}
+
+// startTag writes a start (or self-closing) tag: dropped if it is a
+// tracking pixel, preceded by its player's link, left out if unwrapTags
+// unwraps it, re-serialized only when a URL in it changed, else raw.
+func (r *urlRewriter) startTag(tt nethtml.TokenType, raw []byte, tok nethtml.Token) {
+	if tok.Data == "img" && trackingPixel(tok) {
+		r.pixels++
+		return
+	}
+	changed := resolveAttrURLs(r.base, tok.Attr)
+	if tt == nethtml.StartTagToken && tok.Data == "object" {
+		if r.object == 0 {
+			r.objectLink = false
+		}
+		r.object++
+	}
+	r.linkEmbed(tok)
+	if tt == nethtml.StartTagToken && (tok.Data == "video" || tok.Data == "audio") {
+		r.media++
+	}
+	if unwrapTags[tok.Data] {
+		return
+	}
+	if changed {
+		r.b.WriteString(tok.String())
+	} else {
+		r.b.Write(raw)
+	}
+}
+
+// resolveAttrURLs makes the URL attributes in attrs (urlAttrs and srcset)
+// absolute against base, in place. It reports whether any changed, so an
+// unchanged tag can be copied byte for byte; nothing changes without base.
+func resolveAttrURLs(base *url.URL, attrs []nethtml.Attribute) bool {
+	if base == nil {
+		return false
+	}
+	changed := false
+	for i := range attrs {
+		a := &attrs[i]
+		if a.Namespace != "" {
+			continue
+		}
+		switch {
+		case urlAttrs[a.Key]:
+			if v, ok := resolveRef(base, a.Val); ok {
+				a.Val, changed = v, true
+			}
+		case a.Key == "srcset":
+			if v, ok := resolveSrcset(base, a.Val); ok {
+				a.Val, changed = v, true
+			}
+		}
+	}
+	return changed
+}
+
+// linkEmbed writes a paragraph linking to tok's player source, with
+// embedLinks, so the reader can still follow it once the player is gone:
+// once per source, and once per outermost <object>, whose <embed> and
+// <param> name the same file.
+func (r *urlRewriter) linkEmbed(tok nethtml.Token) {
+	label, src := embedLink(tok, r.media > 0)
+	if !r.embedLinks || src == "" || r.linked[src] || (r.object > 0 && r.objectLink) {
+		return
+	}
+	r.linked[src] = true
+	r.objectLink = r.object > 0
+	r.b.WriteString(`<p><a href="`)
+	r.b.WriteString(html.EscapeString(src))
+	r.b.WriteString(`">`)
+	r.b.WriteString(html.EscapeString(label + ": " + src))
+	r.b.WriteString(`</a></p>`)
+}
+
+// endTag writes an end tag raw, unless unwrapTags unwraps it, after
+// leaving the <video>, <audio> or <object> it closes so later sources are
+// judged at the right depth.
+func (r *urlRewriter) endTag(raw []byte, name string) {
+	if r.media > 0 && (name == "video" || name == "audio") {
+		r.media--
+	}
+	if r.object > 0 && name == "object" {
+		r.object--
+	}
+	if unwrapTags[name] {
+		return
+	}
+	r.b.Write(raw)
 }
 
 // unwrapTags are players and frames whose tags resolveURLs removes, keeping
