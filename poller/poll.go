@@ -27,12 +27,7 @@ type polledFeed struct {
 }
 
 // pollClaimed polls one feed claimed by PollDue and hands the result to w.
-// It first observes the poll's lag: how late its worker took it up against
-// the feed's next_poll_at (feedmail_poll_lag_seconds).
 func (p *Poller) pollClaimed(ctx context.Context, j claimedFeed, w *pollWriter) {
-	if p.m != nil {
-		p.m.PollLag.Observe(p.clk.Now().Sub(j.feed.NextPollAt).Seconds())
-	}
 	var host store.Host
 	if j.host != nil {
 		host = *j.host
@@ -105,6 +100,11 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 		return nil, nil
 	}
 	fetchedAt := p.clk.Now()
+	if p.m != nil && trigger == "due" {
+		// The poll's lag: how late its request went out against the feed's
+		// next_poll_at (a feed given back above is not polled, not counted).
+		p.m.PollLag.Observe(fetchedAt.Sub(f.NextPollAt).Seconds())
+	}
 	resp, ferr := p.client.Fetch(ctx, fetcher.Request{
 		URL: f.URL, ValidatorURL: f.ValidatorURL, ETag: f.ETag, LastModified: f.LastModified,
 		Subscribers: f.SubscriberCount,
