@@ -73,7 +73,7 @@ func StartWith(t testing.TB, opts Options) *Server {
 		testutil.SkipOrFail(t, "dovecottest writes a Dovecot 2.3 configuration; found "+strings.TrimSpace(string(v)))
 	}
 	s := &Server{Dir: t.TempDir(), User: "feedmail", Password: "pw-" + strconv.FormatInt(time.Now().UnixNano(), 36), bin: bin, opts: opts}
-	s.IMAPAddr, s.IMAPSAddr = freeAddr(t), freeAddr(t)
+	s.IMAPAddr, s.IMAPSAddr = freeAddrs(t)
 	if err := s.prepare(); err != nil {
 		t.Fatalf("dovecottest: %v", err)
 	}
@@ -264,15 +264,21 @@ func (s *Server) Logs() string {
 	return b.String()
 }
 
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t testing.TB) string {
+// freeAddrs returns two distinct loopback addresses whose ports were free
+// a moment ago: both listeners are open at once, so the kernel cannot hand
+// out the same port twice (Dovecot refuses a duplicate listener).
+func freeAddrs(t testing.TB) (string, string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var addrs [2]string
+	for i := range addrs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		addrs[i] = ln.Addr().String()
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addrs[0], addrs[1]
 }
 
 // account is the system user owning the mail.
