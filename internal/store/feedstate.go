@@ -119,29 +119,11 @@ func psRepoll(q *psQuery, state string, now time.Time) {
 // VALUES list, guarded by heldBy, clearing the leases.
 func (s *Store) psWriteStates(ctx context.Context, c gorm.ConnPool, owner string, recs []PollRecord, part []int, now time.Time) (int64, error) {
 	q := s.psNew()
-	if s.sqlDialect().arrayParams() {
-		sa := newPSStateArrays(len(part))
-		for _, i := range part {
-			sa.add(&recs[i])
-		}
-		q.psUnnestV(psStateCols, sa.arrays())
-	} else {
-		q.sql("WITH v(").names(psStateCols).sql(") AS (VALUES ")
-		for j, i := range part {
-			if j > 0 {
-				q.sql(", ")
-			}
-			q.sql("(")
-			for k, v := range psStateVals(&recs[i]) {
-				if k > 0 {
-					q.sql(", ")
-				}
-				q.arg(v, "")
-			}
-			q.sql(")")
-		}
-		q.sql(")")
+	rows := make([]*PollRecord, len(part))
+	for j, i := range part {
+		rows[j] = &recs[i]
 	}
+	s.psStateValues(q, rows)
 	q.sql("\nUPDATE feeds SET ")
 	psStateSet(q, now).sql("\nFROM v WHERE feeds.id = v.id AND ").heldBy(owner, now)
 	n, err := q.exec(ctx, c)
@@ -236,4 +218,33 @@ func (s *Store) writePolledStates(ctx context.Context, c gorm.ConnPool, owner st
 		}
 	}
 	return nil
+}
+
+// psStateValues appends the rows recs as the source v (columns
+// psStateCols) of a state UPDATE: unnest of arrays where the dialect
+// takes array parameters, a VALUES list otherwise.
+func (s *Store) psStateValues(q *psQuery, recs []*PollRecord) {
+	if s.sqlDialect().arrayParams() {
+		sa := newPSStateArrays(len(recs))
+		for _, r := range recs {
+			sa.add(r)
+		}
+		q.psUnnestV(psStateCols, sa.arrays())
+		return
+	}
+	q.sql("WITH v(").names(psStateCols).sql(") AS (VALUES ")
+	for j, r := range recs {
+		if j > 0 {
+			q.sql(", ")
+		}
+		q.sql("(")
+		for k, v := range psStateVals(r) {
+			if k > 0 {
+				q.sql(", ")
+			}
+			q.arg(v, "")
+		}
+		q.sql(")")
+	}
+	q.sql(")")
 }

@@ -48,29 +48,11 @@ func (s *Store) psPushStates(ctx context.Context, c gorm.ConnPool, recs []PollRe
 // psPushChunk is one statement of psPushStates.
 func (s *Store) psPushChunk(ctx context.Context, c gorm.ConnPool, rows []PollRecord, now time.Time) error {
 	q := s.psNew()
-	if s.sqlDialect().arrayParams() {
-		sa := newPSStateArrays(len(rows))
-		for i := range rows {
-			sa.add(&rows[i])
-		}
-		q.psUnnestV(psStateCols, sa.arrays())
-	} else {
-		q.sql("WITH v(").names(psStateCols).sql(") AS (VALUES ")
-		for j := range rows {
-			if j > 0 {
-				q.sql(", ")
-			}
-			q.sql("(")
-			for k, v := range psStateVals(&rows[j]) {
-				if k > 0 {
-					q.sql(", ")
-				}
-				q.arg(v, "")
-			}
-			q.sql(")")
-		}
-		q.sql(")")
+	ptrs := make([]*PollRecord, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
 	}
+	s.psStateValues(q, ptrs)
 	q.sql(`
 UPDATE feeds SET
   title = COALESCE(NULLIF(v.title, ''), feeds.title),
