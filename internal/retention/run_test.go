@@ -85,9 +85,9 @@ func TestPrunerPass(t *testing.T) {
 	f.user, f.feed = u.ID, fd.ID
 	f.exec(`UPDATE feeds SET newest_item_date = ? WHERE id = ?`, f.ago(1), f.feed)
 
-	f.item("far-behind", 200, 150)     // deleted: old and 149 days behind the newest post
-	f.item("undated", 150, -1)         // content cleared, kept
-	f.item("near-newest", 100, 20)     // content cleared: only 19 days behind
+	f.item("far-behind", 200, 150)      // deleted: old and 149 days behind the newest post
+	f.item("undated", 150, -1)          // content cleared, kept
+	f.item("near-newest", 100, 20)      // content cleared: only 19 days behind
 	f.item("young-far-behind", 10, 300) // kept whole: seen 10 days ago
 
 	f.outbox("sent-old", store.OutboxSent, 40)
