@@ -62,7 +62,7 @@ func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = wsm.Run(ctx) })
 		wg.Go(func() {
-			pr := &retention.Pruner{St: s, Policy: retention.Default, Clock: a.clock, Log: a.log.With("role", "retention")}
+			pr := &retention.Pruner{St: s, Policy: retention.Default(), Clock: a.clock, Log: a.log.With("role", "retention")}
 			_ = pr.Run(ctx, time.Hour)
 		})
 		wg.Go(func() {

@@ -39,7 +39,7 @@ SELECT 'item', 'k' || g, ?, 'r@example.com', 'sent', ?, ?, ? FROM generate_serie
 SELECT ?, 'i' || g, repeat('x', 400), ? FROM generate_series(1, ?) g`, fd.ID, old, rows).Error; err != nil {
 		b.Fatal(err)
 	}
-	p := &Pruner{St: st, Policy: Default, Clock: clk, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	p := &Pruner{St: st, Policy: Default(), Clock: clk, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	b.ResetTimer()
 	began := time.Now()
 	c, err := p.Pass(ctx)

@@ -43,14 +43,23 @@ type Policy struct {
 	DigestItems time.Duration
 }
 
-// Default is the policy serve runs with (docs/operations.md, "Storage").
-var Default = Policy{
-	Outbox:      30 * 24 * time.Hour,
-	ItemContent: 90 * 24 * time.Hour,
-	ItemBehind:  30 * 24 * time.Hour,
-	Charges:     400 * 24 * time.Hour,
-	PollLog:     7 * 24 * time.Hour,
-	DigestItems: 30 * 24 * time.Hour,
+// The keeps of the policy serve runs with (docs/operations.md, "Storage").
+const (
+	day             = 24 * time.Hour
+	OutboxKeep      = 30 * day
+	ItemContentKeep = 90 * day
+	ItemBehindKeep  = 30 * day
+	ChargesKeep     = 90 * day
+	PollLogKeep     = 7 * day
+	DigestItemsKeep = 30 * day
+)
+
+// Default returns the policy serve runs with.
+func Default() Policy {
+	return Policy{
+		Outbox: OutboxKeep, ItemContent: ItemContentKeep, ItemBehind: ItemBehindKeep,
+		Charges: ChargesKeep, PollLog: PollLogKeep, DigestItems: DigestItemsKeep,
+	}
 }
 
 // Action is what a rule does to one row.

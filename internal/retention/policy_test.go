@@ -12,7 +12,7 @@ func TestDecide(t *testing.T) {
 	day := 24 * time.Hour
 	newest := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { v := newest.Add(-d); return &v }
-	p := Default
+	p := Default()
 	cases := []struct {
 		name  string
 		table store.RetainedTable
@@ -51,11 +51,11 @@ func TestDecide(t *testing.T) {
 // lists it again, so forgetting it never sends it twice.
 func TestForgottenPostsStayIgnored(t *testing.T) {
 	now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
-	for _, behind := range []time.Duration{Default.ItemBehind + time.Second, 60 * 24 * time.Hour, 2 * 365 * 24 * time.Hour} {
+	for _, behind := range []time.Duration{ItemBehindKeep + time.Second, 60 * 24 * time.Hour, 2 * 365 * 24 * time.Hour} {
 		newest := now.Add(-time.Hour)
 		pub := newest.Add(-behind)
 		row := store.RetainedRow{Published: &pub, Newest: &newest, HasContent: true}
-		if Default.Decide(store.RetainItems, row) != Delete {
+		if Default().Decide(store.RetainItems, row) != Delete {
 			t.Fatalf("a post %v behind its feed's newest is not deleted", behind)
 		}
 		it := newitems.Item{Published: pub}
@@ -64,14 +64,14 @@ func TestForgottenPostsStayIgnored(t *testing.T) {
 			t.Errorf("a forgotten post %v behind its feed's newest would be delivered again", behind)
 		}
 	}
-	if Default.ItemBehind <= newitems.MaxBehindSeen {
-		t.Errorf("ItemBehind %v must exceed the ignore rule's %v", Default.ItemBehind, newitems.MaxBehindSeen)
+	if ItemBehindKeep <= newitems.MaxBehindSeen {
+		t.Errorf("ItemBehind %v must exceed the ignore rule's %v", ItemBehindKeep, newitems.MaxBehindSeen)
 	}
 }
 
 func TestOld(t *testing.T) {
 	now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
-	p := Default
+	p := Default()
 	if p.Old(store.RetainOutbox, store.RetainedRow{At: now.Add(-p.Outbox)}, now) {
 		t.Error("a row exactly at its keep is old")
 	}

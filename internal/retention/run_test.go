@@ -111,7 +111,7 @@ SELECT d.id, s.id, i.id, ?, (SELECT MAX(id) FROM digest_issues), ? FROM digests 
 	f.exec(`INSERT INTO digest_items (digest_id, subscription_id, item_id, feed_id, issue_id, queued_at)
 SELECT d.id, s.id, i.id, ?, NULL, ? FROM digests d, subscriptions s, items i WHERE i.identity = 'undated'`, f.feed, f.ago(40))
 
-	p := &Pruner{St: st, Policy: Default, Clock: clk, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	p := &Pruner{St: st, Policy: Default(), Clock: clk, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	c, err := p.Pass(ctx)
 	if err != nil {
 		t.Fatal(err)
