@@ -48,7 +48,8 @@ type Poller struct {
 	held   map[int64]time.Time
 	cmu    sync.Mutex
 
-	wake chan struct{}
+	backs giveBacks
+	wake  chan struct{}
 }
 
 // New makes a Poller from cfg.
