@@ -36,6 +36,8 @@ const (
 	PathWebSub              = "/websub/{token}"
 	PathPing                = "/ping"
 	PathRPC2                = "/RPC2"
+	// PathAPI is the JSON API's prefix (package api routes within it).
+	PathAPI = "/api/v1/"
 )
 
 // Route groups: which part of the server registers a route.
@@ -61,8 +63,14 @@ type Route struct {
 	Machine bool
 }
 
-// Pattern is the route's http.ServeMux pattern, "GET /confirm/{token}".
-func (r Route) Pattern() string { return r.Method + " " + r.Path }
+// Pattern is the route's http.ServeMux pattern, "GET /confirm/{token}"
+// (the path alone for a route of every method).
+func (r Route) Pattern() string {
+	if r.Method == "" {
+		return r.Path
+	}
+	return r.Method + " " + r.Path
+}
 
 // Routes returns every route feedmail serves (a fresh slice).
 func Routes() []Route {
@@ -107,6 +115,9 @@ func Routes() []Route {
 		// Email services' bounce and complaint notifications (ses,
 		// postmark, sendgrid, mailgun); /webhooks/stripe is more specific.
 		{Name: "espWebhook", Method: "POST", Path: PathESPWebhook, Group: GroupESP, Machine: true},
+		// The JSON API, every method: bearer tokens, never cookies, so
+		// cross-origin protection has nothing to protect.
+		{Name: "api", Path: PathAPI, Group: GroupPages, Machine: true},
 	}
 }
 

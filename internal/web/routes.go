@@ -37,6 +37,7 @@ func (s *Server) routes() {
 		"unsubscribePost":     s.unsubscribePost,
 		"feedStatus":          s.feedStatus,
 		"static":              s.serveStatic,
+		"api":                 s.apiHandler(),
 	})
 }
 
