@@ -24,6 +24,8 @@ const (
 	PathAccountDelete       = "/account/{token}/delete"
 	PathAccountPause        = "/account/{token}/pause"
 	PathAccountResume       = "/account/{token}/resume"
+	PathAccountAPITokens    = "/account/{token}/api-tokens"
+	PathAccountAPIRevoke    = "/account/{token}/api-tokens/{id}/revoke"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathFeedStatus          = "/feeds/status"
 	PathStatic              = "/static/{file}"
@@ -97,6 +99,8 @@ func Routes() []Route {
 		{Name: "accountDelete", Method: "POST", Path: PathAccountDelete, Group: GroupPages},
 		{Name: "accountPause", Method: "POST", Path: PathAccountPause, Group: GroupPages},
 		{Name: "accountResume", Method: "POST", Path: PathAccountResume, Group: GroupPages},
+		{Name: "accountTokenCreate", Method: "POST", Path: PathAccountAPITokens, Group: GroupPages},
+		{Name: "accountTokenRevoke", Method: "POST", Path: PathAccountAPIRevoke, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},

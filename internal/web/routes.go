@@ -38,6 +38,8 @@ func (s *Server) routes() {
 		"feedStatus":          s.feedStatus,
 		"static":              s.serveStatic,
 		"api":                 s.apiHandler(),
+		"accountTokenCreate":  s.accountTokenCreate,
+		"accountTokenRevoke":  s.accountTokenRevoke,
 	})
 }
 
