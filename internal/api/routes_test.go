@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,17 +94,28 @@ func mustSchedule(t *testing.T, spec string) *digest.Schedule {
 	return s
 }
 
+// routeCases are the cases of every route, in openapi.json's order.
 func routeCases() []routeCase {
-	get := func(path string) func(*world) call {
-		return func(w *world) call { return call{method: "GET", path: path, token: w.tokA} }
-	}
-	noB := func(what string) func(t *testing.T, w *world, m map[string]any) {
-		return func(t *testing.T, w *world, m map[string]any) {
-			if s := fmt.Sprint(m); strings.Contains(s, "b@example.org") || strings.Contains(s, "feeds.test/b") {
-				t.Errorf("%s shows account B's data: %s", what, s)
-			}
+	return slices.Concat(subscriptionCases(), subscriptionChangeCases(), digestCases(), accountCases())
+}
+
+// getA is a GET of path with account A's token.
+func getA(path string) func(*world) call {
+	return func(w *world) call { return call{method: "GET", path: path, token: w.tokA} }
+}
+
+// noB fails the test when m shows anything of account B's.
+func noB(what string) func(t *testing.T, w *world, m map[string]any) {
+	return func(t *testing.T, w *world, m map[string]any) {
+		if s := fmt.Sprint(m); strings.Contains(s, "b@example.org") || strings.Contains(s, "feeds.test/b") {
+			t.Errorf("%s shows account B's data: %s", what, s)
 		}
 	}
+}
+
+// subscriptionCases are the cases of the subscription routes.
+func subscriptionCases() []routeCase {
+	get := getA
 	return []routeCase{
 		{
 			name: "list subscriptions", ok: get("/api/v1/subscriptions"), okStatus: 200,
@@ -151,6 +163,13 @@ func routeCases() []routeCase {
 			otherStatus: 404,
 			bad:         get("/api/v1/subscriptions/abc"), badDocRefuse: true,
 		},
+	}
+}
+
+// subscriptionChangeCases are the cases of the routes that change a
+// subscription.
+func subscriptionChangeCases() []routeCase {
+	return []routeCase{
 		{
 			name: "change subscription",
 			ok: func(w *world) call {
@@ -188,6 +207,13 @@ func routeCases() []routeCase {
 			},
 			badDocRefuse: true,
 		},
+	}
+}
+
+// digestCases are the cases of the digest routes.
+func digestCases() []routeCase {
+	get := getA
+	return []routeCase{
 		{
 			name: "list digests", ok: get("/api/v1/digests"), okStatus: 200,
 			okCheck: func(t *testing.T, w *world, m map[string]any, _ *httptest.ResponseRecorder) {
@@ -255,6 +281,13 @@ func routeCases() []routeCase {
 				return call{method: "PATCH", path: "/api/v1/digests/" + id(w.digestA.ID), token: w.tokA, body: map[string]any{"timezone": "Mars/Olympus"}}
 			},
 		},
+	}
+}
+
+// accountCases are the cases of the feed status, credits and export routes.
+func accountCases() []routeCase {
+	get := getA
+	return []routeCase{
 		{
 			name: "feed status", ok: func(w *world) call { return get("/api/v1/feeds/" + id(w.feedA))(w) }, okStatus: 200,
 			okCheck: func(t *testing.T, w *world, m map[string]any, _ *httptest.ResponseRecorder) {
