@@ -324,7 +324,7 @@ func accountCases() []routeCase {
 		{
 			name: "export", ok: get("/api/v1/export"), okStatus: 200,
 			okCheck: func(t *testing.T, w *world, m map[string]any, _ *httptest.ResponseRecorder) {
-				if m["email"] != "a@example.org" || len(m["subscriptions"].([]any)) < 2 {
+				if m["email"] != "a@example.org" || len(m["subscriptions"].([]any)) < 2 || len(m["api_tokens"].([]any)) != 2 {
 					t.Errorf("export %v", m)
 				}
 			},

@@ -93,3 +93,18 @@ func (s *Store) DeleteAPITokensOfUser(ctx context.Context, userID int64) error {
 	}
 	return nil
 }
+
+// exportAPITokens is userID's tokens as their data export shows them,
+// oldest first.
+func (s *Store) exportAPITokens(ctx context.Context, userID int64) ([]ExportAPIToken, error) {
+	ts, err := s.APITokensOfUser(ctx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	out := make([]ExportAPIToken, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, ExportAPIToken{Name: t.Name, CreatedAt: t.CreatedAt.UTC(), LastUsedAt: utcPtrOf(t.LastUsedAt),
+			RevokedAt: utcPtrOf(t.RevokedAt)})
+	}
+	return out, nil
+}
