@@ -28,6 +28,17 @@ func TestAccountAPITokens(t *testing.T) {
 	if code := api(); code != http.StatusOK {
 		t.Fatalf("the new token on the API: %d", code)
 	}
+	// Cross-origin protection is for cookie forms; a bearer request from
+	// another origin goes through (and a cross-site form to the page's own
+	// token route does not).
+	cross := map[string]string{"Authorization": "Bearer " + plain, "Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"}
+	if w := h.do(req{method: "POST", path: "/api/v1/digests", header: cross}); w.Code != http.StatusBadRequest ||
+		w.Header().Get("Content-Type") != "application/problem+json" {
+		t.Errorf("cross-origin API request: %d %q, want the API's own 400 problem", w.Code, w.Header().Get("Content-Type"))
+	}
+	if w := h.do(req{method: "POST", path: acc + "/api-tokens", form: url.Values{}, header: map[string]string{"Sec-Fetch-Site": "cross-site"}}); w.Code != http.StatusForbidden {
+		t.Errorf("cross-site form making a token: %d, want 403", w.Code)
+	}
 	page := h.get(acc).Body.String()
 	if strings.Contains(page, plain) || !strings.Contains(page, "my script") || strings.Contains(page, ">never<") {
 		t.Errorf("the page again: shows the token %v, lists it %v, shows a last use %v",
