@@ -177,11 +177,7 @@ func TestBodies(t *testing.T) {
 		{"pause in the past", "application/json", `{"paused": true, "paused_until": "2026-01-01T00:00:00Z"}`, 400},
 		{"digest of nobody", "application/json", `{"digest_id": 999}`, 404},
 	} {
-		r := httptest.NewRequest("PATCH", path, strings.NewReader(c.body))
-		r.Header.Set("Content-Type", c.ctype)
-		r.Header.Set("Authorization", "Bearer "+tok)
-		w := httptest.NewRecorder()
-		h.srv.ServeHTTP(w, r)
+		w := h.do(call{method: "PATCH", path: path, token: tok, body: c.body, ctype: c.ctype, docInvalid: true})
 		if w.Code != c.code || !isProblem(w) {
 			t.Errorf("%s: %d %s; want a %d problem", c.name, w.Code, w.Body.String(), c.code)
 		}

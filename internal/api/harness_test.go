@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -74,6 +75,7 @@ func newHarness(t *testing.T, lim Limit) *harness {
 type call struct {
 	method, path, token string
 	body                any
+	ctype               string // the body's media type, application/json when ""
 	docInvalid          bool
 }
 
@@ -95,7 +97,7 @@ func (h *harness) do(c call) *httptest.ResponseRecorder {
 	mk := func() *http.Request {
 		r := httptest.NewRequest(c.method, "http://feedmail.test"+c.path, bytes.NewReader(raw))
 		if c.body != nil {
-			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Content-Type", cmp.Or(c.ctype, "application/json"))
 		}
 		if c.token != "" {
 			r.Header.Set("Authorization", "Bearer "+c.token)
