@@ -52,11 +52,16 @@ func TestCheckToken(t *testing.T) {
 func TestNoCookieAuth(t *testing.T) {
 	h := newHarness(t, Limit{})
 	_, tok := h.user("a@example.org")
-	r := httptest.NewRequest("GET", "/api/v1/balance?access_token="+tok, nil)
-	r.AddCookie(&http.Cookie{Name: "token", Value: tok})
-	r.Header.Set("Authorization", "Basic "+tok)
+	path := "/api/v1/balance?access_token=" + tok
+	mk := func() *http.Request {
+		r := httptest.NewRequest("GET", "http://feedmail.test"+path, nil)
+		r.AddCookie(&http.Cookie{Name: "token", Value: tok})
+		r.Header.Set("Authorization", "Basic "+tok)
+		return r
+	}
 	w := httptest.NewRecorder()
-	h.srv.ServeHTTP(w, r)
+	h.srv.ServeHTTP(w, mk())
+	h.checkDoc(call{method: "GET", path: path}, mk(), w)
 	if w.Code != http.StatusUnauthorized {
 		t.Errorf("cookie, query and Basic: %d, want 401", w.Code)
 	}
