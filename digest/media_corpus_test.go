@@ -223,7 +223,8 @@ func checkHTML(doc string) string {
 		if (tiny(w) && (h == "" || tiny(h))) || (tiny(h) && w == "") {
 			return "tracking pixel left: " + tok.String()
 		}
-		for _, host := range []string{"feeds.feedburner.com/~r/", "feedproxy.google.com/~r/", "doubleclick.net", "pixel.wp.com", "stats.wordpress.com"} {
+		for _, host := range []string{"feedburner.com/~r/", "feedburner.com/~f/", "feedburner.com/~ff/", "feedburner.com/~a/",
+			"feedproxy.google.com/~", "doubleclick.net", "pixel.wp.com", "stats.wordpress.com", "googlesyndication.com", "google-analytics.com"} {
 			if strings.Contains(src, host) {
 				return "tracker image left: " + tok.String()
 			}
