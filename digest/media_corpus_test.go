@@ -25,7 +25,8 @@ var corpusFeedDirs = []string{"feedparser", "feedvalidator", "jsonfeed"}
 
 // corpusMedia converts parsed media as the poller does.
 func corpusMedia(m newitems.Media) store.ItemMedia {
-	sm := store.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML}
+	sm := store.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML,
+		Player: m.Player}
 	for _, e := range m.Enclosures {
 		sm.Enclosures = append(sm.Enclosures, store.Enclosure{URL: e.URL, Type: e.Type, Length: e.Length, Duration: e.Duration})
 	}
@@ -256,7 +257,7 @@ func checkEnclosures(t *testing.T, path string, es []store.Enclosure, text, html
 
 // itemTextBody is the text part of an item email between its head (feed
 // title, item title, link, byline) and the footer, without the "Read on
-// the site" line.
+// the site" (or a video's "Watch on …") line.
 func itemTextBody(text string) string {
 	body, _, _ := strings.Cut(text, "\n-- \n")
 	lines := strings.Split(body, "\n")
@@ -268,7 +269,7 @@ func itemTextBody(text string) string {
 	}
 	var rest []string
 	for _, l := range lines[min(i, len(lines)):] {
-		if !strings.HasPrefix(l, "Read on the site: ") {
+		if !strings.HasPrefix(l, "Read on the site: ") && !strings.HasPrefix(l, "Watch on ") && !strings.HasPrefix(l, "Watch the video: ") {
 			rest = append(rest, l)
 		}
 	}
@@ -290,6 +291,9 @@ func htmlBodyShows(doc string) bool {
 		}
 	}
 	body = strings.ReplaceAll(body, "Read on the site", "")
+	if i := strings.LastIndex(body, ">Watch "); i >= 0 { // a video's call to action
+		body = body[:i]
+	}
 	return strings.Contains(body, "<img") || mailer.HTMLToLine(body) != ""
 }
 

@@ -122,11 +122,17 @@ func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now
 				ExcerptHTML: html.EscapeString(Excerpt(it.Content, ExcerptLen)),
 				Published:   store.ItemDate(it),
 				Enclosures:  it.Media.Enclosures,
+				Player:      it.Media.Player,
+				ContentHTML: it.Content,
 			}
-			if f.Format == store.FormatTitle {
+			switch {
+			case f.Format == store.FormatTitle:
 				// The reader asked for titles: no excerpt, no thumbnail.
 				di.ExcerptHTML = ""
-			} else if di.ExcerptHTML == "" {
+			case di.ExcerptHTML != "" && f.Format != store.FormatSummary:
+				// Its picture, at the one size every entry gets.
+				di.Thumbnail = it.Media.Thumbnail
+			case di.ExcerptHTML == "":
 				// No text of its own (a video): its media stand in.
 				di.Thumbnail = it.Media.Thumbnail
 				desc := it.Media.Description

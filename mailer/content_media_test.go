@@ -252,10 +252,10 @@ func TestItemEmailMedia(t *testing.T) {
 		html, text, not []string
 	}{
 		{"youtube", youtube,
-			[]string{`href="https://www.youtube.com/watch?v=abc123" rel="noreferrer noopener" style="color:#0969da;"`, `src="https://i1.ytimg.com/vi/abc123/hqdefault.jpg" alt="Hello, world"`,
-				`<a href="https://example.com/notes"`, "Second line."},
-			[]string{"March 3, 2026\n\nNotes: https://example.com/notes.\nSecond line.", "Read on the site: https://www.youtube.com/watch?v=abc123"},
-			[]string{"Open the post", "[Hello, world]"}},
+			[]string{`<a href="https://www.youtube.com/watch?v=abc123" rel="noopener noreferrer" target="_blank"><img src="https://i1.ytimg.com/vi/abc123/hqdefault.jpg" alt="Hello, world"`,
+				`<a href="https://example.com/notes"`, "Second line.", "▶\ufe0e Play</a>", ">Watch on YouTube</a>"},
+			[]string{"March 3, 2026\n\nNotes: https://example.com/notes.\nSecond line.", "Watch on YouTube: https://www.youtube.com/watch?v=abc123"},
+			[]string{"Open the post", "[Hello, world]", "Read on the site"}},
 		{"podcast", podcast,
 			[]string{"Show notes.", `href="https://pod.example/ep1.mp3"`, ">ep1.mp3</a>", "MP3 · 12.3 MB · 1:02:03", ">Audio</p>"},
 			[]string{"Show notes.\n\nAudio: ep1.mp3 (MP3 · 12.3 MB · 1:02:03)\nhttps://pod.example/ep1.mp3\n"},
