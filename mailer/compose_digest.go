@@ -34,6 +34,9 @@ type DigestEmail struct {
 	// ListID is optional: e.g. Sender.DigestListID(digest.ID) gives digest
 	// mail its own List-Id. Empty means no List-Id header.
 	ListID string
+	// Location is the digest's time zone, in which posts are dated; nil is
+	// UTC.
+	Location *time.Location
 }
 
 // DigestFeed is one feed's section of a digest.
@@ -88,7 +91,7 @@ type digestItemView struct {
 // date, excerpt under its thumbnail (one size for all), enclosures, and
 // the link that stands in when it shows nothing else; a video says where
 // it plays ("Watch on YouTube") in place of "Open the post".
-func digestItemOf(it DigestItem, site string) digestItemView {
+func digestItemOf(it DigestItem, site string, loc *time.Location) digestItemView {
 	base := itemBase(it.Link, site)
 	t := cleanHeaderText(plainTitle(it.Title), maxBodyTitle)
 	if t == "" {
@@ -104,7 +107,7 @@ func digestItemOf(it DigestItem, site string) digestItemView {
 	}
 	c := withThumbnail(it.ExcerptHTML, thumbnail{Src: it.Thumbnail, Link: link, Alt: t, Width: DigestThumbWidth, Video: video}, base)
 	iv := digestItemView{
-		Title: t, Link: link, Date: formatDate(it.Published),
+		Title: t, Link: link, Date: formatDate(it.Published, loc),
 		Excerpt: htmltemplate.HTML(c.HTML), ExcerptText: c.Text, // sanitized by PrepareHTML, thumbnail ours
 		Enclosures: enclosureViews(it.Enclosures),
 	}
@@ -169,7 +172,7 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 		}
 		fv := digestFeedView{Title: title, SiteURL: site, Anchor: fmt.Sprintf("feed-%d", len(feeds)+1)}
 		for _, it := range f.Items {
-			fv.Items = append(fv.Items, digestItemOf(it, site))
+			fv.Items = append(fv.Items, digestItemOf(it, site, e.Location))
 			items++
 		}
 		fv.Count = plural(len(fv.Items), "new post", "new posts")

@@ -36,7 +36,10 @@ type ItemEmail struct {
 	// first SummaryWords words as text, no images; "title" no content at
 	// all; anything else the whole post.
 	Format string
-	Footer Footer
+	// Location is the reader's time zone, in which the post is dated; nil
+	// is UTC.
+	Location *time.Location
+	Footer   Footer
 }
 
 // itemView is the data of the item templates.
@@ -152,7 +155,7 @@ func newItemView(e ItemEmail, feedURL, feedTitle, itemTitle string) itemView {
 		SiteURL:    siteURL,
 		ItemTitle:  itemTitle,
 		ItemLink:   link,
-		Byline:     itemByline(e.Author, e.Published),
+		Byline:     itemByline(e.Author, e.Published, e.Location),
 		Content:    htmltemplate.HTML(content.HTML), // sanitized by PrepareHTML
 		Text:       content.Text,
 		Enclosures: enclosures,
@@ -187,12 +190,12 @@ func itemLinks(link string, bare bool, video *videoPost) (openPost, readMore Lin
 
 // itemByline returns "By author · date", either part left out when the feed
 // did not give it, so the reader sees who wrote the item and when.
-func itemByline(author string, published time.Time) string {
+func itemByline(author string, published time.Time, loc *time.Location) string {
 	byline := ""
 	if a := cleanHeaderText(plainTitle(author), 120); a != "" {
 		byline = "By " + a
 	}
-	if d := formatDate(published); d != "" {
+	if d := formatDate(published, loc); d != "" {
 		if byline != "" {
 			byline += " · "
 		}
