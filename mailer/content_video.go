@@ -10,35 +10,52 @@ import (
 )
 
 // videoHosts are the sites known to play videos, with the name an email
-// gives them ("Watch on YouTube"). A host matches its subdomains too.
-var videoHosts = []struct{ host, name string }{
-	{"youtube.com", "YouTube"},
-	{"youtu.be", "YouTube"},
-	{"youtube-nocookie.com", "YouTube"},
-	{"vimeo.com", "Vimeo"},
-	{"dailymotion.com", "Dailymotion"},
-	{"dai.ly", "Dailymotion"},
-	{"twitch.tv", "Twitch"},
-	{"rumble.com", "Rumble"},
-	{"ted.com", "TED"},
-	{"wistia.com", "Wistia"},
-	{"loom.com", "Loom"},
+// gives them ("Watch on YouTube") and the paths of their pages that are one
+// video (nil: every page is): a post linking there is a video. A host
+// matches its subdomains too; any player embedded from one is a video.
+var videoHosts = []struct {
+	host, name string
+	pages      []string
+}{
+	{"youtube.com", "YouTube", []string{"/watch", "/shorts/", "/live/", "/embed/", "/v/"}},
+	{"youtu.be", "YouTube", nil},
+	{"youtube-nocookie.com", "YouTube", nil},
+	{"vimeo.com", "Vimeo", []string{"/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8", "/9", "/video/"}},
+	{"dailymotion.com", "Dailymotion", []string{"/video/", "/embed/"}},
+	{"dai.ly", "Dailymotion", nil},
+	{"twitch.tv", "Twitch", []string{"/videos/"}},
+	{"rumble.com", "Rumble", []string{"/v", "/embed/"}},
+	{"ted.com", "TED", []string{"/talks/"}},
+	{"wistia.com", "Wistia", []string{"/medias/", "/embed/"}},
+	{"loom.com", "Loom", []string{"/share/", "/embed/"}},
 }
 
-// videoSiteName returns the name of the video site raw (a URL) is on, or
-// "" when its host is not one of videoHosts.
-func videoSiteName(raw string) string {
+// videoSite returns the name of the video site raw (a URL) is on, or ""
+// when its host is not one of videoHosts, and whether the page is one
+// video (its path is one of the site's video pages).
+func videoSite(raw string) (name string, page bool) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" {
-		return ""
+		return "", false
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	for _, v := range videoHosts {
-		if host == v.host || strings.HasSuffix(host, "."+v.host) {
-			return v.name
+		if host != v.host && !strings.HasSuffix(host, "."+v.host) {
+			continue
 		}
+		page = v.pages == nil
+		for _, p := range v.pages {
+			page = page || strings.HasPrefix(u.Path, p)
+		}
+		return v.name, page
 	}
-	return ""
+	return "", false
+}
+
+// videoSiteName is videoSite's name alone.
+func videoSiteName(raw string) string {
+	name, _ := videoSite(raw)
+	return name
 }
 
 // videoPost is what an email says of a post that is a video: the site its
@@ -61,7 +78,7 @@ func (v videoPost) Watch() string {
 // it. A post is a video when the feed names where it plays (Media RSS
 // player, YouTube's videoId: m.Player), attaches a video file, embeds a
 // player of a known video site or a <video> in its content, or links to a
-// known video site. contentHTML is the post's content as the feed gave it.
+// video's page on a known video site. contentHTML is the post's content as the feed gave it.
 func postVideo(link, contentHTML string, m store.ItemMedia) (videoPost, bool) {
 	v := videoPost{Site: videoSiteName(link)}
 	if v.Site == "" {
@@ -72,7 +89,7 @@ func postVideo(link, contentHTML string, m store.ItemMedia) (videoPost, bool) {
 			return videoPost{Site: v.Site, Duration: e.Duration}, true
 		}
 	}
-	if m.Player != "" || videoSiteName(link) != "" || embedsVideo(contentHTML) {
+	if _, page := videoSite(link); m.Player != "" || page || embedsVideo(contentHTML) {
 		return v, true
 	}
 	return videoPost{}, false

@@ -33,6 +33,13 @@ func TestPostVideo(t *testing.T) {
 		{"video host named in text only", "https://b.example/post", `<p>see youtube.com</p><a href="https://youtube.com/x">x</a>`, store.ItemMedia{}, false, "", 0},
 		{"photo", "https://b.example/post", `<img src="https://b.example/p.jpg">`, store.ItemMedia{Thumbnail: "https://b.example/p.jpg"}, false, "", 0},
 		{"no link", "", "", store.ItemMedia{Player: "https://v.example/p"}, true, "Watch the video", 0},
+		{"youtube short", "https://m.youtube.com/shorts/abc", "", store.ItemMedia{}, true, "Watch on YouTube", 0},
+		{"youtube channel page", "https://www.youtube.com/channel/UC1", "", store.ItemMedia{}, false, "", 0},
+		{"vimeo video page", "https://vimeo.com/123456", "", store.ItemMedia{}, true, "Watch on Vimeo", 0},
+		{"vimeo blog", "https://vimeo.com/blog/post/x", "", store.ItemMedia{}, false, "", 0},
+		{"ted talk", "https://www.ted.com/talks/someone_on_something", "", store.ItemMedia{}, true, "Watch on TED", 0},
+		{"ted article", "https://ideas.ted.com/an-article/", "", store.ItemMedia{}, false, "", 0},
+		{"ted article with a player", "https://ideas.ted.com/an-article/", "", store.ItemMedia{Player: "https://embed.ted.com/talks/x"}, true, "Watch on TED", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
