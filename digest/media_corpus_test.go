@@ -57,7 +57,7 @@ func TestCorpusEmails(t *testing.T) {
 	s := mailer.Sender{Address: "feedmail@feedmail.example.com"}
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	var st struct {
-		feeds, items, digests, enclosures, withMedia, fallback, pixels, empty, malformed, urlLines int
+		feeds, items, digests, enclosures, withMedia, fallback, pixels, empty, malformed, urlLines, videos, images int
 	}
 	fail := func(path, what string, args ...any) {
 		t.Helper()
@@ -117,6 +117,10 @@ func TestCorpusEmails(t *testing.T) {
 				fail(f.Path, "item %d: empty body:\n%s", i, text)
 			}
 			st.enclosures += checkEnclosures(t, f.Path, media.Enclosures, text, htmlPart)
+			st.images += strings.Count(htmlPart, "<img ")
+			if strings.Contains(text, "\nWatch on ") || strings.Contains(text, "\nWatch the video: ") {
+				st.videos++
+			}
 			if bad := checkHTML(htmlPart); bad != "" {
 				st.malformed++
 				fail(f.Path, "item %d: %s", i, bad)
@@ -155,6 +159,8 @@ func TestCorpusEmails(t *testing.T) {
 		st.feeds, st.items, st.digests, st.enclosures, st.pixels, st.empty, st.malformed)
 	t.Logf("%d items carry media, %d shown through their media for want of content; %d text lines with 4+ URLs",
 		st.withMedia, st.fallback, st.urlLines)
+	t.Logf("%d images in the item emails, none a tracking pixel or tracker image (FeedBurner, FeedFlare, ads, stats); %d items shown as videos",
+		st.images, st.videos)
 	if st.feeds < 1000 || st.enclosures == 0 || st.pixels == 0 {
 		t.Errorf("corpus smaller than expected: %d feeds, %d enclosures, %d pixels", st.feeds, st.enclosures, st.pixels)
 	}
