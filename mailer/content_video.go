@@ -2,6 +2,7 @@ package mailer
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 
 	nethtml "golang.org/x/net/html"
@@ -95,11 +96,14 @@ func postVideo(link, contentHTML string, m store.ItemMedia) (videoPost, bool) {
 	return videoPost{}, false
 }
 
+// playerTag finds the start of a tag embedsVideo looks at.
+var playerTag = regexp.MustCompile(`(?i)<(?:video|iframe|embed|object)`)
+
 // embedsVideo reports whether feed HTML plays a video: a <video> element,
 // or an <iframe>, <embed> or <object> whose source is on a known video
 // site.
 func embedsVideo(contentHTML string) bool {
-	if !strings.Contains(contentHTML, "<") {
+	if !playerTag.MatchString(contentHTML) { // most posts: no need to tokenize
 		return false
 	}
 	z := nethtml.NewTokenizer(strings.NewReader(contentHTML))

@@ -28,7 +28,7 @@ func TestPostVideo(t *testing.T) {
 		{"youtube iframe", "https://b.example/post", `<p>Look:</p><iframe src="https://www.youtube-nocookie.com/embed/abc"></iframe>`, store.ItemMedia{}, true, "Watch on b.example", 0},
 		{"vimeo embed", "https://b.example/post", `<embed src="https://vimeo.com/moogaloop.swf?clip_id=1">`, store.ItemMedia{}, true, "Watch on b.example", 0},
 		{"object data", "https://b.example/post", `<object data="https://www.dailymotion.com/swf/x1"></object>`, store.ItemMedia{}, true, "Watch on b.example", 0},
-		{"video element", "https://b.example/post", `<video src="/v.mp4"></video>`, store.ItemMedia{}, true, "Watch on b.example", 0},
+		{"video element", "https://b.example/post", `<VIDEO src="/v.mp4"></VIDEO>`, store.ItemMedia{}, true, "Watch on b.example", 0},
 		{"map iframe", "https://b.example/post", `<iframe src="https://maps.example.com/embed"></iframe>`, store.ItemMedia{}, false, "", 0},
 		{"video host named in text only", "https://b.example/post", `<p>see youtube.com</p><a href="https://youtube.com/x">x</a>`, store.ItemMedia{}, false, "", 0},
 		{"photo", "https://b.example/post", `<img src="https://b.example/p.jpg">`, store.ItemMedia{Thumbnail: "https://b.example/p.jpg"}, false, "", 0},
