@@ -47,7 +47,7 @@ type DigestFeed struct {
 
 // DigestItem is one item in a digest. ExcerptHTML is unsanitized feed HTML
 // (normally a short excerpt): composition sanitizes it. Thumbnail, when
-// set, is shown above the excerpt at DigestThumbWidth, the same for every
+// set, is shown above the excerpt at digestThumbWidth, the same for every
 // entry; every enclosure is linked. Player (the item's media player) and
 // ContentHTML (its content as the feed gave it) tell whether the item is a
 // video: it then gets a play mark and a "Watch on …" link.
@@ -105,7 +105,7 @@ func digestItemOf(it DigestItem, site string, loc *time.Location) digestItemView
 	if v, ok := postVideo(link, it.ContentHTML, store.ItemMedia{Enclosures: it.Enclosures, Player: it.Player}); ok {
 		video = &v
 	}
-	c := withThumbnail(it.ExcerptHTML, thumbnail{Src: it.Thumbnail, Link: link, Alt: t, Width: DigestThumbWidth, Video: video}, base)
+	c := withThumbnail(it.ExcerptHTML, thumbnail{Src: it.Thumbnail, Link: link, Alt: t, Width: digestThumbWidth, Video: video}, base)
 	iv := digestItemView{
 		Title: t, Link: link, Date: formatDate(it.Published, loc),
 		Excerpt: htmltemplate.HTML(c.HTML), ExcerptText: c.Text, // sanitized by PrepareHTML, thumbnail ours

@@ -10,9 +10,9 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// DigestThumbWidth is the width in CSS pixels of every thumbnail in a
+// digestThumbWidth is the width in CSS pixels of every thumbnail in a
 // digest: one modest size, so no entry's picture takes over the issue.
-const DigestThumbWidth = 160
+const digestThumbWidth = 160
 
 // thumbnail is an image standing for a post (its media thumbnail), shown
 // above what the email says of it.

@@ -71,7 +71,7 @@ func TestThumbnailHTML(t *testing.T) {
 			[]string{`<img src="https://i.example/t.jpg" alt="A &#34;quoted&#34; &lt;title&gt; &amp; more" style="display:block;max-width:100%;height:auto;border:0;"/>`,
 				`<a href="https://b.example/p" rel="noopener noreferrer" target="_blank"><img`},
 			[]string{"width=", "Play"}, false, false},
-		{"digest video", thumbnail{Src: "https://i.example/t.jpg?a=1&b=2", Link: "https://www.youtube.com/watch?v=x&t=1", Alt: "V", Width: DigestThumbWidth, Video: video},
+		{"digest video", thumbnail{Src: "https://i.example/t.jpg?a=1&b=2", Link: "https://www.youtube.com/watch?v=x&t=1", Alt: "V", Width: digestThumbWidth, Video: video},
 			[]string{`src="https://i.example/t.jpg?a=1&amp;b=2"`, ` width="160" style="display:block;width:160px;max-width:100%;height:auto;border:0;"`, "▶\ufe0e Play · 3:45</a>"},
 			nil, false, true},
 		{"no link", thumbnail{Src: "https://i.example/t.jpg", Alt: "x", Video: &videoPost{}},
