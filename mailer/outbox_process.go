@@ -157,6 +157,7 @@ func (o *Outbox) charge(ctx context.Context, jobs []*job) error {
 	if charged > 0 && o.cfg.Metrics != nil {
 		o.cfg.Metrics.CreditsCharged.Add(float64(charged))
 	}
+	o.warnLow(ctx, paidJobs)
 	return nil
 }
 

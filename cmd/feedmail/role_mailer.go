@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/lowbalance"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/mailer"
@@ -95,6 +97,12 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		_ = tr.Close()
 		return nil, err
 	}
+	low, err := lowbalance.New(lowbalance.Config{Store: s, Links: lk, PaymentsOn: a.cfg.PaymentsEnabled(), Clock: a.clock,
+		Log: a.log.With("role", "mailer", "pass", "running-low")})
+	if err != nil {
+		_ = tr.Close()
+		return nil, err
+	}
 	a.log.Info("mailer ready", "transport", desc)
 	return func(ctx context.Context) error {
 		defer func() {
@@ -102,6 +110,11 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 				a.log.Warn("closing mail transport", "err", err)
 			}
 		}()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		lowCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		wg.Go(func() { _ = low.Run(lowCtx) })
 		return ob.Run(ctx)
 	}, nil
 }

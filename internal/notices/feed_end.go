@@ -84,11 +84,5 @@ func CreditsOut(l links.Links, now time.Time, holdFor time.Duration, userID int6
 			"They wait for up to " + strconv.Itoa(int(holdFor/(24*time.Hour))) + " days. " + add + "\n\n" +
 			"This is the only reminder you will get for this shortage.",
 	}
-	if l.Base != "" && l.Tokens != nil {
-		if paymentsOn {
-			n.Links = append(n.Links, store.NoticeLink{Label: "Buy credits", URL: l.CreditsFor(userID, now)})
-		}
-		n.Links = append(n.Links, store.NoticeLink{Label: "Your account", URL: l.Account(userID, now)})
-	}
-	return n
+	return withCreditButtons(n, l, now, userID, paymentsOn)
 }

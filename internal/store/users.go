@@ -26,6 +26,11 @@ type User struct {
 	LastBounce     string
 	LastBounceAt   *time.Time
 	CreditNoticeAt *time.Time // the free out-of-credits notice for the current shortage
+	// LowLine, LowLineDue and LowNoticeAt are the running-low warning's
+	// (see lowbalance.go).
+	LowLine     int64
+	LowLineDue  *time.Time
+	LowNoticeAt *time.Time
 	// PausedAt and PausedUntil pause the whole account (see Pause).
 	PausedAt    *time.Time
 	PausedUntil *time.Time

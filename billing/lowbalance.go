@@ -1,0 +1,75 @@
+package billing
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// The running-low warning. A reader whose balance will last less than
+// LowWindow at their forecast rate gets one free notice (KeyLowNotice),
+// once per fall below the line: LowLine turns the rate into that balance,
+// in credits. The line is computed away from the charge path (it needs
+// the forecast) and kept with the reader; LowLineRecheck says when to
+// compute it again, so that a reader with months of credits costs one
+// forecast a week, not one per email.
+
+// LowWindow is how long a balance must last not to be running low.
+const LowWindow = 14 * 24 * time.Hour
+
+// LowLineFloor is the least line of a reader with a paid feed whose
+// history cannot tell a rate yet: they are warned when this few credits
+// are left.
+const LowLineFloor = 10
+
+// Bounds of LowLineRecheck.
+const (
+	MinLowRecheck = 24 * time.Hour
+	MaxLowRecheck = 7 * 24 * time.Hour
+)
+
+// LowLine returns the balance, in credits, below which a reader spending
+// perDay credits a day is running low: what LowWindow costs, rounded up.
+// unknown counts the reader's paid feeds whose rate the forecast cannot
+// tell; with any, the line is at least LowLineFloor. Zero means no line:
+// the reader spends nothing.
+func LowLine(perDay float64, unknown int) int64 {
+	var line int64
+	if perDay > 0 && !math.IsInf(perDay, 1) && !math.IsNaN(perDay) {
+		line = int64(math.Ceil(min(perDay*LowWindow.Hours()/24, MaxPackCredits)))
+	}
+	if unknown > 0 && line < LowLineFloor {
+		line = LowLineFloor
+	}
+	return line
+}
+
+// LowLineRecheck returns when to compute a reader's line again: after half
+// the time their balance above the line lasts at perDay credits a day
+// (the rate may change meanwhile), within [MinLowRecheck, MaxLowRecheck].
+// A reader already below the line, or spending nothing, is rechecked after
+// MinLowRecheck and MaxLowRecheck respectively.
+func LowLineRecheck(balance, line int64, perDay float64) time.Duration {
+	if perDay <= 0 || math.IsNaN(perDay) {
+		return MaxLowRecheck
+	}
+	above := float64(balance - line)
+	if above <= 0 {
+		return MinLowRecheck
+	}
+	half := above / perDay / 2 * float64(24*time.Hour)
+	if half >= float64(MaxLowRecheck) {
+		return MaxLowRecheck
+	}
+	return max(time.Duration(half), MinLowRecheck)
+}
+
+// KeyLowNotice is the outbox dedupe key of the running-low notice for user
+// in one notice episode (as KeyCreditsNotice): "lowcredits:<user>:<episode>".
+func KeyLowNotice(user, episode int64) string {
+	return "lowcredits:" + strconv.FormatInt(user, 10) + ":" + strconv.FormatInt(episode, 10)
+}
+
+// KeyReceipt is the outbox dedupe key of the receipt for the purchase
+// paid in Checkout Session session: "receipt:<session>", one per purchase.
+func KeyReceipt(session string) string { return Key("receipt", session) }

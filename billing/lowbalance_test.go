@@ -1,0 +1,93 @@
+package billing
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestLowLine(t *testing.T) {
+	cases := []struct {
+		name    string
+		perDay  float64
+		unknown int
+		want    int64
+	}{
+		{"spends nothing", 0, 0, 0},
+		{"one a day", 1, 0, 14},
+		{"a post a week", 1.0 / 7, 0, 2},
+		{"rounds up", 0.5, 0, 7},
+		{"a little", 0.01, 0, 1},
+		{"busy", 100, 0, 1400},
+		{"unknown feed only", 0, 1, LowLineFloor},
+		{"unknown and slow", 0.1, 2, LowLineFloor},
+		{"unknown and busy", 3, 1, 42},
+		{"negative", -1, 0, 0},
+		{"NaN", math.NaN(), 0, 0},
+		{"infinite", math.Inf(1), 0, 0},
+		{"huge", 1e300, 0, MaxPackCredits},
+	}
+	for _, c := range cases {
+		if got := LowLine(c.perDay, c.unknown); got != c.want {
+			t.Errorf("%s: LowLine(%v, %d) = %d, want %d", c.name, c.perDay, c.unknown, got, c.want)
+		}
+	}
+}
+
+func TestLowLineRecheck(t *testing.T) {
+	day := 24 * time.Hour
+	cases := []struct {
+		name          string
+		balance, line int64
+		perDay        float64
+		want          time.Duration
+	}{
+		{"spends nothing", 500, 0, 0, MaxLowRecheck},
+		{"below the line", 10, 14, 1, MinLowRecheck},
+		{"at the line", 14, 14, 1, MinLowRecheck},
+		{"four days above", 18, 14, 1, 2 * day},
+		{"one day above", 15, 14, 1, MinLowRecheck},
+		{"months above", 500, 14, 1, MaxLowRecheck},
+		{"huge balance", math.MaxInt64, 14, 1e-9, MaxLowRecheck},
+	}
+	for _, c := range cases {
+		if got := LowLineRecheck(c.balance, c.line, c.perDay); got != c.want {
+			t.Errorf("%s: LowLineRecheck(%d, %d, %v) = %v, want %v", c.name, c.balance, c.line, c.perDay, got, c.want)
+		}
+	}
+}
+
+func TestLowAndReceiptKeys(t *testing.T) {
+	if k := KeyLowNotice(42, 7); k != "lowcredits:42:7" {
+		t.Errorf("KeyLowNotice = %q", k)
+	}
+	if KeyLowNotice(42, 7) == KeyCreditsNotice(42, 7) {
+		t.Error("running-low and out-of-credits notices share a key")
+	}
+	if k := KeyReceipt("cs_test_1"); k != "receipt:cs_test_1" {
+		t.Errorf("KeyReceipt = %q", k)
+	}
+	if k := KeyReceipt("a:b"); k != "receipt:a%3Ab" {
+		t.Errorf("KeyReceipt escapes to %q", k)
+	}
+}
+
+func TestCreditWords(t *testing.T) {
+	cases := []struct{ got, want string }{
+		{FormatCredits(1), "1 credit"},
+		{FormatCredits(0), "0 credits"},
+		{FormatCredits(5000), "5,000 credits"},
+		{FormatCredits(-3), "-3 credits"},
+		{FormatCredits(-1234567), "-1,234,567 credits"},
+		{LowDaysWords(7, 14), "about 7 days"},
+		{LowDaysWords(1, 14), "about 1 day"},
+		{LowDaysWords(0, 14), "less than a day"},
+		{LowDaysWords(10, 1400), "less than a day"},
+		{LowDaysWords(10, 0), ""},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

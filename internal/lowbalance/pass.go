@@ -1,0 +1,152 @@
+// Package lowbalance owns the running-low pass: it computes, for readers
+// whose line is due, the balance below which they are running low
+// (billing.LowLine of their forecast rate, ReaderRate), stores it with
+// the reader and queues the free warning of those already below it. The
+// cheap check after each charge is the mailer's (store.WarnRunningLow);
+// the forecast runs only here, once per reader every one to seven days
+// (billing.LowLineRecheck).
+//
+// It must not charge, send email or decide the words of the notice
+// (package notices) or the rules (package billing).
+package lowbalance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/feedmail/feedmail/billing"
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/forecast"
+	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/notices"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
+	"github.com/feedmail/feedmail/internal/worker"
+)
+
+// Defaults of Config.
+const (
+	DefaultEvery = time.Minute
+	DefaultBatch = 200
+	DefaultLease = 10 * time.Minute
+)
+
+// Config configures a Pass.
+type Config struct {
+	Store *store.Store
+	// Links builds the buttons of the notice; PaymentsOn adds "Buy credits".
+	Links      links.Links
+	PaymentsOn bool
+	Clock      clock.Clock
+	Log        *slog.Logger
+	// Every is the pause between runs when no line was due; Batch the
+	// most lines a run computes; Lease how long a claimed line is left to
+	// this process.
+	Every time.Duration
+	Batch int
+	Lease time.Duration
+}
+
+// Pass computes due lines and warns.
+type Pass struct {
+	cfg  Config
+	subs *subscribe.Service
+}
+
+// New returns a Pass for cfg (Store is required).
+func New(cfg Config) (*Pass, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("lowbalance: a store is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	worker.Default(&cfg.Every, DefaultEvery)
+	worker.Default(&cfg.Batch, DefaultBatch)
+	worker.Default(&cfg.Lease, DefaultLease)
+	return &Pass{cfg: cfg, subs: &subscribe.Service{Store: cfg.Store, Clock: cfg.Clock}}, nil
+}
+
+// Run runs passes until ctx ends: at once again while whole batches were
+// due, after Every otherwise. A failed run is logged and retried.
+func (p *Pass) Run(ctx context.Context) error {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		n, err := p.RunOnce(ctx)
+		wait := p.cfg.Every
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			p.cfg.Log.Error("running-low pass failed", "err", err)
+		case n >= p.cfg.Batch:
+			wait = 0
+		}
+		timer.Reset(wait)
+	}
+}
+
+// RunOnce claims up to Batch due lines, computes and stores them, and
+// queues the warning of the readers below theirs. It returns how many
+// lines it computed.
+func (p *Pass) RunOnce(ctx context.Context) (int, error) {
+	now := p.cfg.Clock.Now()
+	ids, err := p.cfg.Store.ClaimLowLines(ctx, now, p.cfg.Lease, p.cfg.Batch)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	users, err := p.cfg.Store.UsersByIDs(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	cache := map[int64]forecast.History{}
+	hist := func(ctx context.Context, feedID int64) (forecast.History, error) {
+		if h, ok := cache[feedID]; ok {
+			return h, nil
+		}
+		h, err := p.subs.StoredHistory(ctx, feedID)
+		if err == nil {
+			cache[feedID] = h
+		}
+		return h, err
+	}
+	done := 0
+	for _, id := range ids {
+		u := users[id]
+		if u == nil {
+			continue // deleted meanwhile
+		}
+		if err := p.line(ctx, hist, u, now); err != nil {
+			return done, err
+		}
+		done++
+	}
+	n, err := p.cfg.Store.WarnRunningLow(ctx, ids, notices.RunningLowNotice(p.cfg.Links, p.cfg.Clock, p.cfg.PaymentsOn))
+	if n > 0 {
+		p.cfg.Log.Info("running-low warnings queued", "count", n)
+	}
+	return done, err
+}
+
+// line computes and stores u's line and its next due time.
+func (p *Pass) line(ctx context.Context, hist Histories, u *store.User, now time.Time) error {
+	r, err := ReaderRate(ctx, p.cfg.Store, hist, u, now)
+	if err != nil {
+		return fmt.Errorf("running-low line of user %d: %w", u.ID, err)
+	}
+	line := billing.LowLine(r.PerDay(), r.Unknown)
+	due := now.Add(billing.LowLineRecheck(u.Balance, line, r.PerDay()))
+	return p.cfg.Store.SetLowLine(ctx, u.ID, line, due)
+}

@@ -1,0 +1,79 @@
+package lowbalance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/forecast"
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// Rate is a reader's forecast spending.
+type Rate struct {
+	// PerMonth is the expected credits a month of their instant
+	// subscriptions and digests (forecast.Month), feeds with too little
+	// history left out.
+	PerMonth float64
+	// Unknown counts their paid feeds whose history tells no rate.
+	Unknown int
+}
+
+// PerDay is the rate in credits a day.
+func (r Rate) PerDay() float64 { return r.PerMonth * float64(24*time.Hour) / float64(forecast.Month) }
+
+// Histories gives a feed's forecast.History by feed id (a
+// subscribe.Service's StoredHistory, cached by the pass).
+type Histories func(ctx context.Context, feedID int64) (forecast.History, error)
+
+// ReaderRate returns what u is forecast to spend, as the account page
+// forecasts it: each active, unpaused instant subscription its feed's
+// instant cost, each digest with such subscriptions its
+// forecast.DigestCost. A paused account spends nothing.
+func ReaderRate(ctx context.Context, st *store.Store, hist Histories, u *store.User, now time.Time) (Rate, error) {
+	var r Rate
+	if u.PausedAt != nil {
+		return r, nil
+	}
+	subs, err := st.SubscriptionsOfUser(ctx, u.ID)
+	if err != nil {
+		return r, fmt.Errorf("subscriptions of user %d: %w", u.ID, err)
+	}
+	perDigest := map[int64][]forecast.History{}
+	for _, sub := range subs {
+		if sub.State != store.SubActive || sub.PausedAt != nil {
+			continue
+		}
+		h, err := hist(ctx, sub.FeedID)
+		if err != nil {
+			return r, err
+		}
+		if !h.Known() {
+			r.Unknown++
+		}
+		if sub.DigestID != nil {
+			perDigest[*sub.DigestID] = append(perDigest[*sub.DigestID], h)
+		} else if h.Known() {
+			r.PerMonth += h.InstantCost().Expected
+		}
+	}
+	if len(perDigest) == 0 {
+		return r, nil
+	}
+	digests, err := st.DigestsOfUser(ctx, u.ID)
+	if err != nil {
+		return r, fmt.Errorf("digests of user %d: %w", u.ID, err)
+	}
+	for _, d := range digests {
+		if len(perDigest[d.ID]) == 0 {
+			continue
+		}
+		sched, err := digest.ParseSchedule(d.Schedule, d.Timezone)
+		if err != nil {
+			continue // a stored schedule parsed once; its cost is unknown
+		}
+		r.PerMonth += forecast.DigestCost(perDigest[d.ID], sched, now).Expected
+	}
+	return r, nil
+}
