@@ -98,6 +98,10 @@ type PaymentEventInput struct {
 	// purchase moves to (PurchaseExpired, PurchaseFailed), or "" for none.
 	// A paid purchase never leaves PurchasePaid.
 	EndState string
+	// Receipt, when set, builds the receipt of a grant this event makes:
+	// it is queued in the grant's transaction, so a purchase gets one
+	// receipt and a replayed event none.
+	Receipt func(p Purchase, e LedgerEntry) (dedupeKey string, n Notice)
 }
 
 // SettlePurchase applies one verified webhook event to its purchase, in one
@@ -140,6 +144,9 @@ func (s *Store) SettlePurchase(ctx context.Context, in PaymentEventInput) (Payme
 				return err
 			}
 			r.Granted, r.Entry, r.Released = lr.Applied, lr.Entry, lr.Released
+			if err := tx.queueReceipt(ctx, in, *p, lr); err != nil {
+				return err
+			}
 			if p.State != PurchasePaid {
 				if err := db.Model(&Purchase{}).Where("id = ?", p.ID).
 					Updates(map[string]any{"state": PurchasePaid, "completed_at": now}).Error; err != nil {
@@ -175,6 +182,19 @@ func (s *Store) loadPurchaseEntry(ctx context.Context, key string, r *PaymentEve
 	}
 	if len(es) == 1 {
 		r.Entry = es[0]
+	}
+	return nil
+}
+
+// queueReceipt queues the receipt of a grant lr just made (none when it
+// was made before, or without in.Receipt).
+func (s *Store) queueReceipt(ctx context.Context, in PaymentEventInput, p Purchase, lr LedgerResult) error {
+	if !lr.Applied || in.Receipt == nil {
+		return nil
+	}
+	key, n := in.Receipt(p, lr.Entry)
+	if _, err := s.QueueNotice(ctx, p.UserID, key, n); err != nil {
+		return fmt.Errorf("receipt of purchase %d: %w", p.ID, err)
 	}
 	return nil
 }

@@ -265,6 +265,7 @@ func (h *creditsHandler) webhook(w http.ResponseWriter, r *http.Request) {
 	case billing.EventCheckoutCompleted, billing.EventCheckoutAsyncSucceeded:
 		in.Grant = ev.GrantsCredits()
 		in.LedgerKey = billing.KeyPurchase(ev.SessionID)
+		in.Receipt = h.receipt
 	case billing.EventCheckoutAsyncFailed:
 		in.EndState = store.PurchaseFailed
 	case billing.EventCheckoutExpired:

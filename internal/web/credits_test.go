@@ -326,8 +326,29 @@ func TestWebhookGrantsOnce(t *testing.T) {
 			if p, _ := h.st.PurchaseBySession(context.Background(), sid); p.State != tt.wantState {
 				t.Fatalf("purchase state %s, want %s", p.State, tt.wantState)
 			}
+			rs := h.receipts(sid)
+			if len(rs) != int(want/5000) {
+				t.Fatalf("%d receipts queued, want %d", len(rs), want/5000)
+			}
+			for _, r := range rs {
+				n, err := store.NoticeOf(&r)
+				if err != nil || r.Credits != 0 || r.UserID != u.ID || n.Subject != "Your feedmail receipt: 5,000 credits" ||
+					!strings.Contains(n.Text, "Amount paid: $5.00\nBalance after: 5,000 credits\n") || !strings.Contains(n.Text, "Reference: "+sid) {
+					t.Errorf("receipt %+v: %+v (%v)", r, n, err)
+				}
+			}
 		})
 	}
+}
+
+// receipts returns the receipt notices queued for Checkout Session sid.
+func (h *harness) receipts(sid string) []store.OutboxEmail {
+	h.t.Helper()
+	var rows []store.OutboxEmail
+	if err := h.st.DB.Where("kind = ? AND dedupe_key = ?", store.KindNotice, billing.KeyReceipt(sid)).Find(&rows).Error; err != nil {
+		h.t.Fatal(err)
+	}
+	return rows
 }
 
 // TestWebhookConcurrentDuplicates: the same event and a second paying
@@ -354,6 +375,9 @@ func TestWebhookConcurrentDuplicates(t *testing.T) {
 	wg.Wait()
 	if b := h.balance(u.ID); b != 5000 {
 		t.Fatalf("balance %d after concurrent duplicates, want 5000", b)
+	}
+	if rs := h.receipts(sid); len(rs) != 1 {
+		t.Fatalf("%d receipts after concurrent duplicates, want 1", len(rs))
 	}
 }
 
