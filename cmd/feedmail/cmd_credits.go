@@ -15,7 +15,7 @@ func creditsSubs() []subcommand {
 	return []subcommand{
 		{"balance", "--email E", "JSON: an existing account's balance", cmdCreditsBalance},
 		{"grant", "--email E --credits N --reason TEXT [--key K]", "add credits to an account (created if missing) and release the email held for want of them", cmdCreditsGrant},
-		{"ledger", "--email E [--limit N]", "JSON: an account's latest ledger entries, newest first", cmdCreditsLedger},
+		{"ledger", "--email E [--limit N] [--csv]", "JSON: an account's latest ledger entries, newest first; with --csv the whole ledger as CSV, oldest first", cmdCreditsLedger},
 	}
 }
 
@@ -107,7 +107,8 @@ func cmdCreditsGrant(ctx context.Context, a *app, args []string) error {
 func cmdCreditsLedger(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "credits ledger")
 	email := fs.String("email", "", "the person's email address")
-	limit := fs.Int("limit", 50, "most entries to show (0: all)")
+	limit := fs.Int("limit", 50, "most entries to show (0: all); not with --csv")
+	asCSV := fs.Bool("csv", false, "print the whole ledger as CSV (time, kind, credits, balance_after, reason, reference), oldest first")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -118,9 +119,15 @@ func cmdCreditsLedger(ctx context.Context, a *app, args []string) error {
 	if *limit < 0 {
 		return fmt.Errorf("%w: --limit must be ≥ 0", errUsage)
 	}
+	if *asCSV && flagSet(fs, "limit") {
+		return fmt.Errorf("%w: --csv prints the whole ledger; leave out --limit", errUsage)
+	}
 	s, u, err := a.lookUpUser(ctx, addr)
 	if err != nil {
 		return err
+	}
+	if *asCSV {
+		return writeLedgerCSV(ctx, s, u.ID, a.stdout)
 	}
 	es, err := s.LedgerOf(ctx, u.ID, *limit)
 	if err != nil {

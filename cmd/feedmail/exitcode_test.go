@@ -45,6 +45,8 @@ func TestExitCodes(t *testing.T) {
 		{"digest set bad zone", []string{"digest", "set", "--email", email, "--name", "Daily", "--schedule", "daily", "--tz", "Mars/Olympus"}, 2},
 		{"credits grant --credits 0", []string{"credits", "grant", "--email", email, "--credits", "0", "--reason", "x"}, 2},
 		{"credits grant --credits x", []string{"credits", "grant", "--email", email, "--credits", "x", "--reason", "x"}, 2},
+		{"credits ledger --help", []string{"credits", "ledger", "--help"}, 0},
+		{"credits ledger --csv --limit", []string{"credits", "ledger", "--email", email, "--csv", "--limit", "3"}, 2},
 		{"poll no argument", []string{"poll"}, 2},
 		{"poll not a URL", []string{"poll", "ftp://example.com/feed"}, 2},
 		{"feed host bad --min-interval", []string{"feed", "host", "example.com", "--min-interval", "soon"}, 2},
