@@ -21,6 +21,7 @@ const (
 	PathAccountDigestDelete = "/account/{token}/digests/{id}/delete"
 	PathAccountOPML         = "/account/{token}/opml"
 	PathAccountData         = "/account/{token}/export"
+	PathAccountLedger       = "/account/{token}/ledger.csv"
 	PathAccountDelete       = "/account/{token}/delete"
 	PathAccountPause        = "/account/{token}/pause"
 	PathAccountResume       = "/account/{token}/resume"
@@ -95,6 +96,7 @@ func Routes() []Route {
 		{Name: "accountImport", Method: "POST", Path: PathAccountOPML, Group: GroupPages},
 		{Name: "accountExport", Method: "GET", Path: PathAccountOPML, Group: GroupPages},
 		{Name: "accountData", Method: "GET", Path: PathAccountData, Group: GroupPages},
+		{Name: "accountLedger", Method: "GET", Path: PathAccountLedger, Group: GroupPages},
 		{Name: "accountDeletePage", Method: "GET", Path: PathAccountDelete, Group: GroupPages},
 		{Name: "accountDelete", Method: "POST", Path: PathAccountDelete, Group: GroupPages},
 		{Name: "accountPause", Method: "POST", Path: PathAccountPause, Group: GroupPages},

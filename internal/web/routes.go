@@ -29,6 +29,7 @@ func (s *Server) routes() {
 		"accountImport":       s.accountImport,
 		"accountExport":       s.accountExport,
 		"accountData":         s.accountData,
+		"accountLedger":       s.accountLedger,
 		"accountDeletePage":   s.accountDeletePage,
 		"accountDelete":       s.accountDelete,
 		"accountPause":        s.accountPause,

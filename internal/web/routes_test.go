@@ -22,7 +22,7 @@ func TestRoutesContract(t *testing.T) {
 		"POST /account/{token}/subscriptions/{id}/unsubscribe", "POST /account/{token}/subscriptions/{id}/confirm",
 		"POST /account/{token}/subscriptions/confirm-all",
 		"POST /account/{token}/digests", "POST /account/{token}/digests/{id}/delete", "POST /account/{token}/opml", "GET /account/{token}/opml",
-		"GET /account/{token}/export", "GET /account/{token}/delete", "POST /account/{token}/delete",
+		"GET /account/{token}/export", "GET /account/{token}/ledger.csv", "GET /account/{token}/delete", "POST /account/{token}/delete",
 		"POST /account/{token}/pause", "POST /account/{token}/resume",
 		"POST /account/{token}/api-tokens", "POST /account/{token}/api-tokens/{id}/revoke",
 		"GET /unsubscribe/{token}", "POST /unsubscribe/{token}",
