@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
@@ -284,5 +285,63 @@ func TestRunningLowExactlyOnceAcrossProcesses(t *testing.T) {
 		if n := r.count("kind = ? AND dedupe_key LIKE ?", store.KindNotice, "lowcredits:%"); n != 1 {
 			t.Errorf("%s: %d running-low notices, want 1", r.u.Email, n)
 		}
+	}
+}
+
+// TestLineFollowsSubscriptions: the line is two weeks of what the reader
+// is subscribed to, computed again at once when that changes: a second
+// daily feed doubles it, moving both into a daily digest lowers it.
+func TestLineFollowsSubscriptions(t *testing.T) {
+	clk := clock.NewFake(t0)
+	s := storetest.Open(t, storetest.Options{Clock: clk})
+	r := newReader(t, s, clk, "many@example.net", 1000)
+	other := newReader(t, s, clk, "other@example.net", 1000) // a second daily feed
+	p := r.pass()
+	ctx := context.Background()
+	line := func(step string) int64 {
+		t.Helper()
+		for {
+			n, err := p.RunOnce(ctx)
+			if err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+			if n == 0 {
+				return r.user().LowLine
+			}
+		}
+	}
+	if got := line("one daily feed"); got != 14 {
+		t.Fatalf("one daily feed: line %d, want 14", got)
+	}
+	clk.Advance(time.Minute)
+	sub2, err := s.Subscribe(ctx, r.u.ID, other.feed.ID, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := line("two daily feeds"); got != 28 {
+		t.Fatalf("two daily feeds: line %d, want 28 (computed again at once)", got)
+	}
+	daily, err := digest.ParseSchedule("@daily", "UTC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.SetDigest(ctx, r.u.ID, "Daily", daily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []int64{r.sub.ID, sub2.ID} {
+		if err := s.SetSubscriptionDelivery(ctx, r.u.ID, sub, &d.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both := line("both in a daily digest")
+	if both < 1 || both >= 28 {
+		t.Fatalf("both feeds in a daily digest: line %d, want less than two weeks of instant (28)", both)
+	}
+	if err := s.SetSubscriptionDelivery(ctx, r.u.ID, r.sub.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := line("one back to instant"); got <= both {
+		t.Fatalf("one feed back to instant: line %d, want more than with both in the digest (%d)", got, both)
 	}
 }

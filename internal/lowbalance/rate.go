@@ -28,21 +28,19 @@ func (r Rate) PerDay() float64 { return r.PerMonth * float64(24*time.Hour) / flo
 type Histories func(ctx context.Context, feedID int64) (forecast.History, error)
 
 // ReaderRate returns what u is forecast to spend, as the account page
-// forecasts it: each active, unpaused instant subscription its feed's
-// instant cost, each digest with such subscriptions its
-// forecast.DigestCost. A paused account spends nothing.
+// forecasts it: each active instant subscription its feed's instant cost,
+// each digest with active subscriptions its forecast.DigestCost. Pauses
+// are not counted out: the line is for when mail flows, and a paused
+// reader is charged nothing meanwhile, so only the pass could warn them.
 func ReaderRate(ctx context.Context, st *store.Store, hist Histories, u *store.User, now time.Time) (Rate, error) {
 	var r Rate
-	if u.PausedAt != nil {
-		return r, nil
-	}
 	subs, err := st.SubscriptionsOfUser(ctx, u.ID)
 	if err != nil {
 		return r, fmt.Errorf("subscriptions of user %d: %w", u.ID, err)
 	}
 	perDigest := map[int64][]forecast.History{}
 	for _, sub := range subs {
-		if sub.State != store.SubActive || sub.PausedAt != nil {
+		if sub.State != store.SubActive {
 			continue
 		}
 		h, err := hist(ctx, sub.FeedID)

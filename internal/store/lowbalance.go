@@ -15,7 +15,9 @@ import (
 // The check is cheap: after a charge, WarnRunningLow compares the charged
 // readers' balances with their stored lines (one indexed read by id); the
 // forecast runs only in the periodic pass that claims due lines
-// (ClaimLowLines) and writes them (SetLowLine). Exactly once: the notice is
+// (ClaimLowLines) and writes them (SetLowLine), due again after
+// billing.LowLineRecheck or at once when the reader's subscriptions change
+// (lowLineStale). Exactly once: the notice is
 // queued in the transaction that flips low_notice_at from NULL, under a
 // dedupe key per notice episode. Credits arriving from outside (a grant,
 // a purchase, a positive adjustment) that lift the balance to the line or
@@ -126,6 +128,20 @@ func (s *Store) rearmLow(ctx context.Context, userID, balance int64) error {
 WHERE id = ? AND low_notice_at IS NOT NULL AND low_line <= ?`, userID, balance).Error
 	if err != nil {
 		return fmt.Errorf("arm running-low warning of user %d: %w", userID, err)
+	}
+	return nil
+}
+
+// lowLineStale makes userID's line due now: what they subscribe to, or
+// how, changed, and so does their rate. Subscribing and confirming call
+// it in their transactions, so a reader who adds many feeds is measured
+// again within a minute, not a week later.
+func (s *Store) lowLineStale(ctx context.Context, userID int64) error {
+	now := utc(s.now())
+	err := s.DB.WithContext(ctx).Exec(`UPDATE users SET low_line_due = ? WHERE id = ? AND low_line_due > ?`,
+		now, userID, now).Error
+	if err != nil {
+		return fmt.Errorf("running-low line of user %d: %w", userID, err)
 	}
 	return nil
 }

@@ -92,6 +92,9 @@ func (s *Store) SubscribeConfirmedBy(ctx context.Context, userID, feedID int64, 
 			}
 		}
 		out = &sub
+		if err := tx.lowLineStale(ctx, userID); err != nil {
+			return err
+		}
 		return tx.recountSubscribers(feedID)
 	})
 	return out, err
@@ -153,6 +156,9 @@ func (s *Store) ConfirmSubscription(ctx context.Context, id int64, by string) (*
 		}
 		if err := tx.DB.Take(&out, id).Error; err != nil {
 			return notFound(err)
+		}
+		if err := tx.lowLineStale(ctx, out.UserID); err != nil {
+			return err
 		}
 		return tx.recountSubscribers(out.FeedID)
 	})
@@ -247,7 +253,7 @@ func (s *Store) SetSubscriptionDelivery(ctx context.Context, userID, subID int64
 		if res.RowsAffected == 0 {
 			return fmt.Errorf("subscription %d of user %d: %w", subID, userID, ErrNotFound)
 		}
-		return nil
+		return tx.lowLineStale(ctx, userID)
 	})
 }
 
