@@ -261,14 +261,14 @@ func (s *Store) postLedgerEntryTx(ctx context.Context, userID int64, kind string
 		if r.Released, left, err = s.releaseHeldForCredits(ctx, userID, next); err != nil {
 			return LedgerResult{}, err
 		}
-		// The shortage the person was told about ends only when nothing
-		// waits any more: a top-up that pays for part of the held mail
-		// brings no second "credits ran out" right after it.
 		if startsNoticeEpisode(kind, amount) {
 			if err := s.rearmLow(ctx, userID, next); err != nil {
 				return LedgerResult{}, err
 			}
 		}
+		// The shortage the person was told about ends only when nothing
+		// waits any more: a top-up that pays for part of the held mail
+		// brings no second "credits ran out" right after it.
 		if startsNoticeEpisode(kind, amount) && left == 0 {
 			if err := db.Model(&User{}).Where("id = ?", userID).Update("credit_notice_at", nil).Error; err != nil {
 				return LedgerResult{}, fmt.Errorf("end credit notice: %w", err)
