@@ -122,17 +122,22 @@ func (p *Pass) RunOnce(ctx context.Context) (int, error) {
 		}
 		return h, err
 	}
-	done := 0
+	var lines []store.LowLineUpdate
 	for _, id := range ids {
 		u := users[id]
 		if u == nil {
 			continue // deleted meanwhile
 		}
-		if err := p.line(ctx, hist, u, now); err != nil {
-			return done, err
+		l, err := p.line(ctx, hist, u, now)
+		if err != nil {
+			return 0, err
 		}
-		done++
+		lines = append(lines, l)
 	}
+	if err := p.cfg.Store.SetLowLines(ctx, lines); err != nil {
+		return 0, err
+	}
+	done := len(lines)
 	n, err := p.cfg.Store.WarnRunningLow(ctx, ids, notices.RunningLowNotice(p.cfg.Links, p.cfg.Clock, p.cfg.PaymentsOn))
 	if n > 0 {
 		p.cfg.Log.Info("running-low warnings queued", "count", n)
@@ -140,13 +145,13 @@ func (p *Pass) RunOnce(ctx context.Context) (int, error) {
 	return done, err
 }
 
-// line computes and stores u's line and its next due time.
-func (p *Pass) line(ctx context.Context, hist Histories, u *store.User, now time.Time) error {
+// line computes u's line and its next due time.
+func (p *Pass) line(ctx context.Context, hist Histories, u *store.User, now time.Time) (store.LowLineUpdate, error) {
 	r, err := ReaderRate(ctx, p.cfg.Store, hist, u, now)
 	if err != nil {
-		return fmt.Errorf("running-low line of user %d: %w", u.ID, err)
+		return store.LowLineUpdate{}, fmt.Errorf("running-low line of user %d: %w", u.ID, err)
 	}
 	line := billing.LowLine(r.PerDay(), r.Unknown)
 	due := now.Add(billing.LowLineRecheck(u.Balance, line, r.PerDay()))
-	return p.cfg.Store.SetLowLine(ctx, u.ID, line, due)
+	return store.LowLineUpdate{UserID: u.ID, Line: line, Due: due}, nil
 }

@@ -15,7 +15,7 @@ import (
 // The check is cheap: after a charge, WarnRunningLow compares the charged
 // readers' balances with their stored lines (one indexed read by id); the
 // forecast runs only in the periodic pass that claims due lines
-// (ClaimLowLines) and writes them (SetLowLine), due again after
+// (ClaimLowLines) and writes them (SetLowLines), due again after
 // billing.LowLineRecheck or at once when the reader's subscriptions change
 // (lowLineStale). Exactly once: the notice is
 // queued in the transaction that flips low_notice_at from NULL, under a
@@ -107,15 +107,32 @@ RETURNING id`, utc(now.Add(lease)), utc(now), limit, utc(now)).Scan(&ids).Error
 	return ids, nil
 }
 
-// SetLowLine records userID's line and when to compute it again.
-func (s *Store) SetLowLine(ctx context.Context, userID, line int64, due time.Time) error {
-	if line < 0 {
-		return fmt.Errorf("running-low line %d of user %d: must not be negative", line, userID)
+// LowLineUpdate is one reader's newly computed line and when it is due
+// again.
+type LowLineUpdate struct {
+	UserID, Line int64
+	Due          time.Time
+}
+
+// SetLowLines records the lines of a pass in one transaction (one commit
+// for the batch, not one per reader).
+func (s *Store) SetLowLines(ctx context.Context, lines []LowLineUpdate) error {
+	for _, l := range lines {
+		if l.Line < 0 {
+			return fmt.Errorf("running-low line %d of user %d: must not be negative", l.Line, l.UserID)
+		}
 	}
-	err := s.DB.WithContext(ctx).Exec(`UPDATE users SET low_line = ?, low_line_due = ? WHERE id = ?`,
-		line, utc(due), userID).Error
+	err := s.Tx(ctx, func(tx *Store) error {
+		for _, l := range lines {
+			if err := tx.DB.WithContext(ctx).Exec(`UPDATE users SET low_line = ?, low_line_due = ? WHERE id = ?`,
+				l.Line, utc(l.Due), l.UserID).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("set running-low line of user %d: %w", userID, err)
+		return fmt.Errorf("set running-low lines: %w", err)
 	}
 	return nil
 }
