@@ -17,11 +17,6 @@ import (
 // LowWindow is how long a balance must last not to be running low.
 const LowWindow = 14 * 24 * time.Hour
 
-// LowLineFloor is the least line of a reader with a paid feed whose
-// history cannot tell a rate yet: they are warned when this few credits
-// are left.
-const LowLineFloor = 10
-
 // Bounds of LowLineRecheck.
 const (
 	MinLowRecheck = 24 * time.Hour
@@ -30,26 +25,26 @@ const (
 
 // LowLine returns the balance, in credits, below which a reader spending
 // perDay credits a day is running low: what LowWindow costs, rounded up.
-// unknown counts the reader's paid feeds whose rate the forecast cannot
-// tell; with any, the line is at least LowLineFloor. Zero means no line:
-// the reader spends nothing.
-func LowLine(perDay float64, unknown int) int64 {
-	var line int64
-	if perDay > 0 && !math.IsInf(perDay, 1) && !math.IsNaN(perDay) {
-		line = int64(math.Ceil(min(perDay*LowWindow.Hours()/24, MaxPackCredits)))
+// Zero means no line: the reader spends nothing, or nothing the forecast
+// can tell (feeds with too little history count for nothing until they
+// have some; LowLineRecheck looks again the next day).
+func LowLine(perDay float64) int64 {
+	if perDay <= 0 || math.IsInf(perDay, 1) || math.IsNaN(perDay) {
+		return 0
 	}
-	if unknown > 0 && line < LowLineFloor {
-		line = LowLineFloor
-	}
-	return line
+	return int64(math.Ceil(min(perDay*LowWindow.Hours()/24, MaxPackCredits)))
 }
 
 // LowLineRecheck returns when to compute a reader's line again: after half
 // the time their balance above the line lasts at perDay credits a day
 // (the rate may change meanwhile), within [MinLowRecheck, MaxLowRecheck].
-// A reader already below the line, or spending nothing, is rechecked after
-// MinLowRecheck and MaxLowRecheck respectively.
-func LowLineRecheck(balance, line int64, perDay float64) time.Duration {
+// A reader already below the line, or with unknown paid feeds whose
+// history grows daily, is rechecked after MinLowRecheck; one spending
+// nothing after MaxLowRecheck.
+func LowLineRecheck(balance, line int64, perDay float64, unknown int) time.Duration {
+	if unknown > 0 {
+		return MinLowRecheck
+	}
 	if perDay <= 0 || math.IsNaN(perDay) {
 		return MaxLowRecheck
 	}

@@ -8,28 +8,24 @@ import (
 
 func TestLowLine(t *testing.T) {
 	cases := []struct {
-		name    string
-		perDay  float64
-		unknown int
-		want    int64
+		name   string
+		perDay float64
+		want   int64
 	}{
-		{"spends nothing", 0, 0, 0},
-		{"one a day", 1, 0, 14},
-		{"a post a week", 1.0 / 7, 0, 2},
-		{"rounds up", 0.5, 0, 7},
-		{"a little", 0.01, 0, 1},
-		{"busy", 100, 0, 1400},
-		{"unknown feed only", 0, 1, LowLineFloor},
-		{"unknown and slow", 0.1, 2, LowLineFloor},
-		{"unknown and busy", 3, 1, 42},
-		{"negative", -1, 0, 0},
-		{"NaN", math.NaN(), 0, 0},
-		{"infinite", math.Inf(1), 0, 0},
-		{"huge", 1e300, 0, MaxPackCredits},
+		{"spends nothing", 0, 0},
+		{"one a day", 1, 14},
+		{"a post a week", 1.0 / 7, 2},
+		{"rounds up", 0.5, 7},
+		{"a little", 0.01, 1},
+		{"busy", 100, 1400},
+		{"negative", -1, 0},
+		{"NaN", math.NaN(), 0},
+		{"infinite", math.Inf(1), 0},
+		{"huge", 1e300, MaxPackCredits},
 	}
 	for _, c := range cases {
-		if got := LowLine(c.perDay, c.unknown); got != c.want {
-			t.Errorf("%s: LowLine(%v, %d) = %d, want %d", c.name, c.perDay, c.unknown, got, c.want)
+		if got := LowLine(c.perDay); got != c.want {
+			t.Errorf("%s: LowLine(%v) = %d, want %d", c.name, c.perDay, got, c.want)
 		}
 	}
 }
@@ -40,19 +36,22 @@ func TestLowLineRecheck(t *testing.T) {
 		name          string
 		balance, line int64
 		perDay        float64
+		unknown       int
 		want          time.Duration
 	}{
-		{"spends nothing", 500, 0, 0, MaxLowRecheck},
-		{"below the line", 10, 14, 1, MinLowRecheck},
-		{"at the line", 14, 14, 1, MinLowRecheck},
-		{"four days above", 18, 14, 1, 2 * day},
-		{"one day above", 15, 14, 1, MinLowRecheck},
-		{"months above", 500, 14, 1, MaxLowRecheck},
-		{"huge balance", math.MaxInt64, 14, 1e-9, MaxLowRecheck},
+		{"spends nothing", 500, 0, 0, 0, MaxLowRecheck},
+		{"below the line", 10, 14, 1, 0, MinLowRecheck},
+		{"at the line", 14, 14, 1, 0, MinLowRecheck},
+		{"four days above", 18, 14, 1, 0, 2 * day},
+		{"one day above", 15, 14, 1, 0, MinLowRecheck},
+		{"months above", 500, 14, 1, 0, MaxLowRecheck},
+		{"huge balance", math.MaxInt64, 14, 1e-9, 0, MaxLowRecheck},
+		{"a feed without history", 500, 0, 0, 1, MinLowRecheck},
+		{"months above, a new feed", 500, 14, 1, 2, MinLowRecheck},
 	}
 	for _, c := range cases {
-		if got := LowLineRecheck(c.balance, c.line, c.perDay); got != c.want {
-			t.Errorf("%s: LowLineRecheck(%d, %d, %v) = %v, want %v", c.name, c.balance, c.line, c.perDay, got, c.want)
+		if got := LowLineRecheck(c.balance, c.line, c.perDay, c.unknown); got != c.want {
+			t.Errorf("%s: LowLineRecheck(%d, %d, %v, %d) = %v, want %v", c.name, c.balance, c.line, c.perDay, c.unknown, got, c.want)
 		}
 	}
 }

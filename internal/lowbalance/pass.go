@@ -151,7 +151,7 @@ func (p *Pass) line(ctx context.Context, hist Histories, u *store.User, now time
 	if err != nil {
 		return store.LowLineUpdate{}, fmt.Errorf("running-low line of user %d: %w", u.ID, err)
 	}
-	line := billing.LowLine(r.PerDay(), r.Unknown)
-	due := now.Add(billing.LowLineRecheck(u.Balance, line, r.PerDay()))
+	line := billing.LowLine(r.PerDay())
+	due := now.Add(billing.LowLineRecheck(u.Balance, line, r.PerDay(), r.Unknown))
 	return store.LowLineUpdate{UserID: u.ID, Line: line, Due: due}, nil
 }
