@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
@@ -29,7 +28,7 @@ func TestEmailFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := links.Links{Base: "https://feedmail.example.com", Domain: "feedmail.example.com", Tokens: signer}
-	e := digest.Email(c, "reader@example.org", mailer.Sender{Address: "feedmail@mail.example.com"}, l, now)
+	e := mailer.DigestEmailOf(c, "reader@example.org", mailer.Sender{Address: "feedmail@mail.example.com"}, l, now)
 	for _, f := range e.Feeds {
 		titles := f.Title == store.FormatTitle
 		for _, di := range f.Items {

@@ -21,12 +21,10 @@ type renderEnv struct {
 }
 
 // outboxRenderers adds renderers for outbox kinds beyond the mailer's
-// built-in "item" and "notice"; each belongs to the part that queues that
-// kind (digests: digestRenderer in role_digest.go). A kind no renderer
-// knows is retried, not failed: another process may know it.
+// built-in "item", "digest" and "notice". A kind no renderer knows is
+// retried, not failed: another process may know it.
 func outboxRenderers() map[string]func(e renderEnv) mailer.Renderer {
 	return map[string]func(e renderEnv) mailer.Renderer{
-		store.KindDigest: digestRenderer,
 		// outbox renderers register here
 	}
 }
