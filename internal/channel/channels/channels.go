@@ -8,6 +8,10 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/internal/channel"
+	"github.com/feedmail/feedmail/internal/channel/discord"
+	"github.com/feedmail/feedmail/internal/channel/matrix"
+	"github.com/feedmail/feedmail/internal/channel/ntfy"
+	"github.com/feedmail/feedmail/internal/channel/slack"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -16,6 +20,10 @@ import (
 func All() *channel.Registry {
 	return channel.NewRegistry(
 		webhook.New(),
+		slack.New(),
+		discord.New(),
+		ntfy.New(),
+		matrix.New(),
 	)
 }
 
