@@ -3,9 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net/http"
 
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
+	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -41,4 +43,10 @@ func addChannelJSON(out map[string]any, sub *store.Subscription) {
 	if sub.Channel == webhook.Name {
 		out["signing_secret"] = sub.ChannelSecret
 	}
+}
+
+// channelHTTP is the client channels deliver with: the fetcher's guarded
+// dialer (targets are user-supplied URLs), no redirects followed.
+func (a *app) channelHTTP() *http.Client {
+	return fetcher.NewHTTPClient(fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks, MaxRedirects: -1})
 }

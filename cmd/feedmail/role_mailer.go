@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/web"
@@ -87,7 +88,7 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{
 		Store: s, Transport: tr, Sender: sender, Links: lk, Clock: a.clock, Log: a.log.With("role", "mailer"),
 		Metrics: a.metrics, Owner: fmt.Sprintf("%s-%d-mailer", hostname(), os.Getpid()), Renderers: renderers,
-		PaymentsOn: a.cfg.PaymentsEnabled(),
+		PaymentsOn: a.cfg.PaymentsEnabled(), Channels: channels.All(), HTTP: a.channelHTTP(),
 	})
 	if err != nil {
 		_ = tr.Close()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ func RetryAfter(v string, now time.Time) time.Duration {
 		return 0
 	}
 	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {
-		return time.Duration(n * float64(time.Second))
+		return Seconds(n)
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)
@@ -108,4 +109,9 @@ func JudgeHTTP(err error) Verdict {
 		return Verdict{Action: Refused}
 	}
 	return Verdict{Action: Retry}
+}
+
+// Seconds is s seconds (a service's float), to the millisecond.
+func Seconds(s float64) time.Duration {
+	return time.Duration(math.Round(s*1000)) * time.Millisecond
 }

@@ -124,10 +124,10 @@ func (Channel) Judge(err error) channel.Verdict {
 		RetryAfter float64 `json:"retry_after"`
 	}
 	if json.Unmarshal(he.Body, &b) == nil && b.RetryAfter > 0 {
-		v.After = max(v.After, time.Duration(b.RetryAfter*float64(time.Second)))
+		v.After = max(v.After, channel.Seconds(b.RetryAfter))
 	}
 	if s, err := strconv.ParseFloat(he.Header.Get("X-RateLimit-Reset-After"), 64); err == nil && s > 0 {
-		v.After = max(v.After, time.Duration(s*float64(time.Second)))
+		v.After = max(v.After, channel.Seconds(s))
 	}
 	return v
 }
