@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"net/http"
@@ -49,4 +50,25 @@ func addChannelJSON(out map[string]any, sub *store.Subscription) {
 // dialer (targets are user-supplied URLs), no redirects followed.
 func (a *app) channelHTTP() *http.Client {
 	return fetcher.NewHTTPClient(fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks, MaxRedirects: -1})
+}
+
+// setDigestChannel sets d's channel when the command chose one, and
+// updates d to match.
+func setDigestChannel(ctx context.Context, s *store.Store, d *store.Digest, c store.ChannelChoice) error {
+	if c.Channel == "" {
+		return nil
+	}
+	if err := s.SetDigestChannel(ctx, d.UserID, d.ID, c); err != nil {
+		return err
+	}
+	d.Channel, d.Target, d.ChannelSecret = c.Channel, c.Target, c.Secret
+	return nil
+}
+
+// orEmail is a stored channel name, "email" for "".
+func orEmail(name string) string {
+	if name == "" {
+		return store.ChannelEmail
+	}
+	return name
 }

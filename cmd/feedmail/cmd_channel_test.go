@@ -68,3 +68,28 @@ func TestSubscribeChannel(t *testing.T) {
 		t.Errorf("a refused choice was stored: %s", out)
 	}
 }
+
+// TestDigestSetChannel: a digest's issues can go by a channel too; a
+// webhook's secret is printed when it is set; a wrong choice is a usage
+// error and creates nothing.
+func TestDigestSetChannel(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	cli := cliFor(dsn, nil)
+	code, out, errs := cli("digest", "set", "--email", "d@example.com", "--name", "Daily", "--schedule", "daily",
+		"--channel", "webhook", "--target", "https://hooks.example.org/d")
+	var p struct {
+		Channel, Target string
+		SigningSecret   string `json:"signing_secret"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Channel != "webhook" || p.Target != "https://hooks.example.org/d" ||
+		!strings.HasPrefix(p.SigningSecret, "whsec_") {
+		t.Fatalf("digest set: exit %d %s %s", code, out, errs)
+	}
+	code, out, _ = cli("digest", "list", "--email", "d@example.com")
+	if code != 0 || !strings.Contains(out, `"channel"`) || strings.Contains(out, "whsec_") {
+		t.Errorf("digest list: exit %d %s; want the channel without the secret", code, out)
+	}
+	if code, _, _ := cli("digest", "set", "--email", "e@example.com", "--name", "Daily", "--schedule", "daily", "--channel", "discord"); code != 2 {
+		t.Errorf("digest set without a target: exit %d, want 2", code)
+	}
+}
