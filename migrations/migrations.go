@@ -2,6 +2,8 @@
 // one runner (goose) that applies it to Postgres or SQLite. The two dialects keep
 // parallel files with the same version numbers; a test checks that both produce
 // the schema the store's gorm models expect.
+// It must not hold Go code that changes data, and a released version must
+// not be edited: a change to the schema is a new version in both folders.
 package migrations
 
 import (

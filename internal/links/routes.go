@@ -26,6 +26,8 @@ const (
 	PathAccountDelete       = "/account/{token}/delete"
 	PathAccountPause        = "/account/{token}/pause"
 	PathAccountResume       = "/account/{token}/resume"
+	PathAccountAPITokens    = "/account/{token}/api-tokens"
+	PathAccountAPIRevoke    = "/account/{token}/api-tokens/{id}/revoke"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathFeedStatus          = "/feeds/status"
 	PathStatic              = "/static/{file}"
@@ -38,6 +40,8 @@ const (
 	PathWebSub              = "/websub/{token}"
 	PathPing                = "/ping"
 	PathRPC2                = "/RPC2"
+	// PathAPI is the JSON API's prefix (package api routes within it).
+	PathAPI = "/api/v1/"
 )
 
 // Route groups: which part of the server registers a route.
@@ -63,8 +67,14 @@ type Route struct {
 	Machine bool
 }
 
-// Pattern is the route's http.ServeMux pattern, "GET /confirm/{token}".
-func (r Route) Pattern() string { return r.Method + " " + r.Path }
+// Pattern is the route's http.ServeMux pattern, "GET /confirm/{token}"
+// (the path alone for a route of every method).
+func (r Route) Pattern() string {
+	if r.Method == "" {
+		return r.Path
+	}
+	return r.Method + " " + r.Path
+}
 
 // Routes returns every route feedmail serves (a fresh slice).
 func Routes() []Route {
@@ -93,6 +103,8 @@ func Routes() []Route {
 		{Name: "accountDelete", Method: "POST", Path: PathAccountDelete, Group: GroupPages},
 		{Name: "accountPause", Method: "POST", Path: PathAccountPause, Group: GroupPages},
 		{Name: "accountResume", Method: "POST", Path: PathAccountResume, Group: GroupPages},
+		{Name: "accountTokenCreate", Method: "POST", Path: PathAccountAPITokens, Group: GroupPages},
+		{Name: "accountTokenRevoke", Method: "POST", Path: PathAccountAPIRevoke, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},
@@ -111,6 +123,9 @@ func Routes() []Route {
 		// Email services' bounce and complaint notifications (ses,
 		// postmark, sendgrid, mailgun); /webhooks/stripe is more specific.
 		{Name: "espWebhook", Method: "POST", Path: PathESPWebhook, Group: GroupESP, Machine: true},
+		// The JSON API, every method: bearer tokens, never cookies, so
+		// cross-origin protection has nothing to protect.
+		{Name: "api", Path: PathAPI, Group: GroupPages, Machine: true},
 	}
 }
 

@@ -26,6 +26,18 @@ type AccountExport struct {
 	// Delivery is what the mail system said about mail to the address:
 	// the bounce counts and every report feedmail recorded.
 	Delivery ExportDelivery `json:"delivery"`
+	// APITokens are the person's JSON API tokens (never the tokens
+	// themselves, which are not kept).
+	APITokens []ExportAPIToken `json:"api_tokens"`
+}
+
+// ExportAPIToken is one API token: its name, when it was made, last used
+// and revoked.
+type ExportAPIToken struct {
+	Name       string     `json:"name"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
 }
 
 // ExportDelivery is the address's bounce state and the reports (bounces,
@@ -204,6 +216,11 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 			Currency: p.Currency, State: p.State, CheckoutSession: p.StripeSessionID, CreatedAt: p.CreatedAt.UTC(),
 			CompletedAt: utcPtrOf(p.CompletedAt)})
 	}
+	tokens, err := s.exportAPITokens(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	out.APITokens = tokens
 	reports, err := s.InboundEventsOf(ctx, u.ID, 0)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
