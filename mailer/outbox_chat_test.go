@@ -20,8 +20,9 @@ import (
 // receiver (which follows the service's contract) once; the service's
 // rate-limit answer puts the delivery back for at least the wait it asked
 // for, with the outbox's backoff, and the retry gets through with the
-// same idempotency id. Matrix is a stand-in for a homeserver's
-// client-server API, not a real homeserver.
+// same idempotency id. Here Matrix is a stand-in for a homeserver's
+// client-server API (for its rate-limit answer); TestMatrixToDendrite
+// delivers to a real homeserver.
 func TestChannelsDeliverEndToEnd(t *testing.T) {
 	const token = "tk_0123456789"
 	cases := []struct {
