@@ -11,7 +11,6 @@ import (
 	nethtml "golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
-	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/store"
@@ -133,7 +132,7 @@ func TestCorpusEmails(t *testing.T) {
 			issue.Feeds[0].Items = append(issue.Feeds[0].Items, store.Item{
 				ID: int64(i + 1), Title: it.Title, Link: it.Link, Content: it.ContentHTML, Media: media, SeenAt: now})
 		}
-		m, err := s.Digest(digest.Email(issue, "reader@example.org", s, l, now))
+		m, err := s.Digest(mailer.DigestEmailOf(issue, "reader@example.org", s, l, now))
 		if err != nil {
 			t.Errorf("%s: digest: %v", f.Path, err)
 			continue

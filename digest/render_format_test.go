@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
@@ -31,7 +30,7 @@ func TestEmailFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := links.Links{Base: "https://feedmail.example.com", Domain: "feedmail.example.com", Tokens: signer}
-	e := digest.Email(c, "reader@example.org", mailer.Sender{Address: "feedmail@mail.example.com"}, l, now)
+	e := mailer.DigestEmailOf(c, "reader@example.org", mailer.Sender{Address: "feedmail@mail.example.com"}, l, now)
 	for _, f := range e.Feeds {
 		titles := f.Title == store.FormatTitle
 		for _, di := range f.Items {
@@ -62,7 +61,7 @@ func TestEmailDatesAndThumbnails(t *testing.T) {
 	}
 	l := links.Links{Base: "https://feedmail.example.com", Domain: "feedmail.example.com", Tokens: signer}
 	s := mailer.Sender{Address: "feedmail@mail.example.com"}
-	e := digest.Email(c, "reader@example.org", s, l, slot)
+	e := mailer.DigestEmailOf(c, "reader@example.org", s, l, slot)
 	if e.Edition != "Fri 27 Nov" {
 		t.Errorf("edition %q", e.Edition)
 	}

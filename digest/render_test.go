@@ -95,7 +95,7 @@ func TestRenderDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := links.New("https://feedmail.example", sign, "feedmail@feedmail.example")
-	render := digest.NewRenderer(digest.RenderConfig{Store: e.st, Sender: mailer.Sender{Address: "feedmail@feedmail.example"}, Links: l, Clock: e.clk})
+	render := mailer.NewDigestRenderer(mailer.DigestRenderConfig{Store: e.st, Sender: mailer.Sender{Address: "feedmail@feedmail.example"}, Links: l, Clock: e.clk})
 	m, err := render(e.ctx, &row)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestExcerpt(t *testing.T) {
 		{"a < b and c > d", 280, "a < b and c > d"},
 	}
 	for _, tt := range tests {
-		got := digest.Excerpt(tt.in, tt.max)
+		got := mailer.Excerpt(tt.in, tt.max)
 		if got != tt.want {
 			t.Errorf("Excerpt(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
 		}

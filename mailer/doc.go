@@ -8,7 +8,10 @@
 // failure by its cause (package bounce judges it): retried, failed, counted
 // against the reader only when their address is dead, or, for the
 // sender's own problems, held back behind a pause of the destination
-// domain ([DestinationPause]). [Health] says what `feedmail mail health`
+// domain ([DestinationPause]). The same worker delivers rows whose channel
+// is not email through that channel (package channel): rendered by the
+// channel from [PostOf] and [IssueOf], claimed, charged, retried and
+// refunded by the same code. [Health] says what `feedmail mail health`
 // prints of the store's counts.
 //
 // It must not decide prices: a row's price is set when it is queued, the

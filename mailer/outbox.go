@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -12,7 +13,9 @@ import (
 	"github.com/wneessen/go-mail"
 
 	"github.com/feedmail/feedmail/billing"
+	"github.com/feedmail/feedmail/internal/channel"
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/notices"
@@ -80,7 +83,8 @@ type OutboxConfig struct {
 	// this worker's.
 	Batch int
 	Lease time.Duration
-	// Renderers add or replace renderers by outbox kind (e.g. "digest").
+	// Renderers add or replace renderers by outbox kind (the built-in ones
+	// render "item", "digest" and "notice"; tests replace them).
 	Renderers map[string]Renderer
 	// PollInterval is how long Run waits when nothing is due.
 	PollInterval time.Duration
@@ -98,6 +102,12 @@ type OutboxConfig struct {
 	HoldFor     time.Duration
 	RetryFor    time.Duration
 	BounceLimit int
+	// Channels are the channels other than email this process delivers
+	// by (package channels registers them); a row of another channel is
+	// retried for a process that knows it. HTTP is the client they
+	// deliver with (default: the fetcher's guarded client, no redirects).
+	Channels *channel.Registry
+	HTTP     *http.Client
 	// PaymentsOn: readers can buy credits here (the credits-out notice
 	// then links to the credits page with their account token; otherwise
 	// it tells them to ask the operator).
@@ -145,8 +155,14 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 	worker.Default(&cfg.HoldFor, DefaultHoldFor)
 	worker.Default(&cfg.RetryFor, DefaultRetryFor)
 	worker.Default(&cfg.BounceLimit, DefaultBounceLimit)
+	if cfg.HTTP == nil {
+		cfg.HTTP = fetcher.NewHTTPClient(fetcher.Config{MaxRedirects: -1})
+	}
 	o := &Outbox{cfg: cfg, wake: make(chan struct{}, 1)}
-	o.renderers = map[string]Renderer{store.KindNotice: o.renderNotice}
+	o.renderers = map[string]Renderer{
+		store.KindNotice: o.renderNotice,
+		store.KindDigest: NewDigestRenderer(DigestRenderConfig{Store: cfg.Store, Sender: cfg.Sender, Links: cfg.Links, Clock: cfg.Clock}),
+	}
 	for k, r := range cfg.Renderers {
 		if r != nil {
 			o.renderers[k] = r
@@ -244,6 +260,13 @@ type job struct {
 	err     error // render error
 	outcome store.ChargeOutcome
 	done    bool // settled before sending (held, failed, cancelled, lease lost)
+
+	// A row that goes by another channel than email (outbox_channel.go):
+	// its channel and request, and what a gone target ends.
+	ch       channel.Channel
+	req      *channel.Request
+	digestID int64
+	endName  string
 }
 
 // SendDue runs one pass: expire held email if due, claim, render, charge,

@@ -17,7 +17,10 @@ import (
 func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, now, leaseEnd time.Time) error {
 	jobs := make([]*job, len(rows))
 	for i := range rows {
-		jobs[i] = &job{row: &rows[i], domain: store.AddressDomain(rows[i].ToAddr)}
+		jobs[i] = &job{row: &rows[i]}
+		if !byChannel(&rows[i]) {
+			jobs[i].domain = store.AddressDomain(rows[i].ToAddr)
+		}
 	}
 	// Recording must happen even when the caller's context ends now, and
 	// goes on through a database that is away for a moment (recordRetry)
@@ -47,11 +50,18 @@ func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, 
 	if o.dies("charged") {
 		return errCrashed
 	}
-	// Step 4: send and record, chunk by chunk.
-	release, stopped, err := o.sendAll(ctx, rec, pending(jobs), ds)
+	// Step 4: send and record, chunk by chunk; deliveries by other
+	// channels one by one.
+	email, other := splitByChannel(pending(jobs))
+	release, stopped, err := o.deliverChannels(ctx, rec, other)
 	if err != nil {
 		return err
 	}
+	back, stoppedMail, err := o.sendAll(ctx, rec, email, ds)
+	if err != nil {
+		return err
+	}
+	release, stopped = append(release, back...), stopped || stoppedMail
 	// Step 5: render failures are settled after the sends, with the same
 	// rules; what the context stopped goes back to the queue.
 	stopped = stopped || ctx.Err() != nil
@@ -104,6 +114,18 @@ func pending(jobs []*job) []*job {
 	return out
 }
 
+// splitByChannel parts jobs into email and other channels.
+func splitByChannel(jobs []*job) (email, other []*job) {
+	for _, j := range jobs {
+		if j.req != nil {
+			other = append(other, j)
+		} else {
+			email = append(email, j)
+		}
+	}
+	return email, other
+}
+
 // loadRecipients attaches each job's person (a missing one fails the row)
 // and holds paid rows whose address is marked bouncing. Holds are recorded
 // with rec; the error is the lookup's.
@@ -122,7 +144,7 @@ func (o *Outbox) loadRecipients(ctx, rec context.Context, jobs []*job) error {
 			j.err = fmt.Errorf("%w: user %d: %w", ErrPermanent, j.row.UserID, store.ErrNotFound)
 			continue
 		}
-		if j.row.Credits > 0 && j.user.BouncingSince != nil {
+		if j.row.Credits > 0 && j.user.BouncingSince != nil && !byChannel(j.row) {
 			o.holdBouncing(rec, j)
 		}
 	}
@@ -218,17 +240,8 @@ func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job, ds *destinati
 		}
 	}
 	o.settleFailures(rec, failed, ds)
-	// A retry after a try whose first statement landed finds those rows
-	// sent already: the most rows any try recorded is the count.
-	var n int64
-	if err := o.recordRetry(rec, "mark sent", func(ctx context.Context) error {
-		m, err := o.cfg.Store.MarkOutboxSent(ctx, o.cfg.Owner, marks)
-		n = max(n, m)
-		return err
-	}); err != nil {
-		return nil, stopped, fmt.Errorf("record %d sent emails: %w", len(marks), err)
-	} else if n < int64(len(marks)) {
-		o.cfg.Log.Warn("sent emails whose lease had passed to another worker", "sent", len(marks), "recorded", n)
+	if err := o.markSent(rec, marks); err != nil {
+		return nil, stopped, err
 	}
 	o.clearDestinations(rec, chunk, results, ds, began)
 	if len(marks) > 0 {
@@ -242,6 +255,23 @@ func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job, ds *destinati
 			"notice", kinds[store.KindNotice])
 	}
 	return release, stopped, nil
+}
+
+// markSent records marks as sent, through a database away for a moment.
+func (o *Outbox) markSent(rec context.Context, marks []store.SentMark) error {
+	// A retry after a try whose first statement landed finds those rows
+	// sent already: the most rows any try recorded is the count.
+	var n int64
+	if err := o.recordRetry(rec, "mark sent", func(ctx context.Context) error {
+		m, err := o.cfg.Store.MarkOutboxSent(ctx, o.cfg.Owner, marks)
+		n = max(n, m)
+		return err
+	}); err != nil {
+		return fmt.Errorf("record %d sent emails: %w", len(marks), err)
+	} else if n < int64(len(marks)) {
+		o.cfg.Log.Warn("sent emails whose lease had passed to another worker", "sent", len(marks), "recorded", n)
+	}
+	return nil
 }
 
 // settleRenderFailures applies the failure rules to rows whose render

@@ -20,7 +20,7 @@ func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
 	_, customItem := o.cfg.Renderers[store.KindItem]
 	var items []*store.OutboxEmail
 	for _, j := range jobs {
-		if !j.done && j.err == nil && j.row.Kind == store.KindItem && !customItem {
+		if !j.done && j.err == nil && j.row.Kind == store.KindItem && (!customItem || byChannel(j.row)) {
 			items = append(items, j.row)
 		}
 	}
@@ -44,6 +44,10 @@ func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			if byChannel(j.row) {
+				j.err = classifyRender(o.renderChannel(ctx, j, deliveries, now))
+				return
+			}
 			if j.row.Kind == store.KindItem && !customItem {
 				d, ok := deliveries[j.row.ID]
 				if !ok {
@@ -68,7 +72,7 @@ func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
 	}
 	wg.Wait()
 	for _, j := range jobs {
-		if j.msg != nil && j.err == nil {
+		if j.msg != nil && j.err == nil && !byChannel(j.row) {
 			j.err = o.setReturnPath(j)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -28,6 +29,10 @@ func (o *Outbox) settleFailures(ctx context.Context, fs []failure, ds *destinati
 	var events []store.MailEvent
 	blocked := map[string][]judged{}
 	for _, f := range fs {
+		if ce := (*channelError)(nil); errors.As(f.cause, &ce) {
+			o.settleChannel(ctx, f.j, ce)
+			continue
+		}
 		if errors.Is(f.cause, ErrCancelled) {
 			o.fail(ctx, f.j, "cancelled: "+f.cause.Error(), false)
 			o.count(f.j.row.Kind, "cancelled")
@@ -69,8 +74,15 @@ func (o *Outbox) settleFailures(ctx context.Context, fs []failure, ds *destinati
 // judged v, or fails it (refunded, not counted) once RetryFor is spent.
 func (o *Outbox) retry(ctx context.Context, j *job, cause error, v bounce.Verdict) {
 	row := j.row
-	log := o.cfg.Log.With("outbox", row.ID, "kind", row.Kind, "to", row.ToAddr, "reason", v.Reason)
+	o.retryIn(ctx, j, cause, 0, o.cfg.Log.With("outbox", row.ID, "kind", row.Kind, "to", row.ToAddr, "reason", v.Reason))
+}
+
+// retryIn is retry for any channel: the row's backoff, but not sooner
+// than least (a wait the target asked for).
+func (o *Outbox) retryIn(ctx context.Context, j *job, cause error, least time.Duration, log *slog.Logger) {
+	row := j.row
 	delay, ok := RetryDelay(row.Attempts+1, o.cfg.RetryFor)
+	delay = max(delay, least)
 	if !ok {
 		o.fail(ctx, j, "gave up after "+strconv.Itoa(row.Attempts+1)+" attempts: "+cause.Error(), false)
 		o.count(row.Kind, "failed")

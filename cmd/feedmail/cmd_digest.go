@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/channel/webhook"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
 // digestSubs returns the digest subcommands, in the order help lists them.
 func digestSubs() []subcommand {
 	return []subcommand{
-		{"set", "--email E --name NAME --schedule SPEC [--tz ZONE]", "create a digest (and the account, if missing) or change its schedule; prints its next slot", cmdDigestSet},
+		{"set", "--email E --name NAME --schedule SPEC [--tz ZONE] [--channel NAME --target URL [--token T]]", "create a digest (and the account, if missing) or change its schedule; prints its next slot", cmdDigestSet},
 		{"list", "--email E", "JSON: an account's digests with their next slots and pending items", cmdDigestList},
 		{"delete", "--email E --name NAME [--feeds instant|unsubscribe]", "delete a digest; one that still delivers feeds needs --feeds", cmdDigestDelete},
 	}
@@ -36,11 +37,16 @@ type digestJSON struct {
 	NextSlotLocal string     `json:"next_slot_local"` // the next slot on the person's clock
 	LastSlotAt    *time.Time `json:"last_slot_at,omitempty"`
 	Pending       int64      `json:"pending_items"`
+	Channel       string     `json:"channel"`
+	Target        string     `json:"target,omitempty"`
+	// SigningSecret is a webhook's, printed when the channel is set.
+	SigningSecret string `json:"signing_secret,omitempty"`
 }
 
 func toDigestJSON(ctx context.Context, s *store.Store, email string, d *store.Digest) (digestJSON, error) {
 	out := digestJSON{ID: d.ID, Email: email, Name: d.Name, Schedule: d.Schedule, Timezone: d.Timezone,
-		NextSlotAt: d.NextSlotAt.UTC(), NextSlotLocal: d.NextSlotAt.UTC().Format(time.RFC3339)}
+		NextSlotAt: d.NextSlotAt.UTC(), NextSlotLocal: d.NextSlotAt.UTC().Format(time.RFC3339),
+		Channel: orEmail(d.Channel), Target: d.Target}
 	if loc, err := time.LoadLocation(d.Timezone); err == nil {
 		out.NextSlotLocal = d.NextSlotAt.In(loc).Format(time.RFC3339)
 	}
@@ -62,7 +68,12 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	name := fs.String("name", "", `the digest's name, e.g. "Morning" (an existing digest of that name is changed)`)
 	spec := fs.String("schedule", "", `cron spec ("0 7 * * *"), descriptor ("@daily", "@every 1h") or preset ("daily", "weekly", "twice-daily")`)
 	zone := fs.String("tz", "", `IANA time zone, e.g. "Europe/Berlin" (default: the digest's or the account's)`)
+	chanOf := channelFlags(fs)
 	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	choice, err := chanOf()
+	if err != nil {
 		return err
 	}
 	addr, err := emailFlag(*email)
@@ -99,9 +110,15 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return digestInputError(*spec, err)
 	}
+	if err := setDigestChannel(ctx, s, d, choice); err != nil {
+		return err
+	}
 	out, err := toDigestJSON(ctx, s, u.Email, d)
 	if err != nil {
 		return err
+	}
+	if choice.Channel == webhook.Name {
+		out.SigningSecret = d.ChannelSecret
 	}
 	a.log.Info("digest set", "email", u.Email, "digest", d.Name, "schedule", d.Schedule, "zone", d.Timezone, "next", d.NextSlotAt)
 	return a.printJSON(out)

@@ -12,7 +12,7 @@ import (
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
-const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed] [--newest] [--include TERMS] [--exclude TERMS] [--format F]"
+const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed] [--newest] [--include TERMS] [--exclude TERMS] [--format F] [--channel NAME --target URL [--token T]]"
 
 // cmdSubscribe adds (or revives) a subscription for the operator through
 // the subscribe use case, with the web form's checks: --feed is fetched
@@ -30,7 +30,12 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	confirmed := fs.Bool("confirmed", false, "active at once, without a confirmation email")
 	newest := fs.Bool("newest", false, "also email the feed's newest post as soon as the subscription is confirmed (1 credit)")
 	controlsOf := controlFlags(fs)
+	chanOf := channelFlags(fs)
 	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	choice, err := chanOf()
+	if err != nil {
 		return err
 	}
 	controls, err := checkControlFlags(controlsOf())
@@ -55,7 +60,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	}
 	name := strings.TrimSpace(*digestName)
 	res, err := svc.Subscribe(ctx, subscribe.Request{Email: addr, Feed: found,
-		DigestName: name, Confirmed: *confirmed, ByOperator: true, SendNewest: *newest, Controls: controls})
+		DigestName: name, Confirmed: *confirmed, ByOperator: true, SendNewest: *newest, Controls: controls, Channel: choice})
 	var nd *subscribe.NoDigestError
 	if errors.As(err, &nd) {
 		return noDigestError(nd.Email, nd.Name)
@@ -81,6 +86,7 @@ func (a *app) printSubscribed(ctx context.Context, s *store.Store, res *subscrib
 	if res.Trial > 0 {
 		out["trial_credits"] = res.Trial
 	}
+	addChannelJSON(out, res.Sub)
 	u, err := s.UserByID(ctx, res.User.ID)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/lowbalance"
 	"github.com/feedmail/feedmail/internal/store"
@@ -23,12 +24,10 @@ type renderEnv struct {
 }
 
 // outboxRenderers adds renderers for outbox kinds beyond the mailer's
-// built-in "item" and "notice"; each belongs to the part that queues that
-// kind (digests: digestRenderer in role_digest.go). A kind no renderer
-// knows is retried, not failed: another process may know it.
+// built-in "item", "digest" and "notice". A kind no renderer knows is
+// retried, not failed: another process may know it.
 func outboxRenderers() map[string]func(e renderEnv) mailer.Renderer {
 	return map[string]func(e renderEnv) mailer.Renderer{
-		store.KindDigest: digestRenderer,
 		// outbox renderers register here
 	}
 }
@@ -91,7 +90,7 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{
 		Store: s, Transport: tr, Sender: sender, Links: lk, Clock: a.clock, Log: a.log.With("role", "mailer"),
 		Metrics: a.metrics, Owner: fmt.Sprintf("%s-%d-mailer", hostname(), os.Getpid()), Renderers: renderers,
-		PaymentsOn: a.cfg.PaymentsEnabled(),
+		PaymentsOn: a.cfg.PaymentsEnabled(), Channels: channels.All(), HTTP: a.channelHTTP(),
 	})
 	if err != nil {
 		_ = tr.Close()

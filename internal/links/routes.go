@@ -15,6 +15,8 @@ const (
 	PathAccountDelivery     = "/account/{token}/subscriptions/{id}/delivery"
 	PathAccountUnsub        = "/account/{token}/subscriptions/{id}/unsubscribe"
 	PathAccountSettings     = "/account/{token}/subscriptions/{id}/settings"
+	PathAccountChannel      = "/account/{token}/subscriptions/{id}/channel"
+	PathAccountChannelTest  = "/account/{token}/subscriptions/{id}/channel/test"
 	PathAccountConfirm      = "/account/{token}/subscriptions/{id}/confirm"
 	PathAccountConfirmAll   = "/account/{token}/subscriptions/confirm-all"
 	PathAccountDigests      = "/account/{token}/digests"
@@ -89,6 +91,8 @@ func Routes() []Route {
 		{Name: "accountDelivery", Method: "POST", Path: PathAccountDelivery, Group: GroupPages},
 		{Name: "accountUnsubscribe", Method: "POST", Path: PathAccountUnsub, Group: GroupPages},
 		{Name: "accountSettings", Method: "POST", Path: PathAccountSettings, Group: GroupPages},
+		{Name: "accountChannel", Method: "POST", Path: PathAccountChannel, Group: GroupPages},
+		{Name: "accountChannelTest", Method: "POST", Path: PathAccountChannelTest, Group: GroupPages},
 		{Name: "accountConfirm", Method: "POST", Path: PathAccountConfirm, Group: GroupPages},
 		{Name: "accountConfirmAll", Method: "POST", Path: PathAccountConfirmAll, Group: GroupPages},
 		{Name: "accountDigest", Method: "POST", Path: PathAccountDigests, Group: GroupPages},

@@ -87,6 +87,25 @@ type ExportSubscription struct {
 	EndedAt     *time.Time   `json:"ended_at,omitempty"`
 	EndedReason string       `json:"ended_reason,omitempty"`
 	Paused      *ExportPause `json:"paused,omitempty"`
+	// Channel is where its posts go (channels.go).
+	Channel ExportChannel `json:"channel"`
+}
+
+// ExportChannel is a channel and its target. A secret (a webhook's
+// signing secret, an access token) is never exported, only that one is
+// set: the account page shows a webhook's secret to its owner.
+type ExportChannel struct {
+	Name      string `json:"name"`
+	Target    string `json:"target,omitempty"`
+	SecretSet bool   `json:"secret_set,omitempty"`
+}
+
+// exportChannel is the export of a stored channel.
+func exportChannel(name, target, secret string) ExportChannel {
+	if name == "" {
+		name = ChannelEmail
+	}
+	return ExportChannel{Name: name, Target: target, SecretSet: secret != ""}
 }
 
 // ExportPause is a pause lasting when the export was made: since when,
@@ -107,12 +126,13 @@ func exportPause(at, until *time.Time, now time.Time) *ExportPause {
 
 // ExportDigest is one digest and its schedule.
 type ExportDigest struct {
-	Name       string     `json:"name"`
-	Schedule   string     `json:"schedule"`
-	Timezone   string     `json:"timezone"`
-	NextSlotAt time.Time  `json:"next_slot_at"`
-	LastSlotAt *time.Time `json:"last_slot_at,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
+	Name       string        `json:"name"`
+	Schedule   string        `json:"schedule"`
+	Timezone   string        `json:"timezone"`
+	NextSlotAt time.Time     `json:"next_slot_at"`
+	LastSlotAt *time.Time    `json:"last_slot_at,omitempty"`
+	CreatedAt  time.Time     `json:"created_at"`
+	Channel    ExportChannel `json:"channel"`
 }
 
 // ExportLedgerEntry is one change to the person's credits.
@@ -160,7 +180,8 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 			Folder: sub.Folder, CreatedAt: sub.CreatedAt.UTC(), RequestedAt: utcPtrOf(sub.RequestedAt),
 			ConfirmedAt: utcPtrOf(sub.ConfirmedAt), ConfirmedBy: sub.ConfirmedBy, EndedAt: utcPtrOf(sub.EndedAt),
 			EndedReason: sub.EndedReason, Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: sub.Format,
-			Paused: exportPause(sub.PausedAt, sub.PausedUntil, out.ExportedAt)}
+			Paused:  exportPause(sub.PausedAt, sub.PausedUntil, out.ExportedAt),
+			Channel: exportChannel(sub.Channel, sub.Target, sub.ChannelSecret)}
 		if sub.DigestID != nil {
 			e.Delivery, e.Digest = "digest", sub.DigestName
 		}
@@ -175,7 +196,8 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 	}
 	for _, d := range digests {
 		out.Digests = append(out.Digests, ExportDigest{Name: d.Name, Schedule: d.Schedule, Timezone: d.Timezone,
-			NextSlotAt: d.NextSlotAt.UTC(), LastSlotAt: utcPtrOf(d.LastSlotAt), CreatedAt: d.CreatedAt.UTC()})
+			NextSlotAt: d.NextSlotAt.UTC(), LastSlotAt: utcPtrOf(d.LastSlotAt), CreatedAt: d.CreatedAt.UTC(),
+			Channel: exportChannel(d.Channel, d.Target, d.ChannelSecret)})
 	}
 	var entries []LedgerEntry
 	if err := db.Where("user_id = ?", u.ID).Order("id").Find(&entries).Error; err != nil {

@@ -26,6 +26,11 @@ type Digest struct {
 	LeaseOwner string
 	LeaseUntil *time.Time
 	CreatedAt  time.Time
+	// Channel, Target and ChannelSecret: where its issues go, as for a
+	// Subscription.
+	Channel       string `gorm:"not null;default:email"`
+	Target        string
+	ChannelSecret string
 }
 
 // DigestIssue is the one issue of a digest for one slot.

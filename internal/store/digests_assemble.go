@@ -255,8 +255,8 @@ WHERE outbox.issue_id = t.id AND outbox.id IN ? AND outbox.state = 'held'`, held
 		}
 	}
 	if len(fresh) > 0 {
-		if err := s.DB.Exec(`INSERT INTO outbox (kind, dedupe_key, user_id, issue_id, to_addr, credits, state, next_attempt_at, created_at)
-SELECT 'digest', 'digest:' || CAST(t.id AS TEXT), d.user_id, t.id, u.email, t.credits, 'queued', ?, ?
+		if err := s.DB.Exec(`INSERT INTO outbox (kind, dedupe_key, user_id, issue_id, to_addr, channel, credits, state, next_attempt_at, created_at)
+SELECT 'digest', 'digest:' || CAST(t.id AS TEXT), d.user_id, t.id, u.email, d.channel, t.credits, 'queued', ?, ?
 FROM digest_issues t JOIN digests d ON d.id = t.digest_id JOIN users u ON u.id = d.user_id
 WHERE t.id IN ? ON CONFLICT (dedupe_key) DO NOTHING`, a.now, a.now, fresh).Error; err != nil {
 			return fmt.Errorf("queue digest emails: %w", err)

@@ -14,9 +14,9 @@ import (
 //
 // Each item a poll inserts and does not ignore goes to every subscription
 // active when it is first seen: an instant one gets an outbox row (kind
-// "item", 1 credit, dedupe key "item:<subscription>:<item>", held with
-// HoldBouncing when the address bounces; the mailer charges when it
-// sends); a digest one gets a digest_items row for its next issue. One
+// "item", 1 credit, dedupe key "item:<subscription>:<item>", the
+// subscription's channel, held with HoldBouncing when it goes by email to
+// an address that bounces; the mailer charges when it sends); a digest one gets a digest_items row for its next issue. One
 // INSERT … SELECT per kind for the whole batch, ON CONFLICT DO NOTHING.
 //
 // A subscription confirmed after it was asked for also gets, at that
@@ -31,10 +31,10 @@ import (
 // The statements of the routing, around their parameters: the bouncing
 // hold reason, the times and the item ids.
 const (
-	routeInstantHead = `INSERT INTO outbox (kind, dedupe_key, user_id, subscription_id, item_id, to_addr, credits, state, last_error, next_attempt_at, created_at)
-SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, 1,
-  CASE WHEN u.bouncing_since IS NULL THEN 'queued' ELSE 'held' END,
-  CASE WHEN u.bouncing_since IS NULL THEN '' ELSE `
+	routeInstantHead = `INSERT INTO outbox (kind, dedupe_key, user_id, subscription_id, item_id, to_addr, channel, credits, state, last_error, next_attempt_at, created_at)
+SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, s.channel, 1,
+  CASE WHEN u.bouncing_since IS NULL OR s.channel <> 'email' THEN 'queued' ELSE 'held' END,
+  CASE WHEN u.bouncing_since IS NULL OR s.channel <> 'email' THEN '' ELSE `
 	routeInstantFrom = `
 FROM items i
 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NULL

@@ -50,6 +50,9 @@ type OutboxEmail struct {
 	// or it was first put back, for the sender's sake (see
 	// mail_destinations.go); nil otherwise.
 	BlockedSince *time.Time
+	// Channel is the channel the row goes out by (ChannelEmail for email;
+	// see Subscription.Channel), copied when it is queued.
+	Channel string `gorm:"not null;default:email"`
 }
 
 // TableName keeps the table name short.

@@ -57,7 +57,17 @@ type Subscription struct {
 	ExcludeTerms string
 	// Format is how its emails show a post (Format*).
 	Format string `gorm:"not null;default:full"`
+	// Channel is how its posts go out (ChannelEmail, or a package of
+	// internal/channel), Target where to (a URL; "" for email, which goes to
+	// the person's address) and ChannelSecret the channel's secret (a
+	// webhook's signing secret, an access token; "" for none).
+	Channel       string `gorm:"not null;default:email"`
+	Target        string
+	ChannelSecret string
 }
+
+// ChannelEmail is the default channel: email to the person's address.
+const ChannelEmail = "email"
 
 // Subscribe adds (or revives) the subscription of user to feed. With confirmed
 // it is active at once, confirmed by the operator; otherwise it waits in

@@ -57,6 +57,9 @@ type Request struct {
 	// are checked before anything is written and set before the newest
 	// post is picked.
 	Controls store.Controls
+	// Channel is where its posts go, as package channels checked it
+	// (zero: email); set before the newest post is picked.
+	Channel store.ChannelChoice
 }
 
 // Result is what Subscribe did.
@@ -139,6 +142,9 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 		if res.Sub, err = s.Store.SetSubscriptionControls(ctx, u.ID, res.Sub.ID, controls); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.setChannel(ctx, res.Sub, req.Channel); err != nil {
+		return nil, err
 	}
 	if err := s.sendNewest(ctx, res.Sub, req); err != nil {
 		return nil, err
@@ -311,4 +317,16 @@ func presetName(p *digest.Preset) string {
 		l = p.Key
 	}
 	return strings.ToUpper(l[:1]) + l[1:]
+}
+
+// setChannel sets the channel of sub when the request chose one.
+func (s *Service) setChannel(ctx context.Context, sub *store.Subscription, c store.ChannelChoice) error {
+	if c.Channel == "" {
+		return nil
+	}
+	if err := s.Store.SetSubscriptionChannel(ctx, sub.UserID, sub.ID, c); err != nil {
+		return err
+	}
+	sub.Channel, sub.Target, sub.ChannelSecret = c.Channel, c.Target, c.Secret
+	return nil
 }

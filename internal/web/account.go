@@ -61,6 +61,8 @@ type accountSub struct {
 	Paused   string // its pause in words, "" when not paused
 	// Settings is the filters-and-format form, as stored or as typed.
 	Settings settingsForm
+	// ChannelForm is the channel form (account_channel.go).
+	ChannelForm channelForm
 }
 
 // digestForm is a digest's edit form (or the new-digest form, ID 0).
@@ -114,6 +116,7 @@ var accountFlash = map[string]string{
 	"paused":       "Paused. Nothing is sent or charged until the pause ends.",
 	"resumed":      "Resumed. New posts are sent again.",
 	"settings":     "Filters and format saved.",
+	"channel":      "Channel saved.",
 	"tokenrevoked": "API token revoked. It no longer works.",
 }
 
@@ -171,6 +174,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		as.Forecast = subForecast(sub, hist[sub.FeedID], digestCost)
 		as.Paused = pauseWords(sub.PausedAt, sub.PausedUntil, now, u.Timezone)
 		as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
+		as.ChannelForm = channelFormOf(sub.Subscription)
 		d.Subs = append(d.Subs, as)
 		if sub.State == store.SubPending {
 			d.Pending++

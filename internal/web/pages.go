@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/token"
@@ -257,6 +258,7 @@ func funcs() template.FuncMap {
 			return map[string]any{"Token": d.Token, "Sub": sub}
 		},
 		"formatChoices": func() any { return formatChoices },
+		"channelNames":  func() []string { return channels.All().Names() },
 		"orElse": func(a, b string) string {
 			if strings.TrimSpace(a) == "" {
 				return b

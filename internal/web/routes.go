@@ -22,6 +22,8 @@ func (s *Server) routes() {
 		"accountDelivery":     s.accountDelivery,
 		"accountUnsubscribe":  s.accountUnsubscribe,
 		"accountSettings":     s.accountSettings,
+		"accountChannel":      s.accountChannel,
+		"accountChannelTest":  s.accountChannelTest,
 		"accountConfirm":      s.accountConfirm,
 		"accountConfirmAll":   s.accountConfirmAll,
 		"accountDigest":       s.accountDigest,

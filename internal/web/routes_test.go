@@ -21,6 +21,7 @@ func TestRoutesContract(t *testing.T) {
 		"GET /account/{token}", "POST /account/{token}/subscriptions/{id}/delivery", "POST /account/{token}/subscriptions/{id}/settings",
 		"POST /account/{token}/subscriptions/{id}/unsubscribe", "POST /account/{token}/subscriptions/{id}/confirm",
 		"POST /account/{token}/subscriptions/confirm-all",
+		"POST /account/{token}/subscriptions/{id}/channel", "POST /account/{token}/subscriptions/{id}/channel/test",
 		"POST /account/{token}/digests", "POST /account/{token}/digests/{id}/delete", "POST /account/{token}/opml", "GET /account/{token}/opml",
 		"GET /account/{token}/export", "GET /account/{token}/ledger.csv", "GET /account/{token}/delete", "POST /account/{token}/delete",
 		"POST /account/{token}/pause", "POST /account/{token}/resume",

@@ -151,7 +151,7 @@ func newWorkers(t *testing.T, clk *clock.Fake, st *store.Store, smtp *smtptest.S
 	sender := mailer.Sender{Address: from}
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: st, Transport: tr, Sender: sender, Links: lk, Clock: clk,
 		Owner: prefix + "-mailer", Renderers: map[string]mailer.Renderer{
-			store.KindDigest: digest.NewRenderer(digest.RenderConfig{Store: st, Sender: sender, Links: lk, Clock: clk}),
+			store.KindDigest: mailer.NewDigestRenderer(mailer.DigestRenderConfig{Store: st, Sender: sender, Links: lk, Clock: clk}),
 		}})
 	if err != nil {
 		t.Fatal(err)

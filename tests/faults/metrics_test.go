@@ -122,7 +122,7 @@ func TestMetricsAfterActivity(t *testing.T) {
 	sender := mailer.Sender{Address: from}
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: e.st, Transport: smtpTo(t, sm, "pool=1"), Sender: sender,
 		Links: e.links, Clock: e.clk, Metrics: e.m, Owner: "metrics-mailer", PollInterval: 10 * time.Millisecond,
-		Renderers: map[string]mailer.Renderer{store.KindDigest: digest.NewRenderer(digest.RenderConfig{
+		Renderers: map[string]mailer.Renderer{store.KindDigest: mailer.NewDigestRenderer(mailer.DigestRenderConfig{
 			Store: e.st, Sender: sender, Links: e.links, Clock: e.clk})}})
 	if err != nil {
 		t.Fatal(err)

@@ -123,7 +123,7 @@ func newEnv(t *testing.T, o envOpt) *env {
 	sender := mailer.Sender{Address: from}
 	e.ob, err = mailer.NewOutbox(mailer.OutboxConfig{Store: e.st, Transport: tr, Sender: sender, Links: e.links,
 		Clock: e.clk, Metrics: e.m, Owner: "security-mailer",
-		Renderers: map[string]mailer.Renderer{store.KindDigest: digest.NewRenderer(digest.RenderConfig{
+		Renderers: map[string]mailer.Renderer{store.KindDigest: mailer.NewDigestRenderer(mailer.DigestRenderConfig{
 			Store: e.st, Sender: sender, Links: e.links, Clock: e.clk})}})
 	if err != nil {
 		t.Fatal(err)

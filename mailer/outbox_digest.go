@@ -1,4 +1,4 @@
-package digest
+package mailer
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 
 	"github.com/wneessen/go-mail"
 
+	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // Rendering defaults.
@@ -29,25 +29,25 @@ const (
 	ExcerptLen = 280
 )
 
-// RenderConfig is what the digest renderer needs. Store and Links are
+// DigestRenderConfig is what the digest renderer needs. Store and Links are
 // required.
-type RenderConfig struct {
+type DigestRenderConfig struct {
 	Store  *store.Store
-	Sender mailer.Sender
+	Sender Sender
 	Links  links.Links
 	Clock  clock.Clock
 	// PerFeed caps the items shown per feed (default DefaultPerFeed).
 	PerFeed int
 }
 
-// NewRenderer returns the outbox renderer for rows of kind "digest": it
+// NewDigestRenderer returns the outbox renderer for rows of kind "digest": it
 // loads the row's issue when the email is rendered (so an issue that waited
 // for credits is sent with everything it holds) and composes it with
-// mailer.Sender.Digest, with one Message-ID per issue so retries thread.
+// [Sender.Digest], with one Message-ID per issue so retries thread.
 // Items of ended subscriptions are left out; an issue left empty is
-// cancelled (mailer.ErrCancelled), neither sent nor charged; a database
-// error is temporary (mailer.ErrTemporary), so the outbox retries the row.
-func NewRenderer(cfg RenderConfig) mailer.Renderer {
+// cancelled (ErrCancelled), neither sent nor charged; a database
+// error is temporary (ErrTemporary), so the outbox retries the row.
+func NewDigestRenderer(cfg DigestRenderConfig) Renderer {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -61,15 +61,15 @@ func NewRenderer(cfg RenderConfig) mailer.Renderer {
 		c, err := cfg.Store.DigestIssueContent(ctx, *row.IssueID, cfg.PerFeed)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return nil, fmt.Errorf("digest render: %w: %w", mailer.ErrCancelled, err)
+			return nil, fmt.Errorf("digest render: %w: %w", ErrCancelled, err)
 		case err != nil:
-			return nil, fmt.Errorf("digest render: %w: %w", mailer.ErrTemporary, err)
+			return nil, fmt.Errorf("digest render: %w: %w", ErrTemporary, err)
 		}
-		e := Email(c, row.ToAddr, cfg.Sender, cfg.Links, cfg.Clock.Now())
+		e := DigestEmailOf(c, row.ToAddr, cfg.Sender, cfg.Links, cfg.Clock.Now())
 		e.Footer.UnsubscribeMailto = cfg.Links.UnsubscribeMailto(row.ID)
 		m, err := cfg.Sender.Digest(e)
-		if errors.Is(err, mailer.ErrEmptyDigest) {
-			return nil, fmt.Errorf("digest render: issue %d: %w: %w", *row.IssueID, mailer.ErrCancelled, err)
+		if errors.Is(err, ErrEmptyDigest) {
+			return nil, fmt.Errorf("digest render: issue %d: %w: %w", *row.IssueID, ErrCancelled, err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("digest render: issue %d: %w", *row.IssueID, err)
@@ -78,46 +78,26 @@ func NewRenderer(cfg RenderConfig) mailer.Renderer {
 	}
 }
 
-// Edition names the issue of slot in its subject, on the reader's clock:
-// "Tue 24 Nov", with the time too ("Tue 24 Nov 19:00") when the schedule
-// has another slot that day. A schedule or zone that no longer parses
-// gives the date in UTC.
-func Edition(schedule, zone string, slot time.Time) string {
-	sched, err := ParseSchedule(schedule, zone)
-	if err != nil {
-		return slot.UTC().Format("Mon 2 Jan")
-	}
-	local := slot.In(sched.loc)
-	day := local.Format("Mon 2 Jan")
-	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, sched.loc)
-	earlier := sched.Next(midnight.Add(-time.Nanosecond)).Before(slot)
-	later := sched.Next(slot).In(sched.loc).Format(time.DateOnly) == local.Format(time.DateOnly)
-	if earlier || later {
-		return day + " " + local.Format("15:04")
-	}
-	return day
-}
-
-// Email builds the mailer's view of an issue (pure; exported for tests and
-// previews).
-func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now time.Time) mailer.DigestEmail {
-	e := mailer.DigestEmail{
+// DigestEmailOf builds the email view of an issue (pure; exported for tests
+// and previews).
+func DigestEmailOf(c *store.IssueContent, to string, s Sender, l links.Links, now time.Time) DigestEmail {
+	e := DigestEmail{
 		To:         to,
 		DigestName: c.Digest.Name,
-		Edition:    Edition(c.Digest.Schedule, c.Digest.Timezone, c.Issue.SlotAt),
+		Edition:    digest.Edition(c.Digest.Schedule, c.Digest.Timezone, c.Issue.SlotAt),
 		MessageID:  s.MessageID("digest." + strconv.FormatInt(c.Issue.ID, 10)),
 		Date:       now,
 		ListID:     s.DigestListID(c.Digest.ID),
 		Location:   zoneOf(c.Digest.Timezone),
-		Footer: mailer.Footer{
+		Footer: Footer{
 			ManageURL:      l.Account(c.Digest.UserID, now),
 			UnsubscribeURL: l.DigestUnsubscribe(c.Digest.ID),
 		},
 	}
 	for _, f := range c.Feeds {
-		df := mailer.DigestFeed{Title: f.Title, SiteURL: f.SiteURL}
+		df := DigestFeed{Title: f.Title, SiteURL: f.SiteURL}
 		for _, it := range f.Items {
-			di := mailer.DigestItem{
+			di := DigestItem{
 				Title:       it.Title,
 				Link:        absolute(it.Link, f.URL),
 				ExcerptHTML: html.EscapeString(Excerpt(it.Content, ExcerptLen)),
@@ -140,7 +120,7 @@ func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now
 				if !it.Media.DescriptionHTML {
 					desc = html.EscapeString(desc)
 				}
-				di.ExcerptHTML = mailer.TextToHTML(Excerpt(desc, ExcerptLen))
+				di.ExcerptHTML = TextToHTML(Excerpt(desc, ExcerptLen))
 			}
 			df.Items = append(df.Items, di)
 		}
@@ -163,7 +143,7 @@ func zoneOf(name string) *time.Location {
 // separate words (blocks, line breaks, images) become spaces, inline ones
 // (links, emphasis) nothing, so punctuation stays where it was.
 func Excerpt(content string, max int) string {
-	text := mailer.HTMLToLine(content)
+	text := HTMLToLine(content)
 	if max <= 0 || utf8.RuneCountInString(text) <= max {
 		return text
 	}

@@ -1,0 +1,53 @@
+// Package channels is the one place the channels other than email are
+// registered: a new channel is one package under internal/channel and one
+// line in [All]. It must not hold any channel's code.
+package channels
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/feedmail/feedmail/internal/channel"
+	"github.com/feedmail/feedmail/internal/channel/discord"
+	"github.com/feedmail/feedmail/internal/channel/matrix"
+	"github.com/feedmail/feedmail/internal/channel/ntfy"
+	"github.com/feedmail/feedmail/internal/channel/slack"
+	"github.com/feedmail/feedmail/internal/channel/webhook"
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// All returns the registry of every channel this build delivers by.
+func All() *channel.Registry {
+	return channel.NewRegistry(
+		webhook.New(),
+		slack.New(),
+		discord.New(),
+		ntfy.New(),
+		matrix.New(),
+	)
+}
+
+// Choose checks a person's choice of channel name with its target URL and
+// secret (a token; a webhook makes its own signing secret when none is
+// given) and returns it as it is stored. Email takes neither: it goes to
+// the person's address. The error is for that person, and wraps
+// channel.ErrBadTarget.
+func Choose(name, target, secret string) (store.ChannelChoice, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" || name == channel.Email {
+		if strings.TrimSpace(target) != "" || strings.TrimSpace(secret) != "" {
+			return store.ChannelChoice{}, fmt.Errorf("%w: email goes to the account's address; it takes no target or token", channel.ErrBadTarget)
+		}
+		return store.ChannelChoice{Channel: channel.Email}, nil
+	}
+	r := All()
+	c, ok := r.Get(name)
+	if !ok {
+		return store.ChannelChoice{}, fmt.Errorf("%w: unknown channel %q (one of %s)", channel.ErrBadTarget, name, strings.Join(r.Names(), ", "))
+	}
+	t, err := c.Check(channel.Target{URL: target, Secret: secret})
+	if err != nil {
+		return store.ChannelChoice{}, err
+	}
+	return store.ChannelChoice{Channel: name, Target: t.URL, Secret: t.Secret}, nil
+}

@@ -1,0 +1,118 @@
+package channel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/channel"
+	"github.com/feedmail/feedmail/internal/fetcher"
+)
+
+func TestJudgeHTTP(t *testing.T) {
+	private := fetcher.CheckAddr(netip.MustParseAddr("127.0.0.1"))
+	cases := []struct {
+		name  string
+		err   error
+		want  channel.Action
+		after time.Duration
+	}{
+		{"404", &channel.HTTPError{Status: 404}, channel.Gone, 0},
+		{"410", &channel.HTTPError{Status: 410}, channel.Gone, 0},
+		{"429 with Retry-After", &channel.HTTPError{Status: 429, RetryAfter: time.Minute}, channel.Retry, time.Minute},
+		{"503", &channel.HTTPError{Status: 503}, channel.Retry, 0},
+		{"408", &channel.HTTPError{Status: 408}, channel.Retry, 0},
+		{"400", &channel.HTTPError{Status: 400}, channel.Refused, 0},
+		{"401", &channel.HTTPError{Status: 401}, channel.Refused, 0},
+		{"403", &channel.HTTPError{Status: 403}, channel.Refused, 0},
+		{"302 not followed", &channel.HTTPError{Status: 302}, channel.Refused, 0},
+		{"private address", fmt.Errorf("dial: %w", private), channel.Refused, 0},
+		{"bad target", fmt.Errorf("x: %w", channel.ErrBadTarget), channel.Refused, 0},
+		{"timeout", context.DeadlineExceeded, channel.Retry, 0},
+		{"reset", errors.New("connection reset by peer"), channel.Retry, 0},
+	}
+	for _, c := range cases {
+		if v := channel.JudgeHTTP(c.err); v.Action != c.want || v.After != c.after {
+			t.Errorf("%s: %v after %v, want %v after %v", c.name, v.Action, v.After, c.want, c.after)
+		}
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	cases := map[string]time.Duration{
+		"":                              0,
+		"120":                           2 * time.Minute,
+		"1.5":                           1500 * time.Millisecond,
+		"-3":                            0,
+		"soon":                          0,
+		"Mon, 02 Mar 2026 09:05:00 GMT": 5 * time.Minute,
+		"Mon, 02 Mar 2026 08:55:00 GMT": 0,
+	}
+	for in, want := range cases {
+		if got := channel.RetryAfter(in, now); got != want {
+			t.Errorf("RetryAfter(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	cases := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"https://hooks.example.org/x", "https://hooks.example.org/x", true},
+		{"  http://h.example.org:8080/a?b=c  ", "http://h.example.org:8080/a?b=c", true},
+		{"", "", false},
+		{"ftp://h.example.org/", "", false},
+		{"hooks.example.org/x", "", false},
+		{"https://user:pw@h.example.org/", "", false},
+		{"https://", "", false},
+	}
+	for _, c := range cases {
+		got, err := channel.CheckURL(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("CheckURL(%q) = %q, %v; want %q, ok %v", c.in, got, err, c.want, c.ok)
+		}
+		if err != nil && !errors.Is(err, channel.ErrBadTarget) {
+			t.Errorf("CheckURL(%q): %v does not wrap ErrBadTarget", c.in, err)
+		}
+	}
+}
+
+func TestSend(t *testing.T) {
+	status := http.StatusNoContent
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Test") != "1" || r.Method != http.MethodPut {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "30")
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte("slow down"))
+	}))
+	defer srv.Close()
+	hc := fetcher.NewHTTPClient(fetcher.Config{AllowPrivate: true, MaxRedirects: -1})
+	r := &channel.Request{Method: http.MethodPut, URL: srv.URL, Header: http.Header{"X-Test": {"1"}}, Body: []byte("{}")}
+	if err := channel.Send(context.Background(), hc, r, time.Now()); err != nil {
+		t.Fatalf("204: %v", err)
+	}
+	status = http.StatusTooManyRequests
+	err := channel.Send(context.Background(), hc, r, time.Now())
+	var he *channel.HTTPError
+	if !errors.As(err, &he) || he.Status != 429 || he.RetryAfter != 30*time.Second || string(he.Body) != "slow down" {
+		t.Fatalf("429: %v", err)
+	}
+	// The guard refuses loopback unless allowed: the target's fault.
+	guarded := fetcher.NewHTTPClient(fetcher.Config{MaxRedirects: -1})
+	if err := channel.Send(context.Background(), guarded, r, time.Now()); channel.JudgeHTTP(err).Action != channel.Refused {
+		t.Errorf("guarded send to loopback: %v judged %v, want refused", err, channel.JudgeHTTP(err).Action)
+	}
+}

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Channels of subscriptions and digests: where their deliveries go
+// (Subscription.Channel). Package channel validates targets; these only
+// store them.
+
+// ChannelChoice is a channel with its target and secret, as stored.
+type ChannelChoice struct {
+	Channel, Target, Secret string
+}
+
+// SetSubscriptionChannel sets the channel of userID's subscription subID;
+// ErrNotFound when it is not theirs. Rows already queued for another
+// channel are cancelled when they are rendered.
+func (s *Store) SetSubscriptionChannel(ctx context.Context, userID, subID int64, c ChannelChoice) error {
+	c = c.normal()
+	res := s.DB.WithContext(ctx).Model(&Subscription{}).Where("id = ? AND user_id = ?", subID, userID).
+		Updates(map[string]any{"channel": c.Channel, "target": c.Target, "channel_secret": c.Secret})
+	if res.Error != nil {
+		return fmt.Errorf("set channel of subscription %d: %w", subID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("subscription %d of user %d: %w", subID, userID, ErrNotFound)
+	}
+	return nil
+}
+
+// SetDigestChannel sets the channel of userID's digest digestID;
+// ErrNotFound when it is not theirs.
+func (s *Store) SetDigestChannel(ctx context.Context, userID, digestID int64, c ChannelChoice) error {
+	c = c.normal()
+	res := s.DB.WithContext(ctx).Model(&Digest{}).Where("id = ? AND user_id = ?", digestID, userID).
+		Updates(map[string]any{"channel": c.Channel, "target": c.Target, "channel_secret": c.Secret})
+	if res.Error != nil {
+		return fmt.Errorf("set channel of digest %d: %w", digestID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("digest %d of user %d: %w", digestID, userID, ErrNotFound)
+	}
+	return nil
+}
+
+// normal makes an empty channel email, which has no target or secret.
+func (c ChannelChoice) normal() ChannelChoice {
+	if c.Channel == "" || c.Channel == ChannelEmail {
+		return ChannelChoice{Channel: ChannelEmail}
+	}
+	return c
+}

@@ -1,0 +1,304 @@
+package mailer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/channel"
+	"github.com/feedmail/feedmail/internal/notices"
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// Rows that go out by a channel other than email (package channel) take
+// the same steps as email: claimed, charged, retried with the same
+// backoff, held and refunded by the same code. Only three steps differ:
+// render (renderChannel: the channel's request instead of a message),
+// send (deliverChannels: one request each, one target at a time, instead
+// of the transport's chunks) and the judgement of a failure (the
+// channel's Verdict instead of an SMTP reply: settleChannel). Such rows
+// have no destination domain and are never held for a bouncing address.
+
+// channelParallel is how many targets one pass delivers to at once.
+const channelParallel = 8
+
+// byChannel reports whether row goes out by a channel other than email.
+func byChannel(row *store.OutboxEmail) bool {
+	return row.Channel != "" && row.Channel != store.ChannelEmail
+}
+
+// DeliveryID is the idempotency id of row's delivery, the same for every
+// attempt: a webhook's webhook-id, a Matrix transaction id.
+func DeliveryID(row *store.OutboxEmail) string {
+	return "feedmail-" + strconv.FormatInt(row.ID, 10)
+}
+
+// channelError is a failed channel delivery with its channel's verdict.
+type channelError struct {
+	v   channel.Verdict
+	err error
+}
+
+func (e *channelError) Error() string { return e.err.Error() }
+func (e *channelError) Unwrap() error { return e.err }
+
+// renderChannel makes j's request for its channel: the post of an item
+// row (in its subscription's format) or the issue of a digest row, to the
+// target stored with the subscription or digest now. A row whose
+// subscription ended, or whose channel changed since it was queued, is
+// cancelled.
+func (o *Outbox) renderChannel(ctx context.Context, j *job, deliveries map[int64]store.ItemDelivery, now time.Time) error {
+	ch, ok := o.cfg.Channels.Get(j.row.Channel)
+	if !ok {
+		// Another process may know this channel: retry, don't fail.
+		return fmt.Errorf("%w: no channel %q in this process", ErrTemporary, j.row.Channel)
+	}
+	d := channel.Delivery{ID: DeliveryID(j.row), At: now}
+	switch j.row.Kind {
+	case store.KindItem:
+		it, ok := deliveries[j.row.ID]
+		if !ok {
+			return fmt.Errorf("%w: outbox %d: item or subscription no longer exists", ErrPermanent, j.row.ID)
+		}
+		sub := it.Subscription
+		if sub.State != store.SubActive || sub.Channel != j.row.Channel {
+			return fmt.Errorf("%w: subscription %d is %s by %s", ErrCancelled, sub.ID, sub.State, sub.Channel)
+		}
+		d.Target = channel.Target{URL: sub.Target, Secret: sub.ChannelSecret}
+		p := PostOf(it)
+		d.Post = &p
+		j.endName = it.Feed.Title
+	case store.KindDigest:
+		c, err := o.issueContent(ctx, j.row)
+		if err != nil {
+			return err
+		}
+		is := IssueOf(c)
+		d.Target = channel.Target{URL: c.Digest.Target, Secret: c.Digest.ChannelSecret}
+		d.Issue = &is
+		j.digestID, j.endName = c.Digest.ID, c.Digest.Name
+	default:
+		return fmt.Errorf("%w: outbox %d: a %s cannot go by %s", ErrPermanent, j.row.ID, j.row.Kind, j.row.Channel)
+	}
+	req, err := ch.Render(d)
+	if err != nil {
+		return fmt.Errorf("%w: outbox %d: %w", ErrPermanent, j.row.ID, err)
+	}
+	j.ch, j.req = ch, req
+	return nil
+}
+
+// issueContent loads the issue of a digest row that goes by a channel: a
+// missing or empty issue, or one whose digest changed channel, is
+// cancelled; a database error is temporary.
+func (o *Outbox) issueContent(ctx context.Context, row *store.OutboxEmail) (*store.IssueContent, error) {
+	if row.IssueID == nil {
+		return nil, fmt.Errorf("%w: outbox %d: digest row without an issue", ErrPermanent, row.ID)
+	}
+	c, err := o.cfg.Store.DigestIssueContent(ctx, *row.IssueID, DefaultPerFeed)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("%w: %w", ErrCancelled, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrTemporary, err)
+	case c.Digest.Channel != row.Channel:
+		return nil, fmt.Errorf("%w: digest %d now goes by %s", ErrCancelled, c.Digest.ID, c.Digest.Channel)
+	}
+	for _, f := range c.Feeds {
+		if len(f.Items) > 0 {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: issue %d: %w", ErrCancelled, *row.IssueID, ErrEmptyDigest)
+}
+
+// PostOf is the channel view of an instant delivery: the post as its
+// subscription's format shows it, sanitized as in email.
+func PostOf(d store.ItemDelivery) channel.Post {
+	it, f := d.Item, d.Feed
+	link := absolute(it.Link, f.URL)
+	var video *videoPost
+	if v, ok := postVideo(link, it.Content, it.Media); ok {
+		video = &v
+	}
+	c := formattedBody(ItemEmail{ItemHTML: it.Content, Media: it.Media, Format: d.Subscription.Format}, link, link, it.Title, video)
+	p := channel.Post{
+		Feed:  channel.Feed{Title: f.Title, URL: f.URL, SiteURL: f.SiteURL},
+		Title: it.Title, Link: link, Author: it.Author, Seen: it.SeenAt,
+		HTML: c.HTML, Text: c.Text, Media: it.Media,
+	}
+	if it.PublishedAt != nil {
+		p.Published = *it.PublishedAt
+	}
+	return p
+}
+
+// IssueOf is the channel view of a digest issue: each post with its
+// excerpt (none for the format "title"), as the issue's email shows it.
+func IssueOf(c *store.IssueContent) channel.Issue {
+	is := channel.Issue{Name: c.Digest.Name, Edition: digest.Edition(c.Digest.Schedule, c.Digest.Timezone, c.Issue.SlotAt)}
+	for _, f := range c.Feeds {
+		feed := channel.IssueFeed{Feed: channel.Feed{Title: f.Title, URL: f.URL, SiteURL: f.SiteURL}}
+		for _, it := range f.Items {
+			p := channel.Post{Feed: feed.Feed, Title: it.Title, Link: absolute(it.Link, f.URL), Author: it.Author,
+				Seen: it.SeenAt, Published: store.ItemDate(it), Media: it.Media}
+			if f.Format != store.FormatTitle {
+				p.Text = Excerpt(it.Content, ExcerptLen)
+			}
+			feed.Posts = append(feed.Posts, p)
+		}
+		is.Feeds = append(is.Feeds, feed)
+	}
+	return is
+}
+
+// deliverChannels delivers the channel jobs of a pass: one target's at a
+// time in order (a service rate-limits per target), channelParallel
+// targets at once. A target that asks to slow down gets its remaining
+// deliveries of this pass retried with it. It settles the failures,
+// records the deliveries made, and returns the rows to give back because
+// ctx ended, whether it ended, and a recording error.
+func (o *Outbox) deliverChannels(ctx, rec context.Context, js []*job) (release []int64, stopped bool, err error) {
+	if len(js) == 0 {
+		return nil, false, nil
+	}
+	results := make([]error, len(js))
+	groups := map[string][]int{}
+	var order []string
+	for i, j := range js {
+		k := targetKey(j.req.URL)
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	sem := make(chan struct{}, channelParallel)
+	var wg sync.WaitGroup
+	for _, k := range order {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			o.deliverGroup(ctx, js, groups[k], results)
+		})
+	}
+	wg.Wait()
+	if o.dies("sent") {
+		return nil, false, errCrashed
+	}
+	stopped = ctx.Err() != nil
+	var marks []store.SentMark
+	var failed []failure
+	for i, j := range js {
+		switch err := results[i]; {
+		case err == nil:
+			marks = append(marks, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: DeliveryID(j.row)})
+			o.count(j.row.Kind, "sent")
+		case stopped && !errors.As(err, new(*channelError)):
+			release = append(release, j.row.ID)
+		default:
+			failed = append(failed, failure{j, err})
+		}
+	}
+	o.settleFailures(rec, failed, nil)
+	if err := o.markSent(rec, marks); err != nil {
+		return nil, stopped, err
+	}
+	if len(marks) > 0 {
+		o.cfg.Log.Info("deliveries made", "count", len(marks))
+	}
+	return release, stopped, nil
+}
+
+// deliverGroup delivers the jobs at idx (one target's) in order, each
+// result to results. After a failure the channel judges worth a retry,
+// the rest are not tried in this pass: they fail with the same verdict.
+func (o *Outbox) deliverGroup(ctx context.Context, js []*job, idx []int, results []error) {
+	var slow *channelError
+	for _, i := range idx {
+		j := js[i]
+		switch {
+		case ctx.Err() != nil:
+			results[i] = ctx.Err()
+		case slow != nil:
+			results[i] = &channelError{v: slow.v, err: fmt.Errorf("not tried: %w", slow.err)}
+		default:
+			err := j.ch.Deliver(ctx, o.cfg.HTTP, j.req)
+			if err == nil {
+				continue
+			}
+			if ctx.Err() != nil {
+				results[i] = err
+				continue
+			}
+			ce := &channelError{v: j.ch.Judge(err), err: err}
+			results[i] = ce
+			if ce.v.Action == channel.Retry {
+				slow = ce
+			}
+		}
+	}
+}
+
+// targetKey groups requests by target: scheme, host and path.
+func targetKey(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Scheme + "://" + u.Host + u.Path
+}
+
+// settleChannel settles one failed channel delivery by its verdict:
+// retried with the row's backoff (and not before the service asked),
+// failed and refunded, or, for a target that is gone, failed and its
+// subscription (or digest) ended with a notice to its owner.
+func (o *Outbox) settleChannel(ctx context.Context, j *job, ce *channelError) {
+	log := o.cfg.Log.With("outbox", j.row.ID, "kind", j.row.Kind, "channel", j.row.Channel, "verdict", ce.v.Action)
+	switch ce.v.Action {
+	case channel.Retry:
+		o.retryIn(ctx, j, ce, ce.v.After, log)
+		return
+	case channel.Gone:
+		o.fail(ctx, j, "target gone: "+ce.Error(), false)
+		o.endGone(ctx, j, ce)
+	default:
+		o.fail(ctx, j, "target refused: "+ce.Error(), false)
+	}
+	o.count(j.row.Kind, "failed")
+	log.Warn("delivery failed", "err", ce.err)
+}
+
+// endGone ends what a gone target served (the row's subscription, or the
+// subscriptions of its digest) and queues the owner's notice, once.
+func (o *Outbox) endGone(ctx context.Context, j *job, ce *channelError) {
+	var err error
+	what, id := "sub", int64(0)
+	reason := "channel target gone: " + ce.Error()
+	switch {
+	case j.row.SubscriptionID != nil:
+		id = *j.row.SubscriptionID
+		_, err = o.cfg.Store.EndSubscription(ctx, id, reason)
+	case j.digestID != 0:
+		what, id = "digest", j.digestID
+		_, err = o.cfg.Store.EndDigestSubscriptions(ctx, id, reason)
+	default:
+		return
+	}
+	if err != nil {
+		o.cfg.Log.Error("end delivery to a gone target", "outbox", j.row.ID, "err", err)
+		return
+	}
+	name := j.endName
+	if name == "" {
+		name = j.row.Channel + " delivery " + strconv.FormatInt(id, 10)
+	}
+	n := notices.TargetGone(&o.cfg.Links, o.cfg.Clock.Now(), j.row.UserID, j.row.Channel, name, ce.Error())
+	if _, err := o.cfg.Store.QueueNotice(ctx, j.row.UserID, notices.TargetGoneKey(what, id), n); err != nil {
+		o.cfg.Log.Error("queue target-gone notice", "outbox", j.row.ID, "err", err)
+	}
+}
