@@ -25,7 +25,7 @@ type EntryKind string
 const (
 	KindGrant      EntryKind = "grant"      // > 0: trial credits at signup, operator gifts
 	KindPurchase   EntryKind = "purchase"   // > 0: a paid pack
-	KindCharge     EntryKind = "charge"     // < 0: an email sent (instant or digest issue)
+	KindCharge     EntryKind = "charge"     // ≤ 0: an email sent (instant or digest issue); 0 when sent free
 	KindRefund     EntryKind = "refund"     // > 0: credits given back for a charge that should not stand
 	KindAdjustment EntryKind = "adjustment" // ≠ 0: operator correction, e.g. a payment refunded or disputed
 )
@@ -46,12 +46,15 @@ func (k EntryKind) Valid() bool {
 
 // CheckEntry reports whether an entry of kind k may carry amount: grants,
 // purchases and refunds add credits, charges take them, adjustments go either
-// way; no entry is zero. Errors wrap ErrBadEntry.
+// way; no entry is zero but a charge of 0, the line of an email sent free
+// (its reason says why, e.g. BurstReason). Errors wrap ErrBadEntry.
 func CheckEntry(k EntryKind, amount int64) error {
 	if !k.Valid() {
 		return fmt.Errorf("%w: unknown kind %q", ErrBadEntry, string(k))
 	}
 	switch {
+	case amount == 0 && k == KindCharge:
+		return nil
 	case amount == 0:
 		return fmt.Errorf("%w: %s of 0 credits", ErrBadEntry, k)
 	case k == KindCharge && amount > 0:
@@ -98,14 +101,6 @@ func Key(kind string, refs ...any) string {
 		b.WriteString(keyPart(r))
 	}
 	return b.String()
-}
-
-// KeyCharge is the key of the charge for one sent email: KeyCharge("item",
-// subID, itemID) = "charge:item:<sub>:<item>" for an instant email,
-// KeyCharge("digest", digestID, slot) = "charge:digest:<digest>:<slot>" for
-// a digest issue.
-func KeyCharge(kind string, refs ...any) string {
-	return Key(string(KindCharge), append([]any{kind}, refs...)...)
 }
 
 // KeyPurchase is the key of a paid checkout session: "purchase:<session>".

@@ -12,11 +12,12 @@ import (
 // undelivered, and sending one free notice per shortage (KeyCreditsNotice).
 
 // KeyOutboxCharge is the idempotency key of the charge for the outbox row
-// whose dedupe key is dedupeKey: "charge:" + dedupeKey. For an instant
-// email (dedupe key "item:<sub>:<item>") that is
-// KeyCharge("item", sub, item) = "charge:item:<sub>:<item>"; for a digest
-// issue "charge:" + the digest row's dedupe key. Dedupe keys are unique in
-// the outbox, so charge keys are unique too.
+// whose dedupe key is dedupeKey: "charge:" + dedupeKey, the one rule for
+// every charge. For an instant email (dedupe key "item:<sub>:<item>") that
+// is "charge:item:<sub>:<item>"; for a digest issue "charge:" + the digest
+// row's dedupe key. Dedupe keys are unique in the outbox, so charge keys
+// are unique too. A post sent free (a burst, see Burst) gets its ledger
+// line under the same key, with 0 credits.
 func KeyOutboxCharge(dedupeKey string) string { return string(KindCharge) + ":" + dedupeKey }
 
 // KeyOutboxRefund is the key of the refund of that charge:

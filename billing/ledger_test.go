@@ -11,9 +11,8 @@ func TestOutboxKeys(t *testing.T) {
 		got, want string
 	}{
 		{KeyOutboxCharge("item:5:7"), "charge:item:5:7"},
-		{KeyOutboxCharge("item:5:7"), KeyCharge("item", 5, 7)},
 		{KeyOutboxRefund("item:5:7"), "refund:charge:item:5:7"},
-		{KeyOutboxRefund("item:5:7"), KeyRefund(KeyCharge("item", 5, 7))},
+		{KeyOutboxRefund("item:5:7"), KeyRefund(KeyOutboxCharge("item:5:7"))},
 		{KeyOutboxCharge("digest:12"), "charge:digest:12"},
 		{KeyCreditsNotice(42, 0), "credits:42:0"},
 		{KeyCreditsNotice(42, 1234), "credits:42:1234"},

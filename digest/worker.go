@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
@@ -179,7 +180,7 @@ func (w *Worker) assemble(ctx context.Context, plans []store.SlotPlan, claimedAt
 	var res store.AssembleResult
 	tries, err := store.RetryTransient(ctx, budget, func(ctx context.Context) error {
 		var err error
-		res, err = w.cfg.Store.AssembleDigestIssues(ctx, w.cfg.Owner, plans, Charge)
+		res, err = w.cfg.Store.AssembleDigestIssues(ctx, w.cfg.Owner, plans, billing.DigestCharge)
 		return err
 	})
 	if tries > 1 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/store"
@@ -394,7 +395,7 @@ func TestLostLeaseAssemblesNothing(t *testing.T) {
 		t.Fatalf("takeover issued %d", n)
 	}
 	p.queueFeeds(e, 1) // something new waits when the stalled worker wakes
-	res, err := e.st.AssembleDigestIssues(e.ctx, "stalled", []store.SlotPlan{plan}, digest.Charge)
+	res, err := e.st.AssembleDigestIssues(e.ctx, "stalled", []store.SlotPlan{plan}, billing.DigestCharge)
 	if err != nil {
 		t.Fatal(err)
 	}

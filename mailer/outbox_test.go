@@ -45,7 +45,7 @@ func TestOutboxSendsInstantEmails(t *testing.T) {
 		if got.State != store.OutboxSent || got.MessageID != want || got.SentAt == nil || got.LeaseOwner != "" {
 			t.Errorf("row %d: state %s message_id %q sent_at %v", r.ID, got.State, got.MessageID, got.SentAt)
 		}
-		if _, err := fx.s.LedgerEntryByKey(context.Background(), billing.KeyCharge("item", sub.ID, *r.ItemID)); err != nil {
+		if _, err := fx.s.LedgerEntryByKey(context.Background(), billing.KeyOutboxCharge(fmt.Sprintf("item:%d:%d", sub.ID, *r.ItemID))); err != nil {
 			t.Errorf("charge of row %d: %v", r.ID, err)
 		}
 	}

@@ -1,9 +1,12 @@
 // Package forecast owns the cost forecast shown before and after
 // subscribing: from the publish dates of a feed's items it estimates posts
-// a month, and from the prices (1 credit per instant email; digest.Charge
-// per digest issue) the credits a month for instant delivery and for each
-// digest preset. It is pure: callers pass the dates and the time. The method
-// is in docs/design.md.
+// a month, and from billing's prices and rules the credits a month for
+// instant delivery and for each digest preset. It applies what the charge
+// applies: the subscription's filters (only passing posts are sent), burst
+// protection (billing.FeedRate, replayed over the dates), a digest's
+// grouping of feeds (billing.DigestCharge) and free empty issues. It is
+// pure: callers pass the posts and the time. It must not hold a price of
+// its own. The method is in docs/design.md.
 package forecast
 
 import (
@@ -12,7 +15,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/filter"
 )
 
 // Month is the average month the forecast speaks of (365.2425/12 days).
@@ -29,9 +34,6 @@ const (
 	// the forecast says "more than".
 	MaxPostsPerMonth = 3000
 )
-
-// CreditsPerPost is what instant delivery charges per post (one email).
-const CreditsPerPost = 1
 
 // maxSlots bounds the digest slots walked to average a schedule; a
 // one-year walk of a daily schedule stays under it.
@@ -120,14 +122,37 @@ func (f Forecast) For(key string) (Cost, bool) {
 	return Cost{}, false
 }
 
-// Estimate returns the forecast from the items' publish dates at now.
-// Zero dates and dates after now are ignored.
+// Post is what the forecast reads of one item: its publish date (zero when
+// undated) and the words a subscription's filters match.
+type Post struct {
+	Date           time.Time
+	Title, Content string
+}
+
+// PostsOf returns posts with the given dates and no words.
+func PostsOf(dates []time.Time) []Post {
+	out := make([]Post, len(dates))
+	for i, d := range dates {
+		out[i] = Post{Date: d}
+	}
+	return out
+}
+
+// Estimate returns the forecast from the items' publish dates at now,
+// for a subscription without filters. Zero dates and dates after now are
+// ignored.
 func Estimate(dates []time.Time, now time.Time) Forecast {
-	h := Read(dates, now)
+	return EstimatePosts(PostsOf(dates), filter.Filter{}, now)
+}
+
+// EstimatePosts returns the forecast of a subscription with filter f
+// (the zero Filter passes every post) from the feed's posts at now.
+func EstimatePosts(posts []Post, f filter.Filter, now time.Time) Forecast {
+	h := ReadPosts(posts, f, now)
 	if !h.Known() {
 		return Forecast{NotEnoughHistory: true, Reason: h.Reason}
 	}
-	f := Forecast{PostsPerMonth: h.PerMonth, Capped: h.Capped, Instant: h.InstantCost()}
+	fc := Forecast{PostsPerMonth: h.PerMonth, Capped: h.Capped, Instant: h.InstantCost()}
 	// Presets are counted from a fixed Monday in UTC so every page shows
 	// the same numbers; a zone shifts the slots, not their gaps (DST aside).
 	ref := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -136,68 +161,127 @@ func Estimate(dates []time.Time, now time.Time) Forecast {
 		if err != nil {
 			continue // presets always parse (digest's tests)
 		}
-		f.Digests = append(f.Digests, PresetCost{Preset: p, Cost: DigestCost([]History{h}, s, ref)})
+		fc.Digests = append(fc.Digests, PresetCost{Preset: p, Cost: DigestCost([]History{h}, s, ref)})
 	}
-	return f
+	return fc
 }
 
-// History is what a feed's dates say: its rate, or why they cannot tell.
+// History is what a feed's dates say for one subscription: the rate of
+// the posts it is sent, or why the dates cannot tell.
 type History struct {
 	// Reason is why the dates cannot tell a rate ("" when they can).
 	Reason string
-	// PerMonth is the posts a month, at most MaxPostsPerMonth; Capped
-	// when the dates gave more.
+	// PerMonth is the posts a month that pass the subscription's filters,
+	// at most MaxPostsPerMonth; Capped when the dates gave more.
 	PerMonth float64
 	Capped   bool
-	dates    []time.Time // dated, not after now, oldest first
-	now      time.Time
+	// PerPost is the average credits instant email of one of those posts
+	// costs: billing.PostCharge of each, burst protection applied.
+	PerPost float64
+	start   time.Time   // the oldest dated item: where the window starts
+	dates   []time.Time // the passing dated items, not after now, oldest first
+	now     time.Time
 }
 
 // InstantCost returns the cost of one email per post, zero when the
 // history is not known.
 func (h History) InstantCost() Cost {
-	return newCost(h.PerMonth*CreditsPerPost, h.Capped)
+	return newCost(h.PerMonth*h.PerPost, h.Capped)
 }
 
 // Known reports whether the dates gave a rate.
 func (h History) Known() bool { return h.Reason == "" }
 
-// Read returns what dates say at now. The rate is (n−1)/(now − oldest):
-// the oldest item shown marks where the feed's window starts, and a feed
-// that stopped posting has its silence until now counted.
+// Read returns what dates say at now, for a subscription without filters.
 func Read(dates []time.Time, now time.Time) History {
-	var ds []time.Time
-	for _, d := range dates {
-		if !d.IsZero() && !d.After(now) {
-			ds = append(ds, d)
+	return ReadPosts(PostsOf(dates), filter.Filter{}, now)
+}
+
+// dated is a post with a date not after now, and whether it passes.
+type dated struct {
+	at   time.Time
+	pass bool
+}
+
+// ReadPosts returns what posts say at now for a subscription with filter
+// f. The window starts at the oldest dated post (the feed's window shows
+// no older) and ends at now, so a feed that stopped posting has its
+// silence counted; the rate is the passing posts after the oldest over
+// that window. Whether the dates can tell is judged on all posts.
+func ReadPosts(posts []Post, f filter.Filter, now time.Time) History {
+	var ds []dated
+	for _, p := range posts {
+		if !p.Date.IsZero() && !p.Date.After(now) {
+			ds = append(ds, dated{p.Date, !f.Active() || f.Pass(filter.NewDoc(p.Title, p.Content))})
 		}
 	}
 	if len(ds) < MinDated {
 		return History{Reason: "fewer than " + strconv.Itoa(MinDated) + " of its posts are dated"}
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i].Before(ds[j]) })
-	if ds[len(ds)-1].Sub(ds[0]) < MinSpan {
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].at.Before(ds[j].at) })
+	if ds[len(ds)-1].at.Sub(ds[0].at) < MinSpan {
 		return History{Reason: "its dated posts are all from within one day"}
 	}
-	h := History{dates: ds, now: now}
-	h.PerMonth = float64(len(ds)-1) * float64(Month) / float64(now.Sub(ds[0]))
+	h := History{start: ds[0].at, now: now}
+	burst := replayBursts(ds, now)
+	passing, credits := 0, 0
+	for i, d := range ds {
+		if !d.pass {
+			continue
+		}
+		h.dates = append(h.dates, d.at)
+		if i == 0 {
+			continue // the window's start, not counted
+		}
+		c, _ := billing.PostCharge(billing.PaidByReader, burst[i])
+		passing, credits = passing+1, credits+c
+	}
+	window := float64(now.Sub(h.start))
+	h.PerMonth = float64(passing) * float64(Month) / window
+	if passing > 0 {
+		h.PerPost = float64(credits) / float64(passing)
+	}
 	if h.PerMonth > MaxPostsPerMonth {
 		h.PerMonth, h.Capped = MaxPostsPerMonth, true
 	}
 	return h
 }
 
+// replayBursts returns, for each of ds (oldest first), whether burst
+// protection makes it a burst: billing's rule replayed over the dates,
+// posts with the same date being one update, from the state of a feed
+// that posted at its rate over the window (all posts, passing or not:
+// the rule is the feed's) before it began.
+func replayBursts(ds []dated, now time.Time) []bool {
+	perDay := float64(len(ds)-1) * float64(24*time.Hour) / float64(now.Sub(ds[0].at))
+	r := billing.SteadyRate(perDay, ds[0].at)
+	out := make([]bool, len(ds))
+	for i := 1; i < len(ds); {
+		j := i
+		for j < len(ds) && ds[j].at.Equal(ds[i].at) {
+			j++
+		}
+		var b []bool
+		r, b = r.Update(ds[i].at, j-i)
+		copy(out[i:j], b)
+		i = j
+	}
+	return out
+}
+
 // DigestCost returns the credits a month of a digest on schedule s with
 // these feeds (those without a known history are left out). An issue
-// costs digest.Charge(feeds with news), nothing when none has; slots a
-// month are counted over a year of s after from, and each feed has news
-// in a slot with its newsChance, independently of the others.
+// costs billing.DigestCharge(feeds with news), nothing when none has;
+// slots a month are counted over a year of s after from, and each feed has
+// news in a slot with its newsChance, independently of the others. A feed
+// has news in at most as many issues as it has posts, so a digest never
+// costs more than its feeds' posts would cost one email each.
 func DigestCost(feeds []History, s *digest.Schedule, from time.Time) Cost {
 	perMonth := slotsPerMonth(s, from)
 	var ps []float64
 	for _, h := range feeds {
-		if h.Known() {
-			ps = append(ps, h.newsChance(s))
+		if h.Known() && perMonth > 0 {
+			ps = append(ps, min(h.newsChance(s), h.PerMonth/perMonth))
 		}
 	}
 	return newCost(perMonth*issueCost(ps), false)
@@ -245,7 +329,7 @@ const minReplaySlots = 7
 // 1 − e^(−rate×gap) over a year of the schedule's gaps.
 func (h History) newsChance(s *digest.Schedule) float64 {
 	// Whole slots only: from the first slot after the oldest item.
-	prev := s.Next(h.dates[0])
+	prev := s.Next(h.start)
 	j := sort.Search(len(h.dates), func(i int) bool { return h.dates[i].After(prev) })
 	slots, withNews, whole := 0, 0, false
 	for !prev.IsZero() && slots < maxSlots {
@@ -277,7 +361,7 @@ func (h History) newsChance(s *digest.Schedule) float64 {
 	return sum / float64(len(gaps))
 }
 
-// issueCost is the expected digest.Charge of one issue whose feeds have
+// issueCost is the expected billing.DigestCharge of one issue whose feeds have
 // news with chances ps: the distribution of how many have, feed by feed.
 func issueCost(ps []float64) float64 {
 	dist := []float64{1} // dist[k]: the chance that k feeds have news
@@ -291,7 +375,7 @@ func issueCost(ps []float64) float64 {
 	}
 	var e float64
 	for k, q := range dist {
-		e += q * float64(digest.Charge(k))
+		e += q * float64(billing.DigestCharge(k))
 	}
 	return e
 }

@@ -36,7 +36,7 @@ type LedgerEntry struct {
 const (
 	LedgerGrant      = string(billing.KindGrant)      // > 0: trial credits, operator gifts
 	LedgerPurchase   = string(billing.KindPurchase)   // > 0: a paid pack
-	LedgerCharge     = string(billing.KindCharge)     // < 0: an email sent
+	LedgerCharge     = string(billing.KindCharge)     // ≤ 0: an email sent (0: sent free)
 	LedgerRefund     = string(billing.KindRefund)     // > 0: a charge given back
 	LedgerAdjustment = string(billing.KindAdjustment) // ≠ 0: operator correction
 )

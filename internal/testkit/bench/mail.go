@@ -10,6 +10,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
@@ -259,7 +260,7 @@ func (e *env) digest(ctx context.Context) (Row, error) {
 		return row, err
 	}
 	rows -= beforeRows
-	perIssue := int64(digest.Charge(digestFeeds))
+	perIssue := int64(billing.DigestCharge(digestFeeds))
 	if issued != e.cfg.Digests || rows != int64(issued) || credits != perIssue*rows || pending != 0 {
 		return row, checkf("issued %d, %d outbox rows for %d credits, %d items left; want %d, %d, %d, 0",
 			issued, rows, credits, pending, e.cfg.Digests, e.cfg.Digests, perIssue*int64(e.cfg.Digests))
