@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/feedmail/feedmail/billing"
 )
 
 // Routing of a new item: instant subscription -> outbox email row, digest
@@ -14,9 +16,11 @@ import (
 //
 // Each item a poll inserts and does not ignore goes to every subscription
 // active when it is first seen: an instant one gets an outbox row (kind
-// "item", 1 credit, dedupe key "item:<subscription>:<item>", the
-// subscription's channel, held with HoldBouncing when it goes by email to
-// an address that bounces; the mailer charges when it sends); a digest one gets a digest_items row for its next issue. One
+// "item", priced by billing, see routeInstantStart; dedupe key
+// "item:<subscription>:<item>", the subscription's channel, held with
+// HoldBouncing when it goes by email to an address that bounces; the
+// mailer charges when it sends); a digest one gets a digest_items row for
+// its next issue. One
 // INSERT … SELECT per kind for the whole batch, ON CONFLICT DO NOTHING.
 //
 // A subscription confirmed after it was asked for also gets, at that
@@ -31,8 +35,9 @@ import (
 // The statements of the routing, around their parameters: the bouncing
 // hold reason, the times and the item ids.
 const (
-	routeInstantHead = `INSERT INTO outbox (kind, dedupe_key, user_id, subscription_id, item_id, to_addr, channel, credits, state, last_error, next_attempt_at, created_at)
-SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, s.channel, 1,
+	routeInstantHead = `INSERT INTO outbox (kind, dedupe_key, user_id, subscription_id, item_id, to_addr, channel, credits, free_reason, state, last_error, next_attempt_at, created_at)
+SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, s.channel,`
+	routeInstantState = `,
   CASE WHEN u.bouncing_since IS NULL OR s.channel <> 'email' THEN 'queued' ELSE 'held' END,
   CASE WHEN u.bouncing_since IS NULL OR s.channel <> 'email' THEN '' ELSE `
 	routeInstantFrom = `
@@ -47,6 +52,21 @@ FROM items i
 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NOT NULL
 `
 )
+
+// routeInstantStart begins an instant routing statement, up to its FROM:
+// each row's price is billing's (PostCharge: a post that came in a burst,
+// items.burst, is free to a reader who pays for themselves, and its row
+// says why in free_reason), held with HoldBouncing when the address
+// bounces, created at now. A payer other than the reader (a feed's owner)
+// would price the row with its own PostCharge here.
+func (s *Store) routeInstantStart(now time.Time) *psQuery {
+	paid, _ := billing.PostCharge(billing.PaidByReader, false)
+	free, why := billing.PostCharge(billing.PaidByReader, true)
+	q := s.psNew().sql(routeInstantHead, "\n  CASE WHEN i.burst THEN ").arg(free, "integer").sql(" ELSE ").arg(paid, "integer").
+		sql(" END, CASE WHEN i.burst THEN ").arg(why, "text").sql(" ELSE '' END")
+	return q.sql(routeInstantState).arg(HoldBouncing, "text").sql(` END, `).
+		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz")
+}
 
 // notPaused appends the condition that neither the subscription s nor its
 // person u is paused at now (pause.go): a paused one gets no instant email.
@@ -67,8 +87,7 @@ func (s *Store) routeNewItems(ctx context.Context, c gorm.ConnPool, recs []PollR
 	}
 	for start, chunk := 0, s.psChunkOf(len(deliver)); start < len(deliver); start += chunk {
 		part := deliver[start:min(start+chunk, len(deliver))]
-		q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
-			arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom, "WHERE i.id").in(part).sql(routeUnfiltered)
+		q := s.routeInstantStart(now).sql(routeInstantFrom, "WHERE i.id").in(part).sql(routeUnfiltered)
 		q = notPaused(q, now).sql(`
 ON CONFLICT (dedupe_key) DO NOTHING
 RETURNING item_id`)
@@ -134,8 +153,7 @@ func (s *Store) routeCatchUp(ctx context.Context, subID int64, now time.Time) er
 		return q.sql("WHERE s.id = ").arg(sub.ID, "bigint").sql(" AND i.ignored_rule = '' AND i.seen_at > ").
 			arg(sub.RequestedAt.UTC(), "timestamptz")
 	}
-	q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
-		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom)
+	q := s.routeInstantStart(now).sql(routeInstantFrom)
 	n, err := notPaused(where(q), now).sql("\nON CONFLICT (dedupe_key) DO NOTHING").exec(ctx, c)
 	if err != nil {
 		return fmt.Errorf("catch up subscription %d by email: %w", subID, err)
@@ -184,8 +202,7 @@ func (s *Store) routeNewest(ctx context.Context, subID int64, now time.Time) err
 	if err := s.DB.WithContext(ctx).Take(&sub, subID).Error; err != nil {
 		return fmt.Errorf("send the newest post to subscription %d: %w", subID, notFound(err))
 	}
-	q := s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
-		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz")
+	q := s.routeInstantStart(now)
 	if sub.IncludeTerms != "" || sub.ExcludeTerms != "" {
 		// The newest post that passes its filters.
 		itemID, err := s.newestPassing(ctx, &sub)

@@ -145,8 +145,7 @@ func (s *Store) routeToSub(ctx context.Context, c gorm.ConnPool, sub filteredSub
 		if sub.Digest {
 			q = s.psNew().sql(routeDigestHead).arg(now, "timestamptz").sql(routeDigestFrom)
 		} else {
-			q = s.psNew().sql(routeInstantHead).arg(HoldBouncing, "text").sql(` END, `).
-				arg(now, "timestamptz").sql(", ").arg(now, "timestamptz").sql(routeInstantFrom)
+			q = s.routeInstantStart(now).sql(routeInstantFrom)
 		}
 		q.sql("WHERE s.id = ").arg(sub.ID, "bigint").sql(" AND i.id").in(part)
 		if sub.Digest {

@@ -66,10 +66,16 @@ type Feed struct {
 	// newest poll_log line was written, if that line is a poll's (a push
 	// clears it): the line later identical polls may be folded into (see
 	// PollRecord.Fold).
-	LogSeq    int64
-	LoggedAt  *time.Time
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	LogSeq   int64
+	LoggedAt *time.Time
+	// RateScore, RateAllowance, RateAt and RateSince are the feed's
+	// billing.FeedRate (burst protection), written with its new posts.
+	RateScore     float64
+	RateAllowance float64
+	RateAt        *time.Time
+	RateSince     *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // EnsureFeed returns the feed with this URL, creating it (due now) when absent.

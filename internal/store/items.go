@@ -26,6 +26,9 @@ type Item struct {
 	// ContentHash is the fingerprint of this version (Fingerprint); ""
 	// for items stored before fingerprints were.
 	ContentHash string
+	// Burst: the post came in a burst (billing.FeedRate), so instant
+	// email of it is free to a reader who pays for themselves.
+	Burst bool
 }
 
 // ItemsOfFeed returns up to limit items of a feed, newest first (by when

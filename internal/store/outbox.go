@@ -36,16 +36,19 @@ type OutboxEmail struct {
 	IssueID        *int64
 	ToAddr         string
 	Credits        int
-	State          string
-	Attempts       int
-	NextAttemptAt  time.Time
-	LeaseOwner     string
-	LeaseUntil     *time.Time
-	LastError      string
-	MessageID      string
-	Payload        string
-	CreatedAt      time.Time
-	SentAt         *time.Time
+	// FreeReason says why a row of 0 credits is free ("burst: free"): its
+	// ledger line, written when it is sent, carries it. "" otherwise.
+	FreeReason    string
+	State         string
+	Attempts      int
+	NextAttemptAt time.Time
+	LeaseOwner    string
+	LeaseUntil    *time.Time
+	LastError     string
+	MessageID     string
+	Payload       string
+	CreatedAt     time.Time
+	SentAt        *time.Time
 	// BlockedSince is when the destination first turned this email away,
 	// or it was first put back, for the sender's sake (see
 	// mail_destinations.go); nil otherwise.

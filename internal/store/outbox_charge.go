@@ -49,7 +49,9 @@ func (c ChargeOutcome) Sendable() bool {
 }
 
 // ChargeOutbox charges the claimed rows (all of which owner holds) before
-// they are sent, in one transaction: rows already charged by an earlier
+// they are sent, in one transaction. A row of 0 credits with a FreeReason
+// (a burst post) is charged 0: its ledger line says why it is free, under
+// the same key rule, and it is ChargeFree. Rows already charged by an earlier
 // attempt (their charge key exists) are not charged again; the others are
 // charged in the order given, each one if what is left of its person's
 // balance covers it, and held for credits otherwise (so a 3-credit digest
@@ -121,7 +123,7 @@ func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*Outb
 		switch {
 		case !held[r.ID]:
 			out[i] = LeaseLost
-		case r.Credits <= 0:
+		case r.Credits <= 0 && r.FreeReason == "":
 			out[i] = ChargeFree
 		default:
 			chargeKeys[i], _ = keys(r)
@@ -152,6 +154,10 @@ func (s *Store) skipChargedBefore(ctx context.Context, rows []*OutboxEmail, char
 		}
 		if done[chargeKeys[i]] {
 			out[i] = ChargedBefore
+			if r.Credits <= 0 {
+				// Its line of 0 is written already: nothing left to do.
+				out[i], chargeKeys[i] = ChargeFree, ""
+			}
 			continue
 		}
 		if !seen[r.UserID] {
@@ -185,7 +191,8 @@ func chargeRows(rows []*OutboxEmail, chargeKeys []string, balances map[int64]int
 		if !ok {
 			return c, fmt.Errorf("outbox %d: user %d: %w", r.ID, r.UserID, ErrNotFound)
 		}
-		next, err := applyAmount(bal, -int64(r.Credits))
+		amount := -int64(max(r.Credits, 0))
+		next, err := applyAmount(bal, amount)
 		if err != nil {
 			out[i] = HeldForCredits
 			c.heldIDs = append(c.heldIDs, r.ID)
@@ -193,11 +200,25 @@ func chargeRows(rows []*OutboxEmail, chargeKeys []string, balances map[int64]int
 			continue
 		}
 		balances[r.UserID], c.changed[r.UserID] = next, true
-		c.entries = append(c.entries, LedgerEntry{UserID: r.UserID, Kind: LedgerCharge, Amount: -int64(r.Credits),
-			BalanceAfter: next, IdempotencyKey: chargeKeys[i], Reason: r.Kind + " email " + r.DedupeKey, CreatedAt: now})
+		c.entries = append(c.entries, LedgerEntry{UserID: r.UserID, Kind: LedgerCharge, Amount: amount,
+			BalanceAfter: next, IdempotencyKey: chargeKeys[i], Reason: chargeReason(r), CreatedAt: now})
 		out[i] = Charged
+		if amount == 0 {
+			out[i] = ChargeFree
+		}
 	}
 	return c, nil
+}
+
+// chargeReason is the ledger reason of the charge for row r: "item email
+// item:5:7", and for a row sent free, why: "item email item:5:7 (burst:
+// free)".
+func chargeReason(r *OutboxEmail) string {
+	reason := r.Kind + " email " + r.DedupeKey
+	if r.Credits <= 0 && r.FreeReason != "" {
+		reason += " (" + r.FreeReason + ")"
+	}
+	return reason
 }
 
 // writeCharges inserts the charge entries and writes the changed balances

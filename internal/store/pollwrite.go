@@ -15,7 +15,8 @@ import (
 // lock, that owner still holds each feed (heldBy), leaving out the feeds
 // whose lease was lost; (2) insert the new items, ON CONFLICT DO NOTHING,
 // so a replayed poll inserts and delivers nothing again, and update the
-// edited ones (items_edit.go); (3) route the
+// edited ones (items_edit.go), then apply burst protection to the new
+// posts (pollwrite_burst.go); (3) route the
 // inserted items (fanout.go); (4) end or merge feeds; (5) append poll_log;
 // (6) last, write the feeds' state and clear their leases, guarded by
 // heldBy. A crash before the commit leaves nothing: the lease runs out and
@@ -165,6 +166,9 @@ func (s *Store) recordPollsSteps(ctx context.Context, owner string, recs []PollR
 		return nil, err
 	}
 	if err := s.updateEditedItems(ctx, c, recs, outs); err != nil {
+		return nil, err
+	}
+	if err := s.applyBurstRule(ctx, c, recs, outs, now); err != nil {
 		return nil, err
 	}
 	if err := s.routeNewItems(ctx, c, recs, outs, idx, deliver, now); err != nil {
