@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
@@ -28,7 +29,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	feedURL := fs.String("feed", "", "the feed's URL")
 	digestName := fs.String("digest", "", "deliver into this digest of the person's (instant when empty)")
 	confirmed := fs.Bool("confirmed", false, "active at once, without a confirmation email")
-	newest := fs.Bool("newest", false, "also email the feed's newest post as soon as the subscription is confirmed (1 credit)")
+	newest := fs.Bool("newest", false, "also email the feed's newest post as soon as the subscription is confirmed ("+billing.Standard().PostCost()+")")
 	controlsOf := controlFlags(fs)
 	chanOf := channelFlags(fs)
 	if err := parseNoArgs(fs, args); err != nil {

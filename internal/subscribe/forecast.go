@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/filter"
 	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/newitems"
 )
@@ -44,4 +45,30 @@ func (s *Service) StoredHistory(ctx context.Context, feedID int64) (forecast.His
 		return forecast.History{}, err
 	}
 	return forecast.Read(ds, s.Clock.Now()), nil
+}
+
+// StoredHistoryFiltered is StoredHistory for a subscription with include
+// and exclude terms: only the posts they pass count as sent (the
+// forecast applies the filters as the fan-out does). Terms that no longer
+// parse (the fan-out then sends nothing) give no forecast.
+func (s *Service) StoredHistoryFiltered(ctx context.Context, feedID int64, include, exclude string) (forecast.History, error) {
+	if include == "" && exclude == "" {
+		return s.StoredHistory(ctx, feedID)
+	}
+	items, err := s.Store.ItemsOfFeed(ctx, feedID, newitems.MaxItems)
+	if err != nil {
+		return forecast.History{}, err
+	}
+	posts := make([]forecast.Post, len(items))
+	for i, it := range items {
+		posts[i] = forecast.Post{Title: it.Title, Content: it.Content}
+		if it.PublishedAt != nil {
+			posts[i].Date = it.PublishedAt.UTC()
+		}
+	}
+	f, err := filter.New(include, exclude)
+	if err != nil {
+		return forecast.History{Reason: "its filters cannot be read"}, nil
+	}
+	return forecast.ReadPosts(posts, f, s.Clock.Now()), nil
 }

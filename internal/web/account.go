@@ -171,7 +171,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 			as.DigestName = sub.DigestName
 			perDigest[*sub.DigestID]++
 		}
-		as.Forecast = subForecast(sub, hist[sub.FeedID], digestCost)
+		as.Forecast = subForecast(sub, hist[sub.ID], digestCost)
 		as.Paused = pauseWords(sub.PausedAt, sub.PausedUntil, now, u.Timezone)
 		as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
 		as.ChannelForm = channelFormOf(sub.Subscription)
@@ -207,18 +207,25 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 }
 
 // histories returns what the stored items of each subscribed feed say of
-// its rate, by feed id.
+// its rate for each subscription (its filters applied), by subscription id.
 func (s *Server) histories(ctx context.Context, subs []store.SubscriptionView) (map[int64]forecast.History, error) {
 	out := map[int64]forecast.History{}
+	type key struct {
+		feed             int64
+		include, exclude string
+	}
+	seen := map[key]forecast.History{}
 	for _, sub := range subs {
-		if _, ok := out[sub.FeedID]; ok {
-			continue
+		k := key{sub.FeedID, sub.IncludeTerms, sub.ExcludeTerms}
+		h, ok := seen[k]
+		if !ok {
+			var err error
+			if h, err = s.subs.StoredHistoryFiltered(ctx, sub.FeedID, sub.IncludeTerms, sub.ExcludeTerms); err != nil {
+				return nil, err
+			}
+			seen[k] = h
 		}
-		h, err := s.subs.StoredHistory(ctx, sub.FeedID)
-		if err != nil {
-			return nil, err
-		}
-		out[sub.FeedID] = h
+		out[sub.ID] = h
 	}
 	return out, nil
 }
@@ -229,7 +236,7 @@ func (s *Server) digestForecasts(digests []store.Digest, subs []store.Subscripti
 	feeds := map[int64][]forecast.History{}
 	for _, sub := range subs {
 		if sub.DigestID != nil {
-			feeds[*sub.DigestID] = append(feeds[*sub.DigestID], hist[sub.FeedID])
+			feeds[*sub.DigestID] = append(feeds[*sub.DigestID], hist[sub.ID])
 		}
 	}
 	out := map[int64]string{}

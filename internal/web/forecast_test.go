@@ -148,3 +148,27 @@ func TestAccountForecast(t *testing.T) {
 		t.Errorf("%d digest subscriptions say the digest's cost; want 2", n)
 	}
 }
+
+// TestAccountForecastFilters: a subscription's forecast counts only the
+// posts its filters let through.
+func TestAccountForecastFilters(t *testing.T) {
+	h := newHarness(t)
+	h.knownFeed("https://daily.example/feed", "Daily", 20, 24*time.Hour)
+	// Every other post is about Go.
+	if err := h.st.DB.Exec(`UPDATE items SET title = 'Go news' WHERE identity IN ('p0','p2','p4','p6','p8','p10','p12','p14','p16','p18')`).Error; err != nil {
+		t.Fatal(err)
+	}
+	u := h.subscribeConfirmed("ann@example.com", "https://daily.example/feed", "instant")
+	if b := h.get(h.accountPath(u)).Body.String(); !strings.Contains(b, "Cost: about 30 credits a month as delivered now") {
+		t.Fatalf("without filters: no 30 a month:\n%s", b)
+	}
+	sub := h.subsOf(u)[0]
+	inc := "go"
+	if _, err := h.st.SetSubscriptionControls(context.Background(), u.ID, sub.ID, store.Controls{Include: &inc}); err != nil {
+		t.Fatal(err)
+	}
+	// 10 of the 19 posts after the oldest (p19) are about Go: 16 a month.
+	if b := h.get(h.accountPath(u)).Body.String(); !strings.Contains(b, "Cost: about 16 credits a month as delivered now") {
+		t.Errorf("with include=go: no 16 a month:\n%s", b)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/subscribe"
@@ -69,7 +70,7 @@ func (s *Server) loadAssets() error {
 		*ref = links.Fill(links.PathStatic, name) + "?v=" + strings.Trim(f.etag, `"`)
 	}
 
-	base, err := template.New("layout").Option("missingkey=zero").Funcs(funcs()).ParseFS(templates.FS, "pages/_*.html")
+	base, err := template.New("layout").Option("missingkey=zero").Funcs(funcs(s.prices())).ParseFS(templates.FS, "pages/_*.html")
 	if err != nil {
 		return fmt.Errorf("page layout: %w", err)
 	}
@@ -89,6 +90,14 @@ func (s *Server) loadAssets() error {
 		s.pages[strings.TrimSuffix(path.Base(n), ".html")] = t
 	}
 	return nil
+}
+
+// prices is the price list the pages state: Deps.Prices, else billing's.
+func (s *Server) prices() billing.Prices {
+	if s.Prices != nil {
+		return *s.Prices
+	}
+	return billing.Standard()
 }
 
 // serveStatic serves /static/{file} with an ETag; URLs made by the pages
@@ -217,7 +226,7 @@ func (s *Server) linkGone(w http.ResponseWriter, r *http.Request, heading, text 
 	s.render(w, r, http.StatusGone, "message", heading, messageData{Heading: heading, Text: text, SignIn: true})
 }
 
-func funcs() template.FuncMap {
+func funcs(p billing.Prices) template.FuncMap {
 	return template.FuncMap{
 		"when":     fmtTime,
 		"ago":      agoWords,
@@ -265,6 +274,10 @@ func funcs() template.FuncMap {
 			}
 			return a
 		},
+		// postCost and digestRate are the prices in words, from billing:
+		// pages never write a price themselves.
+		"postCost":   p.PostCost,
+		"digestRate": p.DigestRate,
 	}
 }
 

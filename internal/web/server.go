@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/config"
 	"github.com/feedmail/feedmail/internal/fetcher"
@@ -40,6 +41,9 @@ type Deps struct {
 	// Limits are the rate limits on signup and sign-in links. Nil means
 	// DefaultLimits().
 	Limits *Limits
+	// Prices are the prices the pages state. Nil means billing.Standard(),
+	// what is charged; tests set others to show no page writes its own.
+	Prices *billing.Prices
 }
 
 // Server routes requests to handlers.
