@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/links"
@@ -308,6 +309,8 @@ func localTime(t time.Time, zone string) string {
 func ledgerWords(e store.LedgerEntry) string {
 	r := e.Reason
 	switch {
+	case e.Kind == "charge" && e.Amount == 0 && strings.HasSuffix(r, "("+billing.BurstReason+")"):
+		return "Email of a new post, free: it came in a burst (" + billing.BurstReason + ")"
 	case e.Kind == "charge" && strings.HasPrefix(r, "item"):
 		return "Email of a new post"
 	case e.Kind == "charge" && strings.HasPrefix(r, "digest"):

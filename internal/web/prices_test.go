@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/billing"
+	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/templates"
 )
 
@@ -70,5 +71,24 @@ func TestNoPriceInTemplates(t *testing.T) {
 	}
 	if pricePattern.FindString("1 credit per 5 feeds") == "" {
 		t.Fatal("the pattern misses a price")
+	}
+}
+
+// TestLedgerWords: the account page's credit history says why a post was
+// free.
+func TestLedgerWords(t *testing.T) {
+	tests := []struct {
+		e    store.LedgerEntry
+		want string
+	}{
+		{store.LedgerEntry{Kind: "charge", Amount: -1, Reason: "item email item:5:7"}, "Email of a new post"},
+		{store.LedgerEntry{Kind: "charge", Amount: 0, Reason: "item email item:5:8 (burst: free)"},
+			"Email of a new post, free: it came in a burst (burst: free)"},
+		{store.LedgerEntry{Kind: "charge", Amount: -2, Reason: "digest email digest:3"}, "Digest issue"},
+	}
+	for _, tt := range tests {
+		if got := ledgerWords(tt.e); got != tt.want {
+			t.Errorf("ledgerWords(%+v) = %q, want %q", tt.e, got, tt.want)
+		}
 	}
 }
