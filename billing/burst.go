@@ -21,8 +21,9 @@ import (
 //   - Each feed has an allowance of charged posts. It grows, between one
 //     update and the next, at BurstFactor × A posts a day, and at least one
 //     post a day; it holds at most a day of the feed's posts at its average
-//     rate (A × 1 day), and at least one post. A feed new to feedmail starts
-//     with a full allowance.
+//     rate (A × 1 day), and at least one post.
+//   - During a feed's first MinHistory on feedmail its average is not known
+//     yet: every post is charged and the allowance stays full.
 //   - Each post of an update, in order, is charged when the allowance holds
 //     a whole post, which it then uses up; otherwise it is a burst post:
 //     instant email of it is free and the ledger says "burst: free".
@@ -105,15 +106,22 @@ func (r FeedRate) Update(now time.Time, n int) (FeedRate, []bool) {
 		now = r.At
 	}
 	next := r
-	if r.At.IsZero() {
-		next = FeedRate{Since: now, Allowance: allowanceCap(0)}
-	} else {
-		a := r.PerDay(now)
-		grow := max(BurstFactor*a, 1) * float64(now.Sub(r.At)) / float64(AllowanceSpan)
-		next.Allowance = min(r.Allowance+grow, allowanceCap(a))
-		next.Score = r.decayedScore(now)
-	}
 	burst := make([]bool, n)
+	switch {
+	case r.At.IsZero():
+		next = FeedRate{Since: now, Allowance: allowanceCap(0)}
+		return next.learn(now, n), burst
+	case now.Sub(r.Since) < MinHistory:
+		// Its average is not known yet: every post is charged and the
+		// allowance stays full.
+		next.Score = r.decayedScore(now)
+		next.Allowance = allowanceCap(r.PerDay(now))
+		return next.learn(now, n), burst
+	}
+	a := r.PerDay(now)
+	grow := max(BurstFactor*a, 1) * float64(now.Sub(r.At)) / float64(AllowanceSpan)
+	next.Allowance = min(r.Allowance+grow, allowanceCap(a))
+	next.Score = r.decayedScore(now)
 	for i := range burst {
 		// A tolerance keeps an exact day's growth (1.0) from falling short.
 		if next.Allowance >= 1-1e-9 {
@@ -122,9 +130,14 @@ func (r FeedRate) Update(now time.Time, n int) (FeedRate, []bool) {
 			burst[i] = true
 		}
 	}
-	next.Score += float64(n)
-	next.At = now
-	return next, burst
+	return next.learn(now, n), burst
+}
+
+// learn counts n posts at now in the average (Score already decayed to now).
+func (r FeedRate) learn(now time.Time, n int) FeedRate {
+	r.Score += float64(n)
+	r.At = now
+	return r
 }
 
 // Payer is who pays for an instant email.

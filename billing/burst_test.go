@@ -2,6 +2,7 @@ package billing
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -180,10 +181,18 @@ func TestBurstRuleProperties(t *testing.T) {
 		t.Errorf("Update(0 posts) = %+v, %v", got, b)
 	}
 	// A clock step back counts as no time passing.
-	r, _ = r.Update(t0, 1)
-	r2, burst := r.Update(t0.Add(-time.Hour), 1)
-	if !burst[0] || !r2.At.Equal(t0) {
+	_, r = replay(t, daily(0, 3, 0), 0, 0)
+	last := r.At
+	r2, burst := r.Update(last.Add(-time.Hour), 1)
+	if !burst[0] || !r2.At.Equal(last) {
 		t.Errorf("update dated before the last: burst %v at %v", burst, r2.At)
+	}
+	// A feed's first day: its average is unknown, every post is charged.
+	young, _ := (FeedRate{}).Update(t0, 1)
+	for _, n := range []int{3, 50} {
+		if _, b := young.Update(t0.Add(time.Hour), n); slices.Contains(b, true) {
+			t.Errorf("a feed an hour old: %d posts at once had bursts %v", n, b)
+		}
 	}
 }
 
