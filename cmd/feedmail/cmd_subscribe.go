@@ -69,7 +69,11 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	return a.printSubscribed(ctx, svc.Store, res, found.Forecast)
+	fc, err := svc.ForecastFor(ctx, &found, res.Sub.FeedID, res.Sub.IncludeTerms, res.Sub.ExcludeTerms)
+	if err != nil {
+		return err
+	}
+	return a.printSubscribed(ctx, svc.Store, res, fc)
 }
 
 // printSubscribed prints what cmdSubscribe did, with the person's balance

@@ -85,3 +85,26 @@ func TestSubscribeDeliverySaidOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscribeForecastFilters: the forecast printed for a subscription
+// with filters counts only the posts they pass.
+func TestSubscribeForecastFilters(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	cli := cliFor(dsn, map[string]string{"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1"})
+	site := feedSite(t)
+	code, out, errs := cli("subscribe", "--email", "bob@example.com", "--feed", site+"/dated", "--include", "0, 1, 2, 3, 4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got struct {
+		Forecast map[string]any `json:"forecast"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// Posts 0 to 4 of the 9 after the oldest (post 9), in 9 days and an
+	// hour: 16.8 a month.
+	if got.Forecast["instant"] != 17.0 || got.Forecast["posts_per_month"] != 16.8 {
+		t.Errorf("forecast %v; want 17 credits, 16.8 posts a month", got.Forecast)
+	}
+}

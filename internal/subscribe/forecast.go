@@ -7,6 +7,7 @@ import (
 	"github.com/feedmail/feedmail/internal/filter"
 	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/newitems"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // parsedDates returns the publish dates of a parsed feed's items (zero
@@ -59,6 +60,43 @@ func (s *Service) StoredHistoryFiltered(ctx context.Context, feedID int64, inclu
 	if err != nil {
 		return forecast.History{}, err
 	}
+	posts := storedPosts(items)
+	f, err := filter.New(include, exclude)
+	if err != nil {
+		return forecast.History{Reason: "its filters cannot be read"}, nil
+	}
+	return forecast.ReadPosts(posts, f, s.Clock.Now()), nil
+}
+
+// ForecastFor returns the forecast of a subscription to found with the
+// given include and exclude terms: found.Forecast without terms, else the
+// forecast of the posts they pass, from the fetched document's items or,
+// for a feed not fetched, its stored ones.
+func (s *Service) ForecastFor(ctx context.Context, found *Found, feedID int64, include, exclude string) (forecast.Forecast, error) {
+	if include == "" && exclude == "" {
+		return found.Forecast, nil
+	}
+	f, err := filter.New(include, exclude)
+	if err != nil {
+		return forecast.Forecast{NotEnoughHistory: true, Reason: "its filters cannot be read"}, nil
+	}
+	var posts []forecast.Post
+	if found.doc != nil {
+		for _, it := range found.doc.parsed.Items {
+			posts = append(posts, forecast.Post{Date: it.Published, Title: it.Title, Content: it.ContentHTML})
+		}
+	} else {
+		items, err := s.Store.ItemsOfFeed(ctx, feedID, newitems.MaxItems)
+		if err != nil {
+			return forecast.Forecast{}, err
+		}
+		posts = storedPosts(items)
+	}
+	return forecast.EstimatePosts(posts, f, s.Clock.Now()), nil
+}
+
+// storedPosts is what the forecast reads of stored items.
+func storedPosts(items []store.Item) []forecast.Post {
 	posts := make([]forecast.Post, len(items))
 	for i, it := range items {
 		posts[i] = forecast.Post{Title: it.Title, Content: it.Content}
@@ -66,9 +104,5 @@ func (s *Service) StoredHistoryFiltered(ctx context.Context, feedID int64, inclu
 			posts[i].Date = it.PublishedAt.UTC()
 		}
 	}
-	f, err := filter.New(include, exclude)
-	if err != nil {
-		return forecast.History{Reason: "its filters cannot be read"}, nil
-	}
-	return forecast.ReadPosts(posts, f, s.Clock.Now()), nil
+	return posts
 }
