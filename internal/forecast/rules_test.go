@@ -15,6 +15,7 @@ import (
 func TestOneFeedDigestNeverAboveInstant(t *testing.T) {
 	feeds := map[string][]time.Time{
 		"every 3 days":           every(at("2025-02-28 10:00"), 3*day, 10),
+		"every 3 days, 4 posts":  every(at("2025-02-27 18:00"), 3*day, 4), // was instant 8, daily 9
 		"every 3 days, 20 posts": every(at("2025-02-27 18:00"), 3*day, 20),
 		"every 2 days":           every(at("2025-03-01 08:00"), 2*day, 15),
 		"every 36 hours":         every(at("2025-02-28 20:00"), 36*time.Hour, 12),
@@ -38,11 +39,10 @@ func TestOneFeedDigestNeverAboveInstant(t *testing.T) {
 			}
 		})
 	}
-	f := Estimate(feeds["every 3 days"], now)
+	f := Estimate(feeds["every 3 days, 4 posts"], now)
 	daily, _ := f.For("daily")
-	t.Logf("every 3 days: instant %s, daily digest %s", f.Instant.Words(), daily.Words())
-	if daily.Credits > f.Instant.Credits {
-		t.Errorf("every 3 days: daily %d > instant %d", daily.Credits, f.Instant.Credits)
+	if daily.Credits != 8 || f.Instant.Credits != 8 {
+		t.Errorf("every 3 days: daily %s, instant %s; want 8 and 8", daily.Words(), f.Instant.Words())
 	}
 }
 
