@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -19,6 +20,39 @@ type createRequest struct {
 	Format   *string `json:"format"`
 	// Newest: the feed's newest post goes out at once (1 credit).
 	Newest bool `json:"newest"`
+	channelRequest
+}
+
+// channelRequest is where a subscription's posts go: a channel, its
+// target and token (see package channels); all absent leaves it as it is
+// (email for a new one).
+type channelRequest struct {
+	Channel *string `json:"channel"`
+	Target  *string `json:"target"`
+	Token   *string `json:"token"`
+}
+
+// choice checks the request's channel (the CLI's and account page's
+// checks, channels.Choose); set is false when the request names none.
+func (c channelRequest) choice() (choice store.ChannelChoice, set bool, p problem, bad bool) {
+	if c.Channel == nil && c.Target == nil && c.Token == nil {
+		return choice, false, p, false
+	}
+	str := func(v *string) string {
+		if v == nil {
+			return ""
+		}
+		return *v
+	}
+	choice, err := channels.Choose(str(c.Channel), str(c.Target), str(c.Token))
+	if err != nil {
+		field := "target"
+		if c.Channel != nil && strings.Contains(err.Error(), "unknown channel") {
+			field = "channel"
+		}
+		return choice, true, invalid(field, err.Error()), true
+	}
+	return choice, true, p, false
 }
 
 // createSubscription is POST /api/v1/subscriptions: the signup form's
@@ -42,6 +76,11 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, u *s
 		writeProblem(w, invalid(controlField(req.Include, req.Exclude, err), err.Error()))
 		return
 	}
+	ch, _, p, bad := req.choice()
+	if bad {
+		writeProblem(w, p)
+		return
+	}
 	digestName := ""
 	if req.DigestID != nil {
 		dg, err := s.Store.AccountDigest(r.Context(), u.ID, *req.DigestID)
@@ -60,12 +99,12 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, u *s
 		return
 	}
 	res, err := s.Subs.Subscribe(r.Context(), subscribe.Request{Email: u.Email, Feed: found, DigestName: digestName,
-		Confirmed: true, ConfirmedBy: store.ConfirmedByAccount, SendNewest: req.Newest, Controls: controls})
+		Confirmed: true, ConfirmedBy: store.ConfirmedByAccount, SendNewest: req.Newest, Controls: controls, Channel: ch})
 	if err != nil {
 		s.fail(w, r, "", err)
 		return
 	}
-	s.writeSubscription(w, r, u, res.Sub.ID, http.StatusCreated)
+	s.writeSubscription(w, r, u, res.Sub.ID, http.StatusCreated, ch.Channel != "")
 }
 
 // findFeed checks the typed address as the signup form does
@@ -116,6 +155,7 @@ type patchRequest struct {
 	DigestID    optional[int64]     `json:"digest_id"`    // null: instant delivery
 	Paused      *bool               `json:"paused"`       // false resumes
 	PausedUntil optional[time.Time] `json:"paused_until"` // with paused true; null or absent: until resumed
+	channelRequest
 }
 
 // patchSubscription is PATCH /api/v1/subscriptions/{id}: filters,
@@ -136,6 +176,11 @@ func (s *Server) patchSubscription(w http.ResponseWriter, r *http.Request, u *st
 		return
 	}
 	if p, bad := checkPause(req, s.Clock.Now()); bad {
+		writeProblem(w, p)
+		return
+	}
+	ch, chSet, p, bad := req.choice()
+	if bad {
 		writeProblem(w, p)
 		return
 	}
@@ -161,7 +206,13 @@ func (s *Server) patchSubscription(w http.ResponseWriter, r *http.Request, u *st
 		s.fail(w, r, "", err)
 		return
 	}
-	s.writeSubscription(w, r, u, id, http.StatusOK)
+	if chSet {
+		if err := s.Store.SetSubscriptionChannel(r.Context(), u.ID, id, ch); err != nil {
+			s.fail(w, r, "", err)
+			return
+		}
+	}
+	s.writeSubscription(w, r, u, id, http.StatusOK, chSet)
 }
 
 // checkPause returns the problem with req's pause members, if any.

@@ -5,11 +5,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/channel/webhook"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// subscriptionJSON is a subscription as the API shows it. New delivery
-// settings (a channel and its target) join it as further members.
+// subscriptionJSON is a subscription as the API shows it: with its
+// channel and target, never a token; a webhook's signing secret only in
+// the answer that made it.
 type subscriptionJSON struct {
 	ID          int64      `json:"id"`
 	FeedID      int64      `json:"feed_id"`
@@ -26,6 +28,10 @@ type subscriptionJSON struct {
 	PausedUntil *time.Time `json:"paused_until"`
 	CreatedAt   time.Time  `json:"created_at"`
 	ConfirmedAt *time.Time `json:"confirmed_at"`
+	Channel     string     `json:"channel"`
+	Target      string     `json:"target,omitempty"`
+	// SigningSecret is a new webhook's whsec_ secret, shown once.
+	SigningSecret string `json:"signing_secret,omitempty"`
 }
 
 // toSubscription converts a stored view at now (a pause that has ended
@@ -36,6 +42,10 @@ func toSubscription(v store.SubscriptionView, now time.Time) subscriptionJSON {
 		Format: v.Format, CreatedAt: v.CreatedAt.UTC(), ConfirmedAt: utcOrNil(v.ConfirmedAt)}
 	if out.Format == "" {
 		out.Format = store.FormatFull
+	}
+	out.Channel, out.Target = v.Channel, v.Target
+	if out.Channel == "" {
+		out.Channel = store.ChannelEmail
 	}
 	if v.DigestID != nil {
 		name := v.DigestName
@@ -78,12 +88,13 @@ func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request, u *stor
 	if !ok {
 		return
 	}
-	s.writeSubscription(w, r, u, id, http.StatusOK)
+	s.writeSubscription(w, r, u, id, http.StatusOK, false)
 }
 
 // writeSubscription answers with u's subscription id as it is now (404
-// when it is not u's or has ended).
-func (s *Server) writeSubscription(w http.ResponseWriter, r *http.Request, u *store.User, id int64, status int) {
+// when it is not u's or has ended), with a webhook's signing secret when
+// withSecret (the answer that chose the webhook).
+func (s *Server) writeSubscription(w http.ResponseWriter, r *http.Request, u *store.User, id int64, status int, withSecret bool) {
 	v, err := s.Store.AccountSubscriptionView(r.Context(), u.ID, id)
 	if err != nil {
 		if isNotFound(err) {
@@ -96,7 +107,11 @@ func (s *Server) writeSubscription(w http.ResponseWriter, r *http.Request, u *st
 	if status == http.StatusCreated {
 		w.Header().Set("Location", Prefix+"subscriptions/"+strconv.FormatInt(id, 10))
 	}
-	writeJSON(w, status, toSubscription(*v, s.Clock.Now()))
+	out := toSubscription(*v, s.Clock.Now())
+	if withSecret && v.Channel == webhook.Name {
+		out.SigningSecret = v.ChannelSecret
+	}
+	writeJSON(w, status, out)
 }
 
 // deleteSubscription is DELETE /api/v1/subscriptions/{id}: the
