@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/feedmail/feedmail/internal/channel"
 	"github.com/feedmail/feedmail/internal/channel/matrix"
@@ -26,7 +27,7 @@ func TestMatrixToDendrite(t *testing.T) {
 		t.Fatalf("rows = %+v, want one sent", rows)
 	}
 	ctx := context.Background()
-	msgs, err := hs.Messages(ctx)
+	msgs, err := hs.WaitMessages(ctx, time.Minute, func(ms []dendritetest.Message) bool { return len(ms) > 0 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,15 @@ func TestMatrixToDendrite(t *testing.T) {
 	if err := matrix.New().Deliver(ctx, fx.ob.cfg.HTTP, req); err != nil {
 		t.Fatalf("the same delivery again: %v", err)
 	}
-	if again, err := hs.Messages(ctx); err != nil || len(again) != 1 {
-		t.Errorf("after the same delivery again the room holds %d messages (%v), want 1", len(again), err)
+	// A marker sent after it: once the room shows the marker it shows
+	// everything sent before, and still one post.
+	if err := hs.Send(ctx, "marker", "marker"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := hs.WaitMessages(ctx, time.Minute, func(ms []dendritetest.Message) bool {
+		return len(ms) > 0 && ms[len(ms)-1].Content.Body == "marker"
+	})
+	if err != nil || len(again) != 2 {
+		t.Errorf("after the same delivery again the room holds %d messages (%v), want the post once and the marker", len(again), err)
 	}
 }

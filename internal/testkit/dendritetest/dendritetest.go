@@ -227,6 +227,37 @@ func (s *Server) Messages(ctx context.Context) ([]Message, error) {
 	return out, nil
 }
 
+// WaitMessages returns the room's messages once ok says they are what the
+// test waits for, or an error after within saying what the room held: the
+// homeserver answers a send before its timeline shows the event.
+func (s *Server) WaitMessages(ctx context.Context, within time.Duration, ok func([]Message) bool) ([]Message, error) {
+	deadline := time.Now().Add(within)
+	for {
+		msgs, err := s.Messages(ctx)
+		if err == nil && ok(msgs) {
+			return msgs, nil
+		}
+		if time.Now().After(deadline) {
+			return msgs, fmt.Errorf("the room did not show the messages awaited within %v; it held %d (last error %v)", within, len(msgs), err)
+		}
+		select {
+		case <-ctx.Done():
+			return msgs, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Send sends a text message into the room as the test's user, with txn as
+// its transaction id (a marker the test can wait for).
+func (s *Server) Send(ctx context.Context, txn, body string) error {
+	path := "/_matrix/client/v3/rooms/" + url.PathEscape(s.Room) + "/send/m.room.message/" + url.PathEscape(txn)
+	var out struct {
+		EventID string `json:"event_id"`
+	}
+	return s.call(ctx, "PUT", path, s.Token, map[string]string{"msgtype": "m.text", "body": body}, &out)
+}
+
 // call makes a client-server API request with a JSON body (when in is not
 // nil) and decodes a 200 answer into out.
 func (s *Server) call(ctx context.Context, method, path, token string, in, out any) error {

@@ -2,11 +2,9 @@ package dendritetest
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStartSendRead starts Dendrite, sends two messages into the room the
@@ -15,21 +13,12 @@ import (
 func TestStartSendRead(t *testing.T) {
 	s := Start(t)
 	ctx := context.Background()
-	send := func(txn, body string) {
-		t.Helper()
-		u := s.URL + "/_matrix/client/v3/rooms/" + url.PathEscape(s.Room) + "/send/m.room.message/" + txn
-		req, _ := http.NewRequestWithContext(ctx, "PUT", u, strings.NewReader(fmt.Sprintf(`{"msgtype":"m.text","body":%q}`, body)))
-		req.Header.Set("Authorization", "Bearer "+s.Token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("send %s: %v %v", txn, err, resp)
+	for _, m := range []struct{ txn, body string }{{"t1", "first"}, {"t2", "second"}, {"t2", "second"}, {"t3", "marker"}} {
+		if err := s.Send(ctx, m.txn, m.body); err != nil {
+			t.Fatalf("send %s: %v", m.txn, err)
 		}
-		resp.Body.Close()
 	}
-	send("t1", "first")
-	send("t2", "second")
-	send("t2", "second")
-	msgs, err := s.Messages(ctx)
+	msgs, err := s.WaitMessages(ctx, time.Minute, func(ms []Message) bool { return len(ms) > 0 && ms[len(ms)-1].Content.Body == "marker" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +26,7 @@ func TestStartSendRead(t *testing.T) {
 	for _, m := range msgs {
 		bodies = append(bodies, m.Content.Body)
 	}
-	if got := strings.Join(bodies, ","); got != "first,second" {
-		t.Fatalf("room holds %q, want first,second", got)
+	if got := strings.Join(bodies, ","); got != "first,second,marker" {
+		t.Fatalf("room holds %q, want first,second,marker", got)
 	}
 }
