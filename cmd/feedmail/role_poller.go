@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/article"
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/web"
@@ -24,7 +25,7 @@ func (a *app) newPoller(s *store.Store, part string, afterPoll func(context.Cont
 	_, _ = rand.Read(b[:])
 	cfg := poller.Config{
 		Store:     s,
-		Fetch:     fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks},
+		Fetch:     a.fetchConfig(),
 		Clock:     a.clock,
 		Log:       a.log.With("role", part),
 		Metrics:   a.metrics,
@@ -38,8 +39,13 @@ func (a *app) newPoller(s *store.Store, part string, afterPoll func(context.Cont
 	return poller.New(cfg)
 }
 
+// fetchConfig is the HTTP client's configuration of feeds and pages.
+func (a *app) fetchConfig() fetcher.Config {
+	return fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks}
+}
+
 // rolePoller runs the poller (claims due feeds, fetches, records) and, next
-// to it, the WebSub subscriber's renewal loop; each poll's hub discovery
+// to it, the WebSub subscriber's renewal loop and the article fetches; each poll's hub discovery
 // goes to the subscriber through the poller's AfterPoll hook.
 func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) {
 	s, err := a.openStore(context.Background())
@@ -59,6 +65,7 @@ func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		defer p.Close()
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = wsm.Run(ctx) })
+		wg.Go(func() { _ = p.RunArticles(ctx, article.NewReader(a.fetchConfig(), a.clock)) })
 		wg.Go(func() {
 			a.metrics.WatchQueues(ctx, 15*time.Second, func(ctx context.Context) (map[string]int64, error) {
 				n, err := s.CountDueFeeds(ctx)
