@@ -48,6 +48,10 @@ type signupData struct {
 	// Forecast is the cost forecast of a feed feedmail knows (from its
 	// stored items), nil otherwise.
 	Forecast *forecast.Forecast
+	// Format is how each email shows a post (store.Format*); FormatHint
+	// says why "article" is suggested for a known feed that sends only
+	// the start of its posts.
+	Format, FormatHint string
 }
 
 // candidate is a feed a site advertises, with the cost forecast when
@@ -59,7 +63,7 @@ type candidate struct {
 
 func (s *Server) newSignup(r *http.Request) *signupData {
 	return &signupData{Delivery: deliveryInstant, Zone: zoneFromAcceptLanguage(r.Header.Get("Accept-Language")),
-		Errors: map[string]string{}, Presets: digest.Presets(), Newest: true}
+		Errors: map[string]string{}, Presets: digest.Presets(), Newest: true, Format: store.FormatFull}
 }
 
 func (s *Server) showSignup(w http.ResponseWriter, r *http.Request, status int, d *signupData) {
@@ -89,6 +93,10 @@ func (s *Server) subscribePage(w http.ResponseWriter, r *http.Request) {
 	d.Fresh = true
 	var err error
 	if d.FeedName, d.Forecast, err = s.landingFeed(r.Context(), d.URL); err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	if err := s.suggestFormat(r.Context(), d); err != nil {
 		s.serverError(w, r, err)
 		return
 	}
@@ -244,7 +252,7 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 		return
 	}
 	res, err := s.subs.Subscribe(r.Context(), subscribe.Request{Email: in.email, Feed: found, Preset: in.preset,
-		Zone: d.Zone, KeepActive: true, SendNewest: d.Newest})
+		Zone: d.Zone, KeepActive: true, SendNewest: d.Newest, Controls: store.Controls{Format: &d.Format}})
 	if err != nil {
 		s.serverError(w, r, err)
 		return
@@ -273,6 +281,9 @@ func (s *Server) signupForm(r *http.Request) *signupData {
 	}
 	if v := strings.TrimSpace(r.PostForm.Get("zone")); v != "" {
 		d.Zone = clip(v, 64)
+	}
+	if v := r.PostForm.Get("format"); v != "" {
+		d.Format = clip(v, 40)
 	}
 	return d
 }
@@ -307,6 +318,12 @@ func checkSignup(d *signupData) signupInput {
 		if in.preset == nil {
 			d.Errors["delivery"] = "pick how often you want email"
 		}
+	}
+	if c, err := store.CheckControls(store.Controls{Format: &d.Format}); err != nil {
+		d.Errors["format"] = "pick what each email shows from the list"
+		d.Format = store.FormatFull
+	} else {
+		d.Format = *c.Format
 	}
 	if !validZone(d.Zone) {
 		d.Errors["zone"] = "pick a time zone from the list"
