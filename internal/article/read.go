@@ -52,7 +52,7 @@ func NewReaderWith(get Getter, clk clock.Clock) *Reader {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	return &Reader{get: get, clock: clk, robots: &robotsCache{entries: map[string]robotsEntry{}}}
+	return &Reader{get: get, clock: clk, robots: &robotsCache{slots: map[string]*robotsSlot{}}}
 }
 
 // Failure is why a page gave no article. Status and Header are the page's

@@ -29,11 +29,33 @@ type robotsEntry struct {
 	expires time.Time
 }
 
+// robotsSlot is one host's place in the cache: its lock makes workers
+// asking for the same host at once fetch robots.txt only once.
+type robotsSlot struct {
+	mu    sync.Mutex
+	entry robotsEntry
+}
+
 // robotsCache keeps each host's robots.txt for robotsTTL. Safe for
-// concurrent use; two workers asking at once may both fetch it.
+// concurrent use.
 type robotsCache struct {
-	mu      sync.Mutex
-	entries map[string]robotsEntry
+	mu    sync.Mutex
+	slots map[string]*robotsSlot
+}
+
+// slot returns the cache's place for key, made when missing.
+func (c *robotsCache) slot(key string) *robotsSlot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sl := c.slots[key]
+	if sl == nil {
+		if len(c.slots) >= robotsMaxHosts {
+			clear(c.slots)
+		}
+		sl = &robotsSlot{}
+		c.slots[key] = sl
+	}
+	return sl
 }
 
 // allowed reports whether page may be fetched by RobotsAgent, fetching the
@@ -41,19 +63,16 @@ type robotsCache struct {
 // answers 4xx allows everything, 5xx or no answer at all nothing (as the
 // robots.txt standard, RFC 9309, asks).
 func (c *robotsCache) allowed(ctx context.Context, get Getter, page *url.URL, now time.Time) bool {
-	key := page.Scheme + "://" + page.Host
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	c.mu.Unlock()
-	if !ok || now.After(e.expires) {
-		e = fetchRobots(ctx, get, key, now)
-		c.mu.Lock()
-		if len(c.entries) >= robotsMaxHosts {
-			clear(c.entries)
+	sl := c.slot(page.Scheme + "://" + page.Host)
+	sl.mu.Lock()
+	e := sl.entry
+	if e.expires.IsZero() || now.After(e.expires) {
+		e = fetchRobots(ctx, get, page.Scheme+"://"+page.Host, now)
+		if ctx.Err() == nil {
+			sl.entry = e // a fetch the caller stopped says nothing of the host
 		}
-		c.entries[key] = e
-		c.mu.Unlock()
 	}
+	sl.mu.Unlock()
 	if e.data == nil {
 		return false
 	}
