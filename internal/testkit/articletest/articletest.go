@@ -4,10 +4,15 @@
 package articletest
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -50,27 +55,35 @@ func Page(title string) string {
 	return b.String()
 }
 
-// Server serves the feed at /feed.xml: one post per name in Posts, linked
+// Server serves the feed at /feed.xml: one post per name published, linked
 // to /posts/NAME. Each name says how its page answers: "ok" (the page),
 // "500", "404", "huge" (a 20 MB body), "slow" (no answer until the
 // request ends), "robots" (disallowed by /robots.txt).
 type Server struct {
 	*httptest.Server
-	Posts []string
+	mu    sync.Mutex
+	posts []string
 }
 
 // New starts a Server for posts. Close it when done.
 func New(posts ...string) *Server {
-	s := &Server{Posts: posts}
+	s := &Server{posts: posts}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /robots.txt", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "User-agent: *\nDisallow: /posts/robots\n")
 	})
 	mux.HandleFunc("GET /feed.xml", s.feed)
 	mux.HandleFunc("GET /posts/{name}", func(w http.ResponseWriter, r *http.Request) { servePost(w, r, r.PathValue("name")) })
-	mux.HandleFunc("GET "+ImagePath, func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Content-Type", "image/jpeg") })
+	mux.HandleFunc("GET "+ImagePath, serveImage)
 	s.Server = httptest.NewServer(mux)
 	return s
+}
+
+// Publish adds posts to the feed.
+func (s *Server) Publish(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.posts = append(s.posts, names...)
 }
 
 // PostURL is the address of post name's page.
@@ -83,7 +96,10 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/rss+xml")
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0"?><rss version="2.0"><channel><title>Harbour News</title><link>` + s.URL + `/</link><description>d</description>`)
-	for i, name := range s.Posts {
+	s.mu.Lock()
+	posts := append([]string(nil), s.posts...)
+	s.mu.Unlock()
+	for i, name := range posts {
 		fmt.Fprintf(&b, `<item><title>Post %s</title><link>%s</link><guid>%s</guid><pubDate>%s</pubDate><description><![CDATA[<p>%s</p>]]></description></item>`,
 			name, s.PostURL(name), s.PostURL(name), time.Date(2026, 11, 1+i, 8, 0, 0, 0, time.UTC).Format(time.RFC1123Z), Summary)
 	}
@@ -112,4 +128,21 @@ func servePost(w http.ResponseWriter, r *http.Request, name string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, Page("Post "+name))
 	}
+}
+
+// serveImage answers the article's image: a 600×400 gradient PNG.
+func serveImage(w http.ResponseWriter, _ *http.Request) {
+	img := image.NewRGBA(image.Rect(0, 0, 600, 400))
+	for x := range 600 {
+		for y := range 400 {
+			img.Set(x, y, color.RGBA{R: 30, G: uint8(80 + y/4), B: uint8(120 + x/6), A: 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	_, _ = w.Write(b.Bytes())
 }
