@@ -51,3 +51,13 @@ func (s *Server) suggestFormat(ctx context.Context, d *signupData) error {
 	d.FormatHint = "Suggested for this feed: " + why + "."
 	return nil
 }
+
+// cutShortUnlessArticle is cutShort for the feed a person just signed up
+// to (its fetched posts are stored by then), "" when they picked the
+// article format already or the feed is unknown.
+func (s *Server) cutShortUnlessArticle(ctx context.Context, f *store.Feed, format string) (string, error) {
+	if f == nil || format == store.FormatArticle {
+		return "", nil
+	}
+	return s.cutShort(ctx, f.ID)
+}

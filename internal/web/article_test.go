@@ -54,10 +54,22 @@ func TestCutShortFeedSuggestsArticle(t *testing.T) {
 		}
 	}
 
+	// Signing up for the whole posts of a cut-short feed: the inbox page
+	// says the article format exists.
+	for _, tc := range []struct {
+		feed, format string
+		hint         bool
+	}{{teasers.URL(), "full", true}, {whole.URL(), "full", false}} {
+		w := h.post("/subscriptions", url.Values{"email": {"other@example.com"}, "url": {tc.feed}, "delivery": {"instant"},
+			"zone": {"UTC"}, "format": {tc.format}})
+		if got := strings.Contains(w.Body.String(), `id="cut-short"`); w.Code != http.StatusOK || got != tc.hint {
+			t.Errorf("signup for %s in %s: %d, hint %v, want %v", tc.feed, tc.format, w.Code, got, tc.hint)
+		}
+	}
 	w := h.post("/subscriptions", url.Values{"email": {"new@example.com"}, "url": {teasers.URL()}, "delivery": {"instant"},
 		"zone": {"UTC"}, "format": {"article"}})
-	if w.Code != http.StatusOK {
-		t.Fatalf("signup with the article format: %d\n%s", w.Code, w.Body.String())
+	if w.Code != http.StatusOK || strings.Contains(w.Body.String(), `id="cut-short"`) {
+		t.Fatalf("signup with the article format: %d (and no hint wanted)\n%s", w.Code, w.Body.String())
 	}
 	u, err := h.st.UserByEmail(context.Background(), "new@example.com")
 	if err != nil {

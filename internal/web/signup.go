@@ -266,8 +266,13 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 		key = in.preset.Key
 	}
 	fc := found.Forecast
+	cut, err := s.cutShortUnlessArticle(r.Context(), res.Feed, d.Format)
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
 	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title, Recent: recent,
-		Forecast: &fc, DeliveryKey: key})
+		Forecast: &fc, DeliveryKey: key, CutShort: cut})
 }
 
 // signupForm reads the posted signup form, clipped, over the defaults.
@@ -342,6 +347,9 @@ type inboxData struct {
 	// while confirming is still to come (nil: nothing to say).
 	Forecast    *forecast.Forecast
 	DeliveryKey string
+	// CutShort says why the feed's posts look cut short when the person
+	// did not pick the article format ("" otherwise).
+	CutShort string
 }
 
 // clip cuts s to at most n bytes, on a rune boundary, so that a huge field
