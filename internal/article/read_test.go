@@ -81,3 +81,14 @@ func TestReadFailsCleanly(t *testing.T) {
 		t.Error("the private-network guard let a loopback page through")
 	}
 }
+
+// BenchmarkExtract measures reading the article out of the test page
+// (about 2 KB of HTML).
+func BenchmarkExtract(b *testing.B) {
+	page := []byte(articletest.Page("Boats"))
+	for b.Loop() {
+		if _, err := article.Extract(page, "https://news.example/posts/boats"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -69,3 +69,15 @@ func TestItemArticleClaims(t *testing.T) {
 		t.Fatal("a worker whose lease ran out settled the article")
 	}
 }
+
+// BenchmarkClaimArticlesIdle measures the poller's article pass when no
+// subscription wants articles: one indexed read.
+func BenchmarkClaimArticlesIdle(b *testing.B) {
+	s := storetest.Open(b, storetest.Options{})
+	ctx := context.Background()
+	for b.Loop() {
+		if jobs, err := s.ClaimArticles(ctx, "w", time.Minute, time.Now(), 8); err != nil || len(jobs) != 0 {
+			b.Fatal(jobs, err)
+		}
+	}
+}
