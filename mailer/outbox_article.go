@@ -3,6 +3,7 @@ package mailer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/article"
@@ -28,7 +29,9 @@ func (o *Outbox) articlesOf(ctx context.Context, jobs []*job, ds map[int64]store
 	var want []*job
 	var ids []int64
 	for _, j := range jobs {
-		if d, ok := ds[j.row.ID]; ok && !j.done && j.err == nil && d.Subscription.Format == store.FormatArticle {
+		// A post without a link has no page: its email goes out at once.
+		if d, ok := ds[j.row.ID]; ok && !j.done && j.err == nil && d.Subscription.Format == store.FormatArticle &&
+			strings.TrimSpace(d.Item.Link) != "" {
 			want = append(want, j)
 			ids = append(ids, d.Item.ID)
 		}

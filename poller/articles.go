@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,7 +93,8 @@ func (p *Poller) fetchArticle(ctx context.Context, r *article.Reader, j store.Ar
 	if !now.Before(deadline) {
 		return p.saveArticle(ctx, store.ItemArticle{ItemID: j.ItemID, Reason: "the page was not fetched in time"})
 	}
-	host := store.HostOf(j.Link)
+	link := pageURL(j.FeedURL, j.Link)
+	host := store.HostOf(link)
 	if until, ok, err := p.hostBackedOff(ctx, host); err != nil {
 		return p.deferArticle(ctx, j.ItemID, now.Add(articleBusyWait), err)
 	} else if ok {
@@ -104,7 +107,7 @@ func (p *Poller) fetchArticle(ctx context.Context, r *article.Reader, j store.Ar
 	if !ok {
 		return p.deferArticle(ctx, j.ItemID, now.Add(articleBusyWait), nil)
 	}
-	a, pageURL, err := r.Read(ctx, j.Link)
+	a, final, err := r.Read(ctx, link)
 	release()
 	var f *article.Failure
 	if errors.As(err, &f) {
@@ -112,13 +115,28 @@ func (p *Poller) fetchArticle(ctx context.Context, r *article.Reader, j store.Ar
 			return p.deferArticle(context.WithoutCancel(ctx), j.ItemID, now, nil)
 		}
 		p.backOffArticleHost(ctx, host, f, now)
-		p.log.Info("article not fetched", "item", j.ItemID, "url", j.Link, "reason", f.Reason)
+		p.log.Info("article not fetched", "item", j.ItemID, "url", link, "reason", f.Reason)
 		return p.saveArticle(ctx, store.ItemArticle{ItemID: j.ItemID, Reason: f.Reason})
 	}
 	if err != nil {
 		return p.saveArticle(ctx, store.ItemArticle{ItemID: j.ItemID, Reason: err.Error()})
 	}
-	return p.saveArticle(ctx, store.ItemArticle{ItemID: j.ItemID, URL: pageURL, HTML: a.HTML, TextChars: a.TextChars})
+	return p.saveArticle(ctx, store.ItemArticle{ItemID: j.ItemID, URL: final, HTML: a.HTML, TextChars: a.TextChars})
+}
+
+// pageURL is an item's link resolved against its feed's address (feeds
+// may give relative links), "" when there is none.
+func pageURL(feedURL, link string) string {
+	link = strings.TrimSpace(link)
+	l, err := url.Parse(link)
+	if link == "" || err != nil {
+		return ""
+	}
+	f, err := url.Parse(strings.TrimSpace(feedURL))
+	if err != nil || l.IsAbs() {
+		return l.String()
+	}
+	return f.ResolveReference(l).String()
 }
 
 // hostBackedOff reports whether host must not be asked now (this process's

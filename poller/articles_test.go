@@ -104,7 +104,17 @@ func TestArticleFetchesArePolite(t *testing.T) {
 	if h.count("/robots.txt") != 1 || h.count("/a") != 1 || h.count("/b") != 1 {
 		t.Fatalf("requests %v: want one robots.txt and one fetch per page", h.hits)
 	}
-	_ = b
+	if got := articleOf(t, s, b); got.State != store.ArticleReady || got.URL != h.URL+"/b" {
+		t.Fatalf("article b = %+v", got)
+	}
+	// A relative link resolves against the feed's address.
+	rel := wantArticle(t, s, feed, "/relative", clk.Now())
+	if _, err := p.FetchArticles(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := articleOf(t, s, rel); got.State != store.ArticleReady || h.count("/relative") != 1 {
+		t.Fatalf("article of a relative link = %+v", got)
+	}
 
 	// 429 with Retry-After: 600 backs the host off for ten minutes.
 	h.mu.Lock()
