@@ -30,9 +30,27 @@ func formattedBody(e ItemEmail, base, link, title string, video *videoPost) Cont
 			return Content{}
 		}
 		return PrepareHTML(TextToHTML(text), base)
+	case store.FormatArticle:
+		if strings.TrimSpace(e.Article) == "" {
+			return itemBody(e.ItemHTML, e.Media, base, link, title, video)
+		}
+		return itemBody(e.Article, e.Media, firstNonEmpty(bodyURL(e.ArticleURL, false), base), link, title, video)
 	default:
 		return itemBody(e.ItemHTML, e.Media, base, link, title, video)
 	}
+}
+
+// ArticleMissingNote is the line an "article" email carries when the
+// post's page gave no article and the feed's own text stands in for it.
+const ArticleMissingNote = "The full article could not be read from the site; this is the feed's own text."
+
+// articleNote is the note of an item email: ArticleMissingNote for an
+// "article" email without its article, else "".
+func articleNote(e ItemEmail) string {
+	if e.Format == store.FormatArticle && strings.TrimSpace(e.Article) == "" {
+		return ArticleMissingNote
+	}
+	return ""
 }
 
 // Summary is the first n words of feed HTML as plain text on one line,

@@ -34,12 +34,17 @@ type ItemEmail struct {
 	Media store.ItemMedia
 	// Format is the subscription's (store.Format*): "summary" shows the
 	// first SummaryWords words as text, no images; "title" no content at
-	// all; anything else the whole post.
+	// all; "article" the article (below); anything else the whole post.
 	Format string
 	// Location is the reader's time zone, in which the post is dated; nil
 	// is UTC.
 	Location *time.Location
-	Footer   Footer
+	// Article is, for the "article" format, the unsanitized main text
+	// read from the post's page (ArticleURL, which its relative links
+	// resolve against); "" when there is none, and the email shows the
+	// whole post with a line saying so.
+	Article, ArticleURL string
+	Footer              Footer
 }
 
 // itemView is the data of the item templates.
@@ -55,7 +60,9 @@ type itemView struct {
 	OpenPost Link
 	NoText   bool
 	ReadMore Link
-	Footer   footerView
+	// Note is one line above the content ("" for none).
+	Note   string
+	Footer footerView
 }
 
 // itemBase is the URL relative links in an item resolve against: the item
@@ -162,6 +169,7 @@ func newItemView(e ItemEmail, feedURL, feedTitle, itemTitle string) itemView {
 		OpenPost:   openPost,
 		NoText:     noText,
 		ReadMore:   readMore,
+		Note:       articleNote(e),
 		Footer:     itemFooter(e, feedURL, feedTitle, siteURL),
 	}
 }

@@ -35,6 +35,7 @@ func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
 			}
 		}
 	}
+	arts := o.articlesOf(ctx, jobs, deliveries, now)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for _, j := range jobs {
@@ -54,7 +55,7 @@ func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
 					j.err = fmt.Errorf("%w: outbox %d: item or subscription no longer exists", ErrPermanent, j.row.ID)
 					return
 				}
-				j.msg, j.err = o.renderItem(j.row, j.user, d, now)
+				j.msg, j.err = o.renderItem(j.row, j.user, d, arts, now)
 				return
 			}
 			r := o.renderers[j.row.Kind]
@@ -104,7 +105,7 @@ func recipient(row *store.OutboxEmail, u *store.User) string {
 }
 
 // renderItem composes an instant email.
-func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemDelivery, now time.Time) (*mail.Msg, error) {
+func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemDelivery, arts map[int64]store.ItemArticle, now time.Time) (*mail.Msg, error) {
 	if d.Subscription.State != store.SubActive {
 		return nil, fmt.Errorf("%w: subscription %d is %s", ErrCancelled, d.Subscription.ID, d.Subscription.State)
 	}
@@ -132,6 +133,7 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 			e.Location = loc
 		}
 	}
+	withArticle(&e, it.ID, arts)
 	l := o.cfg.Links
 	if l.Base != "" {
 		e.Footer.StatusURL = l.Status(f.URL)

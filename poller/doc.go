@@ -2,8 +2,11 @@
 // fetched next. It owns the HTTP fetch scheduling (claiming due feeds,
 // leases, batched writes of polls), the interval algorithm (Schedule), the
 // error penalties, host politeness (HostLimiter, back-offs), the WebSub
-// subscriber (WebSubManager) and pings (PollFeed). Product rules are in
-// docs/design.md ("Polling interval", "Errors", "Request hygiene").
+// subscriber (WebSubManager), pings (PollFeed), and when the pages of the
+// "article" format are fetched under the same host politeness
+// (RunArticles; the reading itself is package article's). Product rules
+// are in docs/design.md ("Polling interval", "Errors", "Request hygiene")
+// and docs/article.md.
 //
 // It must not parse items or decide which are new (package newitems), send
 // or compose mail (package mailer: a poll only queues notices through the

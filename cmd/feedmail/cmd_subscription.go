@@ -17,7 +17,7 @@ import (
 func controlFlags(fs *flag.FlagSet) func() store.Controls {
 	include := fs.String("include", "", "only posts matching one of these comma-separated words, phrases or /regexps/ ('' clears)")
 	exclude := fs.String("exclude", "", "no posts matching one of these comma-separated words, phrases or /regexps/ ('' clears)")
-	format := fs.String("format", "", "how emails show a post: full, summary (first 60 words, no images) or title")
+	format := fs.String("format", "", "how emails show a post: full, summary (first 60 words, no images), title, or article (the page behind the link)")
 	return func() store.Controls {
 		var c store.Controls
 		fs.Visit(func(f *flag.Flag) {
@@ -53,7 +53,7 @@ func cmdSubscription(ctx context.Context, a *app, args []string) error {
 
 // subscriptionSubs returns the subscription subcommands.
 func subscriptionSubs() []subcommand {
-	return []subcommand{{"set", "--email E --feed URL [--include TERMS] [--exclude TERMS] [--format full|summary|title]",
+	return []subcommand{{"set", "--email E --feed URL [--include TERMS] [--exclude TERMS] [--format full|summary|title|article]",
 		"set a subscription's filters and format, the flags given only; prints its settings", cmdSubscriptionSet}}
 }
 

@@ -50,6 +50,9 @@ func TestSubscriptionControlsCommands(t *testing.T) {
 	if got["include"] != "golang, rust" || got["exclude"] != "sponsored" || got["format"] != "summary" {
 		t.Errorf("set --exclude printed %v, want the rest unchanged", got)
 	}
+	if got = must("subscription", "set", "--email", "a@example.com", "--feed", site+"/feed", "--format", "article"); got["format"] != "article" {
+		t.Errorf("set --format article printed %v", got)
+	}
 	got = must("subscription", "set", "--email", "a@example.com", "--feed", site+"/feed", "--include", "", "--format", "TITLE")
 	if got["include"] != "" || got["exclude"] != "sponsored" || got["format"] != "title" {
 		t.Errorf("set --include '' --format TITLE printed %v", got)

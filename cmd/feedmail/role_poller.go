@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/article"
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/retention"
 	"github.com/feedmail/feedmail/internal/store"
@@ -25,7 +26,7 @@ func (a *app) newPoller(s *store.Store, part string, afterPoll func(context.Cont
 	_, _ = rand.Read(b[:])
 	cfg := poller.Config{
 		Store:     s,
-		Fetch:     fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks},
+		Fetch:     a.fetchConfig(),
 		Clock:     a.clock,
 		Log:       a.log.With("role", part),
 		Metrics:   a.metrics,
@@ -39,10 +40,16 @@ func (a *app) newPoller(s *store.Store, part string, afterPoll func(context.Cont
 	return poller.New(cfg)
 }
 
+// fetchConfig is the HTTP client's configuration of feeds and pages.
+func (a *app) fetchConfig() fetcher.Config {
+	return fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks}
+}
+
 // rolePoller runs the poller (claims due feeds, fetches, records) and, next
-// to it, the WebSub subscriber's renewal loop and the hourly retention
-// pass (the poller writes most of what it prunes); each poll's hub
-// discovery goes to the subscriber through the poller's AfterPoll hook.
+// to it, the WebSub subscriber's renewal loop, the article fetches and
+// the hourly retention pass (the poller writes most of what it prunes);
+// each poll's hub discovery goes to the subscriber through the poller's
+// AfterPoll hook.
 func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) {
 	s, err := a.openStore(context.Background())
 	if err != nil {
@@ -61,6 +68,7 @@ func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		defer p.Close()
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = wsm.Run(ctx) })
+		wg.Go(func() { _ = p.RunArticles(ctx, article.NewReader(a.fetchConfig(), a.clock)) })
 		wg.Go(func() {
 			pr := &retention.Pruner{St: s, Policy: retention.Default(), Clock: a.clock, Log: a.log.With("role", "retention")}
 			_ = pr.Run(ctx, time.Hour)

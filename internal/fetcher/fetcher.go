@@ -67,7 +67,7 @@ func (c *Client) Fetch(ctx context.Context, r Request) (*Response, error) {
 	for {
 		req, err := BuildRequest(fctx, c.cfg, Request{
 			URL: cur, ValidatorURL: vurl,
-			ETag: r.ETag, LastModified: r.LastModified, Subscribers: r.Subscribers,
+			ETag: r.ETag, LastModified: r.LastModified, Subscribers: r.Subscribers, Accept: r.Accept,
 		})
 		if err != nil {
 			return out, err

@@ -91,6 +91,9 @@ type Request struct {
 	ETag, LastModified string
 	// Subscribers is the number shown in the User-Agent.
 	Subscribers int
+	// Accept replaces the feed types of the Accept header (a web page, a
+	// robots.txt); empty sends Accept.
+	Accept string
 }
 
 // BuildRequest makes the GET request of one hop to r.URL: the headers
@@ -112,6 +115,9 @@ func BuildRequest(ctx context.Context, cfg Config, r Request) (*http.Request, er
 	h := req.Header
 	h.Set("User-Agent", UserAgent(cfg.BaseURL, r.Subscribers))
 	h.Set("Accept", Accept)
+	if r.Accept != "" {
+		h.Set("Accept", r.Accept)
+	}
 	h.Set("Accept-Encoding", AcceptEncoding)
 	if u.User != nil {
 		// Credentials in the URL go as Basic auth, as net/http's Client

@@ -14,10 +14,11 @@ const (
 	FormatFull    = "full"    // the post as the feed gives it
 	FormatSummary = "summary" // its first words as text, no images
 	FormatTitle   = "title"   // its title, link and enclosures only
+	FormatArticle = "article" // the article fetched from its link (item_articles.go)
 )
 
 // Formats lists the formats in the order forms offer them.
-var Formats = []string{FormatFull, FormatSummary, FormatTitle}
+var Formats = []string{FormatFull, FormatSummary, FormatTitle, FormatArticle}
 
 // ErrBadControls marks a filter or format a person cannot set; the
 // message says what is wrong in one line.
@@ -51,7 +52,7 @@ func CheckControls(c Controls) (Controls, error) {
 	if c.Format != nil {
 		v := strings.ToLower(strings.TrimSpace(*c.Format))
 		if !validFormat(v) {
-			return Controls{}, fmt.Errorf("%w: unknown format %q (full, summary or title)", ErrBadControls, *c.Format)
+			return Controls{}, fmt.Errorf("%w: unknown format %q (full, summary, title or article)", ErrBadControls, *c.Format)
 		}
 		out.Format = &v
 	}

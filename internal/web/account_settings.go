@@ -21,6 +21,7 @@ var formatChoices = []struct{ Value, Label string }{
 	{store.FormatFull, "The whole post"},
 	{store.FormatSummary, "A summary: its first 60 words, no images"},
 	{store.FormatTitle, "The title and link only"},
+	{store.FormatArticle, "The whole article, read from the post's page (for feeds that send only the start)"},
 }
 
 // maxTermsField is the longest filter field read from a form, in

@@ -48,6 +48,10 @@ type signupData struct {
 	// Forecast is the cost forecast of a feed feedmail knows (from its
 	// stored items), nil otherwise.
 	Forecast *forecast.Forecast
+	// Format is how each email shows a post (store.Format*); FormatHint
+	// says why "article" is suggested for a known feed that sends only
+	// the start of its posts.
+	Format, FormatHint string
 }
 
 // candidate is a feed a site advertises, with the cost forecast when
@@ -59,7 +63,7 @@ type candidate struct {
 
 func (s *Server) newSignup(r *http.Request) *signupData {
 	return &signupData{Delivery: deliveryInstant, Zone: zoneFromAcceptLanguage(r.Header.Get("Accept-Language")),
-		Errors: map[string]string{}, Presets: digest.Presets(), Newest: true}
+		Errors: map[string]string{}, Presets: digest.Presets(), Newest: true, Format: store.FormatFull}
 }
 
 func (s *Server) showSignup(w http.ResponseWriter, r *http.Request, status int, d *signupData) {
@@ -89,6 +93,10 @@ func (s *Server) subscribePage(w http.ResponseWriter, r *http.Request) {
 	d.Fresh = true
 	var err error
 	if d.FeedName, d.Forecast, err = s.landingFeed(r.Context(), d.URL); err != nil {
+		s.serverError(w, r, err)
+		return
+	}
+	if err := s.suggestFormat(r.Context(), d); err != nil {
 		s.serverError(w, r, err)
 		return
 	}
@@ -244,7 +252,7 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 		return
 	}
 	res, err := s.subs.Subscribe(r.Context(), subscribe.Request{Email: in.email, Feed: found, Preset: in.preset,
-		Zone: d.Zone, KeepActive: true, SendNewest: d.Newest})
+		Zone: d.Zone, KeepActive: true, SendNewest: d.Newest, Controls: store.Controls{Format: &d.Format}})
 	if err != nil {
 		s.serverError(w, r, err)
 		return
@@ -258,8 +266,13 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 		key = in.preset.Key
 	}
 	fc := found.Forecast
+	cut, err := s.cutShortUnlessArticle(r.Context(), res.Feed, d.Format)
+	if err != nil {
+		s.serverError(w, r, err)
+		return
+	}
 	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title, Recent: recent,
-		Forecast: &fc, DeliveryKey: key})
+		Forecast: &fc, DeliveryKey: key, CutShort: cut})
 }
 
 // signupForm reads the posted signup form, clipped, over the defaults.
@@ -273,6 +286,9 @@ func (s *Server) signupForm(r *http.Request) *signupData {
 	}
 	if v := strings.TrimSpace(r.PostForm.Get("zone")); v != "" {
 		d.Zone = clip(v, 64)
+	}
+	if v := r.PostForm.Get("format"); v != "" {
+		d.Format = clip(v, 40)
 	}
 	return d
 }
@@ -308,6 +324,12 @@ func checkSignup(d *signupData) signupInput {
 			d.Errors["delivery"] = "pick how often you want email"
 		}
 	}
+	if c, err := store.CheckControls(store.Controls{Format: &d.Format}); err != nil {
+		d.Errors["format"] = "pick what each email shows from the list"
+		d.Format = store.FormatFull
+	} else {
+		d.Format = *c.Format
+	}
 	if !validZone(d.Zone) {
 		d.Errors["zone"] = "pick a time zone from the list"
 		d.Zone = "UTC"
@@ -325,6 +347,9 @@ type inboxData struct {
 	// while confirming is still to come (nil: nothing to say).
 	Forecast    *forecast.Forecast
 	DeliveryKey string
+	// CutShort says why the feed's posts look cut short when the person
+	// did not pick the article format ("" otherwise).
+	CutShort string
 }
 
 // clip cuts s to at most n bytes, on a rune boundary, so that a huge field

@@ -38,6 +38,9 @@ type statusData struct {
 	WebSub      string
 	Advice      []string
 	PingURL     string
+	// CutShort says why the feed's posts look cut short ("" when they do
+	// not): the article format helps its readers.
+	CutShort string
 }
 
 // statusPoll is a poll_log line with the identical polls folded into it
@@ -114,6 +117,9 @@ func (s *Server) renderStatus(ctx context.Context, raw string) (cachedPage, erro
 	}
 	d.WebSub = webSubWords(f, d.Now)
 	d.Advice = publisherAdvice(f)
+	if d.CutShort, err = s.cutShort(ctx, f.ID); err != nil {
+		return cachedPage{}, err
+	}
 	d.PingURL = s.Config.BaseURL + links.PathPing + "?url=" + url.QueryEscape(f.URL)
 	b, err := s.renderBytes("status", "Feed status: "+orURL(f.Title, f.URL), d)
 	return cachedPage{status: http.StatusOK, body: b}, err

@@ -19,6 +19,7 @@
 //	12-settings-error.png  a subscription's filters form with a bad regular expression
 //	13-settings-saved.png  the filters and format saved, on a fresh load of the account page
 //	15-signup-forecast.png the signup page of a known feed: what each delivery would cost
+//	16-article-email.png   an email in the article format (browser_article_test.go)
 //
 // It is skipped when Chromium is absent, and fails then under CI=true.
 //
