@@ -122,13 +122,16 @@ AND NOT EXISTS (SELECT 1 FROM owner_paid_choices c WHERE c.subscription_id = sub
 	return subs, nil
 }
 
-// SweepOwnerLapses ends every lapse whose notice period is over: when the
-// owner has credits again (bought since, with no charge since to notice)
-// the lapse just ends and the owner pays on; otherwise the readers who
+// SweepOwnerLapses first ends the lapses of owners who have credits again
+// (bought since, with no charge since to notice): the owner pays on for
+// everyone. Then it ends every lapse whose notice period is over: the readers who
 // subscribed before the lapse and did not choose to pay are unsubscribed
 // (and told), and those who chose keep receiving and pay. It returns how
 // many subscriptions it ended.
 func (s *Store) SweepOwnerLapses(ctx context.Context, period time.Duration, n LapseNotices) (int, error) {
+	if err := s.endPaidLapses(ctx); err != nil {
+		return 0, err
+	}
 	var feeds []int64
 	if err := s.DB.WithContext(ctx).Model(&FeedOwner{}).
 		Where("lapsed_at IS NOT NULL AND swept_at IS NULL AND lapsed_at <= ?", s.now().Add(-period)).
@@ -192,4 +195,22 @@ func (s *Store) sweepLapse(ctx context.Context, feed int64, period time.Duration
 		}
 	}
 	return ended, s.recountSubscribers(feed)
+}
+
+// endPaidLapses ends the lapses (in their notice period or after it) of
+// owners who have credits again: readers who chose to pay stop paying.
+func (s *Store) endPaidLapses(ctx context.Context) error {
+	var feeds []int64
+	if err := s.DB.WithContext(ctx).Raw(`SELECT fo.feed_id FROM feed_owners fo JOIN users u ON u.id = fo.user_id
+WHERE fo.lapsed_at IS NOT NULL AND u.balance >= ? ORDER BY fo.feed_id`, billing.OwnerCreditsPerPost).Scan(&feeds).Error; err != nil {
+		return fmt.Errorf("lapses of owners with credits: %w", err)
+	}
+	if len(feeds) == 0 {
+		return nil
+	}
+	paid := make(map[int64]bool, len(feeds))
+	for _, f := range feeds {
+		paid[f] = true
+	}
+	return s.Tx(ctx, func(tx *Store) error { return tx.markLapses(ctx, paid, nil) })
 }
