@@ -31,6 +31,7 @@ func groups() map[string][]subcommand {
 		"account":      accountSubs(),
 		"credits":      creditsSubs(),
 		"digest":       digestSubs(),
+		"feed owner":   feedOwnerSubs(),
 		"subscription": subscriptionSubs(),
 	}
 }
@@ -52,7 +53,11 @@ func helpFor(name string) (usage, summary string, ok bool) {
 	if c, ok := commands()[name]; ok {
 		return c.usage, c.summary, true
 	}
-	group, verb, _ := strings.Cut(name, " ")
+	i := strings.LastIndexByte(name, ' ') // "feed owner set": group "feed owner"
+	if i < 0 {
+		return "", "", false
+	}
+	group, verb := name[:i], name[i+1:]
 	for _, s := range groups()[group] {
 		if s.name == verb {
 			return s.usage, s.summary, true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
@@ -102,6 +103,9 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 				a.log.Warn("closing mail transport", "err", err)
 			}
 		}()
+		var wg sync.WaitGroup
+		wg.Go(func() { a.runOwnerLapses(ctx, s) })
+		defer wg.Wait()
 		return ob.Run(ctx)
 	}, nil
 }
