@@ -24,6 +24,10 @@ const (
 	PathAccountDelete       = "/account/{token}/delete"
 	PathAccountPause        = "/account/{token}/pause"
 	PathAccountResume       = "/account/{token}/resume"
+	PathAccountPay          = "/account/{token}/subscriptions/{id}/pay"
+	PathPublisher           = "/account/{token}/publisher"
+	PathPublisherClaim      = "/account/{token}/publisher/claims"
+	PathPublisherCheck      = "/account/{token}/publisher/claims/{id}/check"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathFeedStatus          = "/feeds/status"
 	PathStatic              = "/static/{file}"
@@ -89,6 +93,10 @@ func Routes() []Route {
 		{Name: "accountDelete", Method: "POST", Path: PathAccountDelete, Group: GroupPages},
 		{Name: "accountPause", Method: "POST", Path: PathAccountPause, Group: GroupPages},
 		{Name: "accountResume", Method: "POST", Path: PathAccountResume, Group: GroupPages},
+		{Name: "accountPay", Method: "POST", Path: PathAccountPay, Group: GroupPages},
+		{Name: "publisherPage", Method: "GET", Path: PathPublisher, Group: GroupPages},
+		{Name: "publisherClaim", Method: "POST", Path: PathPublisherClaim, Group: GroupPages},
+		{Name: "publisherCheck", Method: "POST", Path: PathPublisherCheck, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},

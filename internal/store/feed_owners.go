@@ -210,3 +210,100 @@ FROM feed_owners fo JOIN feeds f ON f.id = fo.feed_id WHERE fo.user_id = ? ORDER
 	}
 	return out, nil
 }
+
+// OwnerClaim is a publisher's claim to a feed: the token they place in the
+// feed or at its host's well-known URL (package ownership).
+type OwnerClaim struct {
+	ID         int64 `gorm:"primaryKey"`
+	FeedID     int64
+	UserID     int64
+	Token      string
+	CreatedAt  time.Time
+	CheckedAt  *time.Time
+	LastError  string
+	VerifiedAt *time.Time
+}
+
+// TableName is feed_owner_claims.
+func (OwnerClaim) TableName() string { return "feed_owner_claims" }
+
+// OwnerClaimView is a claim with its feed, for the publisher's page.
+type OwnerClaimView struct {
+	OwnerClaim
+	FeedURL, FeedTitle string
+}
+
+// ErrOwnedByOther: the feed already has another owner; only the operator
+// can change it.
+var ErrOwnedByOther = errors.New("feed already paid for by another publisher")
+
+// ClaimFeed returns userID's claim to feedID, making it with token when
+// there is none yet (a second call returns the first claim and its token).
+func (s *Store) ClaimFeed(ctx context.Context, userID, feedID int64, token string) (*OwnerClaim, error) {
+	c := OwnerClaim{FeedID: feedID, UserID: userID, Token: token, CreatedAt: s.now()}
+	db := s.DB.WithContext(ctx)
+	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&c).Error; err != nil {
+		return nil, fmt.Errorf("claim feed %d for user %d: %w", feedID, userID, err)
+	}
+	if err := db.Take(&c, "feed_id = ? AND user_id = ?", feedID, userID).Error; err != nil {
+		return nil, fmt.Errorf("claim feed %d for user %d: %w", feedID, userID, notFound(err))
+	}
+	return &c, nil
+}
+
+// ClaimsOf returns userID's claims with their feeds, oldest first.
+func (s *Store) ClaimsOf(ctx context.Context, userID int64) ([]OwnerClaimView, error) {
+	var out []OwnerClaimView
+	err := s.DB.WithContext(ctx).Raw(`SELECT c.*, f.url AS feed_url, f.title AS feed_title
+FROM feed_owner_claims c JOIN feeds f ON f.id = c.feed_id WHERE c.user_id = ? ORDER BY c.id`, userID).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("claims of user %d: %w", userID, err)
+	}
+	return out, nil
+}
+
+// ClaimOf returns userID's claim id with its feed, or ErrNotFound.
+func (s *Store) ClaimOf(ctx context.Context, userID, id int64) (*OwnerClaimView, error) {
+	var out []OwnerClaimView
+	err := s.DB.WithContext(ctx).Raw(`SELECT c.*, f.url AS feed_url, f.title AS feed_title
+FROM feed_owner_claims c JOIN feeds f ON f.id = c.feed_id WHERE c.user_id = ? AND c.id = ?`, userID, id).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("claim %d: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("claim %d: %w", id, ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// ClaimChecked records a check of claim c: with how ("" when the token
+// was not found, problem saying what was seen) it verifies the claim and
+// makes its person the feed's owner, unless the feed has another owner
+// (ErrOwnedByOther).
+func (s *Store) ClaimChecked(ctx context.Context, c *OwnerClaim, how, problem string) error {
+	now := s.now()
+	return s.Tx(ctx, func(tx *Store) error {
+		db := tx.DB.WithContext(ctx)
+		upd := map[string]any{"checked_at": now, "last_error": problem}
+		if how != "" {
+			upd["verified_at"] = now
+		}
+		if err := db.Model(&OwnerClaim{}).Where("id = ?", c.ID).Updates(upd).Error; err != nil {
+			return fmt.Errorf("record check of claim %d: %w", c.ID, err)
+		}
+		if how == "" {
+			return nil
+		}
+		o, err := tx.FeedOwnerOf(ctx, c.FeedID)
+		switch {
+		case err == nil && o.UserID == c.UserID:
+			return nil
+		case err == nil:
+			return fmt.Errorf("feed %d: %w", c.FeedID, ErrOwnedByOther)
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
+		_, err = tx.SetFeedOwner(ctx, c.FeedID, c.UserID, how)
+		return err
+	})
+}

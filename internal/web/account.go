@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/links"
@@ -55,6 +56,10 @@ type accountSub struct {
 	// credits a month as delivered now"); for a digest, the whole digest's.
 	Forecast string
 	Paused   string // its pause in words, "" when not paused
+	// OwnerPaid says how an owner-paid feed is paid for ("" for the
+	// others); CanPay shows the "I'll pay for it myself" button.
+	OwnerPaid string
+	CanPay    bool
 	// Settings is the filters-and-format form, as stored or as typed.
 	Settings settingsForm
 }
@@ -110,6 +115,7 @@ var accountFlash = map[string]string{
 	"paused":       "Paused. Nothing is sent or charged until the pause ends.",
 	"resumed":      "Resumed. New posts are sent again.",
 	"settings":     "Filters and format saved.",
+	"paying":       "You now pay for this feed yourself, like any other.",
 }
 
 // accountPage is GET /account/{token}.
@@ -151,6 +157,10 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		return nil, err
 	}
 	digestCost := s.digestForecasts(digests, subs, hist, now)
+	ownerPaid, err := s.Store.OwnerPaidOfUser(ctx, u.ID, billing.OwnerNoticePeriod)
+	if err != nil {
+		return nil, err
+	}
 	for _, sub := range subs {
 		as := accountSub{SubscriptionView: sub, Title: orURL(sub.FeedTitle, sub.FeedURL),
 			StatusURL: links.PathFeedStatus + "?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
@@ -162,6 +172,9 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		}
 		as.Forecast = subForecast(sub, hist[sub.FeedID], digestCost)
 		as.Paused = pauseWords(sub.PausedAt, sub.PausedUntil, now, u.Timezone)
+		if st, ok := ownerPaid[sub.ID]; ok {
+			as.OwnerPaid, as.CanPay = ownerPaidWords(st)
+		}
 		as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
 		d.Subs = append(d.Subs, as)
 		if sub.State == store.SubPending {

@@ -48,6 +48,8 @@ type signupData struct {
 	// Forecast is the cost forecast of a feed feedmail knows (from its
 	// stored items), nil otherwise.
 	Forecast *forecast.Forecast
+	// OwnerPaid: the feed's publisher pays for its readers.
+	OwnerPaid bool
 }
 
 // candidate is a feed a site advertises, with the cost forecast when
@@ -92,6 +94,7 @@ func (s *Server) subscribePage(w http.ResponseWriter, r *http.Request) {
 		s.serverError(w, r, err)
 		return
 	}
+	d.OwnerPaid = s.feedOwnerPaid(r.Context(), d.URL)
 	s.showSignup(w, r, http.StatusOK, d)
 }
 
