@@ -244,4 +244,3 @@ func (s *Server) feedOwnerPaid(ctx context.Context, raw string) bool {
 	o, err := s.Store.FeedOwnerOf(ctx, f.ID)
 	return err == nil && o.LapsedAt == nil
 }
-
