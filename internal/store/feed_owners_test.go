@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"testing"
@@ -197,6 +198,14 @@ func TestOwnerPaidFeed(t *testing.T) {
 	ownerRun(t, s, clk, "w5")
 	balance(payer, 4, "after post d")
 	balance(owner.ID, 9, "after post d")
+
+	// The owner deletes their account: the feed is no longer owner-paid.
+	if _, err := s.DeleteUser(ctx, owner.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.FeedOwnerOf(ctx, fx.feed.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("owner after deleting the account: %v, want not found", err)
+	}
 }
 
 // assembleDue assembles every digest slot due now.
