@@ -174,6 +174,9 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		as.Paused = pauseWords(sub.PausedAt, sub.PausedUntil, now, u.Timezone)
 		if st, ok := ownerPaid[sub.ID]; ok {
 			as.OwnerPaid, as.CanPay = ownerPaidWords(st)
+			if !st.Lapsed || !st.Chose {
+				as.Forecast = "" // the publisher pays (or the notice period is free)
+			}
 		}
 		as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
 		d.Subs = append(d.Subs, as)

@@ -63,7 +63,8 @@ func TestPublisherClaimsAndPays(t *testing.T) {
 	if body := h.get(page).Body.String(); !strings.Contains(body, "2 reader(s) by instant email") || !strings.Contains(body, "Credits used: 0") {
 		t.Fatalf("publisher page after verifying:\n%s", body)
 	}
-	if body := h.get("/subscribe?url=" + url.QueryEscape(f.URL())).Body.String(); !strings.Contains(body, "paid for by its publisher") {
+	if body := h.get("/subscribe?url=" + url.QueryEscape(f.URL())).Body.String(); !strings.Contains(body, "paid for by its publisher") ||
+		strings.Contains(body, `id="forecast"`) {
 		t.Fatalf("signup page does not say the publisher pays:\n%s", body)
 	}
 	acc := h.accountPath(reader)

@@ -94,7 +94,9 @@ func (s *Server) subscribePage(w http.ResponseWriter, r *http.Request) {
 		s.serverError(w, r, err)
 		return
 	}
-	d.OwnerPaid = s.feedOwnerPaid(r.Context(), d.URL)
+	if d.OwnerPaid = s.feedOwnerPaid(r.Context(), d.URL); d.OwnerPaid {
+		d.Forecast = nil // the reader pays nothing for it, whatever it posts
+	}
 	s.showSignup(w, r, http.StatusOK, d)
 }
 
