@@ -199,6 +199,25 @@ func TestOwnerPaidFeed(t *testing.T) {
 	balance(payer, 4, "after post d")
 	balance(owner.ID, 9, "after post d")
 
+	// The owner's data export says which feed they pay for; a reader's
+	// has no publisher part.
+	u, err := s.UserByID(ctx, owner.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := s.ExportAccount(ctx, u)
+	if err != nil || ex.Publisher == nil || len(ex.Publisher.OwnedFeeds) != 1 || ex.Publisher.OwnedFeeds[0].FeedURL != fx.feed.URL ||
+		ex.Publisher.OwnedFeeds[0].VerifiedBy != store.OwnerByOperator {
+		t.Errorf("owner's export: %+v %v", ex.Publisher, err)
+	}
+	pu, err := s.UserByID(ctx, payer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex, err := s.ExportAccount(ctx, pu); err != nil || ex.Publisher != nil {
+		t.Errorf("reader's export: %+v %v", ex.Publisher, err)
+	}
+
 	// The owner deletes their account: the feed is no longer owner-paid.
 	if _, err := s.DeleteUser(ctx, owner.ID); err != nil {
 		t.Fatal(err)
