@@ -160,7 +160,14 @@ func TestOwnerPaidFeed(t *testing.T) {
 	if _, _, err := s.AddLedgerEntry(ctx, payer, store.LedgerGrant, 5, "seed:payer", "seed"); err != nil {
 		t.Fatal(err)
 	}
-	clk.Advance(billing.OwnerNoticePeriod - time.Hour)
+	// Someone subscribes during the notice period: not told, so not swept.
+	clk.Advance(time.Hour)
+	late := newUser(t, s, "late@example.com", 0)
+	lateSub, err := s.Subscribe(ctx, late.ID, fx.feed.ID, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(billing.OwnerNoticePeriod - 2*time.Hour)
 	if n, err := s.SweepOwnerLapses(ctx, billing.OwnerNoticePeriod, lapseNotices); err != nil || n != 0 {
 		t.Fatalf("sweep before the period ended: %d ended, %v; want 0", n, err)
 	}
@@ -171,21 +178,31 @@ func TestOwnerPaidFeed(t *testing.T) {
 	if n, err := s.SweepOwnerLapses(ctx, billing.OwnerNoticePeriod, lapseNotices); err != nil || n != 0 {
 		t.Fatalf("second sweep: %d ended, %v; want 0", n, err)
 	}
-	if n := count(t, s, "subscriptions", "feed_id = ? AND state = ?", fx.feed.ID, store.SubActive); n != 1 {
-		t.Errorf("%d active subscriptions after the sweep, want 1 (the payer)", n)
+	if n := count(t, s, "subscriptions", "feed_id = ? AND state = ?", fx.feed.ID, store.SubActive); n != 2 {
+		t.Errorf("%d active subscriptions after the sweep, want 2 (the payer and the late one)", n)
 	}
 	if n := count(t, s, "outbox", "dedupe_key LIKE ?", "test-ended:%"); n != 3 {
 		t.Errorf("%d unsubscribed notices, want 3", n)
 	}
 
-	// The payer keeps receiving and pays.
+	// The payer keeps receiving and pays; the late reader's email, which
+	// the owner cannot pay, starts a new lapse told to them alone.
 	poll("c")
 	outs = ownerRun(t, s, clk, "w4")
-	if len(outs) != 1 {
-		t.Fatalf("post c: %d emails, want 1 (the payer's): %v", len(outs), outs)
+	if len(outs) != 2 {
+		t.Fatalf("post c: %d emails, want 2 (the payer's and the late one's): %v", len(outs), outs)
+	}
+	if o := outs["item:"+itoa(lateSub.ID)+":"+itoa(lastItem(t, s, fx.feed.ID))]; o != store.ChargeFree {
+		t.Errorf("post c to the late reader: %v, want free (a new notice period)", o)
 	}
 	balance(payer, 4, "after post c")
 	balance(owner.ID, 0, "after post c")
+	if o, err := s.FeedOwnerOf(ctx, fx.feed.ID); err != nil || o.LapseSeq != 2 || o.SweptAt != nil || o.LapsedAt == nil {
+		t.Errorf("after post c: owner row %+v %v, want a second lapse", o, err)
+	}
+	if n, err := s.NotifyOwnerLapses(ctx, billing.OwnerNoticePeriod, lapseNotices); err != nil || n != 2 {
+		t.Errorf("second lapse: %d notices, %v; want 2 (the late reader, the owner)", n, err)
+	}
 
 	// The owner buys credits: the lapse ends and the owner pays again.
 	if _, _, err := s.AddLedgerEntry(ctx, owner.ID, store.LedgerPurchase, 10, "purchase:test", "pack"); err != nil {
@@ -197,7 +214,8 @@ func TestOwnerPaidFeed(t *testing.T) {
 	poll("d")
 	ownerRun(t, s, clk, "w5")
 	balance(payer, 4, "after post d")
-	balance(owner.ID, 9, "after post d")
+	balance(owner.ID, 8, "after post d")
+	balance(late.ID, 0, "after post d")
 
 	// The owner's data export says which feed they pay for; a reader's
 	// has no publisher part.
@@ -249,3 +267,13 @@ func assembleDue(t *testing.T, s *store.Store, clk *clock.Fake) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// lastItem returns the id of feed's newest item.
+func lastItem(t *testing.T, s *store.Store, feed int64) int64 {
+	t.Helper()
+	var id int64
+	if err := s.DB.Raw("SELECT MAX(id) FROM items WHERE feed_id = ?", feed).Scan(&id).Error; err != nil {
+		t.Fatal(err)
+	}
+	return id
+}

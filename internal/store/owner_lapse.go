@@ -124,10 +124,10 @@ AND NOT EXISTS (SELECT 1 FROM owner_paid_choices c WHERE c.subscription_id = sub
 
 // SweepOwnerLapses first ends the lapses of owners who have credits again
 // (bought since, with no charge since to notice): the owner pays on for
-// everyone. Then it ends every lapse whose notice period is over: the readers who
-// subscribed before the lapse and did not choose to pay are unsubscribed
-// (and told), and those who chose keep receiving and pay. It returns how
-// many subscriptions it ended.
+// everyone. Then it ends every lapse whose notice period is over: the
+// readers confirmed before the lapse began who did not choose to pay are
+// unsubscribed (and told), and those who chose keep receiving and pay. It
+// returns how many subscriptions it ended.
 func (s *Store) SweepOwnerLapses(ctx context.Context, period time.Duration, n LapseNotices) (int, error) {
 	if err := s.endPaidLapses(ctx); err != nil {
 		return 0, err
@@ -179,8 +179,8 @@ func (s *Store) sweepLapse(ctx context.Context, feed int64, period time.Duration
 	}
 	ended := 0
 	for _, sub := range subs {
-		if sub.CreatedAt.After(*o.LapsedAt) {
-			continue // never told: a charge to the owner for them starts the next lapse
+		if sub.ConfirmedAt == nil || sub.ConfirmedAt.After(*o.LapsedAt) {
+			continue // not active when told: a charge to the owner for them starts the next lapse
 		}
 		if err := db.Model(&Subscription{}).Where("id = ? AND state = ?", sub.ID, SubActive).
 			Updates(map[string]any{"state": SubEnded, "ended_at": now, "ended_reason": EndedOwnerStopped}).Error; err != nil {
