@@ -32,6 +32,27 @@ type feedOwnerJSON struct {
 	Balance    *int64     `json:"owner_balance,omitempty"`
 	Readers    int        `json:"readers"`
 	Cleared    *bool      `json:"cleared,omitempty"`
+	// CreditsRanOutAt starts the readers' notice period (owner-paid feeds
+	// in docs/design.md), in `feed status` only.
+	CreditsRanOutAt *time.Time `json:"credits_ran_out_at,omitempty"`
+}
+
+// feedOwnerOf is the owner part of `feed status`: nil for a feed its
+// readers pay for.
+func feedOwnerOf(ctx context.Context, s *store.Store, f *store.Feed) (*feedOwnerJSON, error) {
+	o, err := s.FeedOwnerOf(ctx, f.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.UserByID(ctx, o.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return &feedOwnerJSON{Feed: f.URL, Owner: u.Email, VerifiedBy: o.VerifiedBy, Since: &o.CreatedAt, Balance: &u.Balance,
+		Readers: f.SubscriberCount, CreditsRanOutAt: o.LapsedAt}, nil
 }
 
 // cmdFeedOwnerSet makes --email the owner of --feed (an existing feed):

@@ -60,6 +60,10 @@ func TestFeedOwnerCommands(t *testing.T) {
 	if err != nil || o.UserID != u.ID {
 		t.Fatalf("owner %+v, user %+v %v", o, u, err)
 	}
+	if code, out, errs := cli("feed", "status", feed); code != 0 || !strings.Contains(out, `"owner": {`) ||
+		!strings.Contains(out, `"owner": "pub@example.com"`) {
+		t.Errorf("feed status of an owner-paid feed: exit %d %s %s", code, out, errs)
+	}
 	code, out, errs = cli("feed", "owner", "clear", "--feed", feed)
 	if code != 0 || !strings.Contains(out, `"cleared": true`) {
 		t.Fatalf("clear: exit %d %s %s", code, out, errs)
@@ -69,5 +73,8 @@ func TestFeedOwnerCommands(t *testing.T) {
 	}
 	if code, out, _ = cli("feed", "owner", "clear", "--feed", feed); code != 0 || !strings.Contains(out, `"cleared": false`) {
 		t.Errorf("second clear: exit %d %s", code, out)
+	}
+	if code, out, _ = cli("feed", "status", feed); code != 0 || strings.Contains(out, `"owner"`) {
+		t.Errorf("feed status after clear: exit %d %s", code, out)
 	}
 }
