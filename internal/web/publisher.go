@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/feedmail/feedmail/billing"
+	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/ownership"
 	"github.com/feedmail/feedmail/internal/store"
@@ -79,7 +80,11 @@ func (s *Server) publisherView(ctx context.Context, u *store.User, tok string) (
 	}
 	now := s.Clock.Now()
 	for _, o := range owned {
-		of := ownedFeed{OwnedFeedStats: o, Title: orURL(o.FeedTitle, o.FeedURL), Forecast: ownerForecast(o.Used30d, u.Balance)}
+		h, err := s.subs.StoredHistory(ctx, o.FeedID)
+		if err != nil {
+			return nil, err
+		}
+		of := ownedFeed{OwnedFeedStats: o, Title: orURL(o.FeedTitle, o.FeedURL), Forecast: ownerForecast(h, o, u.Balance)}
 		if o.LapsedAt != nil {
 			of.Lapsed = "Your credits ran out on " + o.LapsedAt.UTC().Format("2 January") + ". Readers who do not choose to pay " +
 				"are unsubscribed on " + o.LapsedAt.Add(billing.OwnerNoticePeriod).UTC().Format("2 January 2006") + " unless you add credits."
@@ -103,14 +108,37 @@ func (s *Server) publisherView(ctx context.Context, u *store.User, tok string) (
 	return d, nil
 }
 
-// ownerForecast puts an owner's last 30 days into a monthly rate and how
-// long balance lasts at it.
-func ownerForecast(used30d, balance int64) string {
-	if used30d == 0 {
-		return "nothing used in the last 30 days"
+// ownerForecast says what an owned feed will cost its owner a month and
+// how long balance lasts at that: from the feed's posting rate (h) times
+// its instant readers, plus at most one credit per post for each digest
+// reader (an issue needs a new post; several posts may share one). Without
+// a known rate it goes by the last 30 days' use.
+func ownerForecast(h forecast.History, o store.OwnedFeedStats, balance int64) string {
+	if !h.Known() {
+		if o.Used30d == 0 {
+			return "not enough history to tell (" + h.Reason + ")"
+		}
+		return fmt.Sprintf("%d credits in the last 30 days%s", o.Used30d, lasts(float64(o.Used30d), balance))
 	}
-	days := balance * 30 / used30d
-	return fmt.Sprintf("about %d credits a month at the last 30 days' rate; your balance lasts about %d days at it", used30d, days)
+	instant := forecast.Cost{Expected: h.PerMonth * float64(o.Instant), Credits: forecast.Round(h.PerMonth * float64(o.Instant)),
+		AtLeast: h.Capped}
+	words := instant.Words() + " for instant readers"
+	monthly := instant.Expected
+	if o.Digest > 0 {
+		upTo := h.PerMonth * float64(o.Digest)
+		words += fmt.Sprintf(", plus up to %d for digest readers", forecast.Round(upTo))
+		monthly += upTo
+	}
+	return words + lasts(monthly, balance)
+}
+
+// lasts says how long balance lasts at monthly credits a month.
+func lasts(monthly float64, balance int64) string {
+	if monthly <= 0 {
+		return ""
+	}
+	days := int(float64(balance) * 30 / monthly)
+	return fmt.Sprintf("; your balance lasts about %d days at that", days)
 }
 
 // publisherClaim is POST /account/{token}/publisher/claims: url is a feed

@@ -60,7 +60,8 @@ func TestPublisherClaimsAndPays(t *testing.T) {
 	if err != nil || o.UserID != pub.ID || o.VerifiedBy != store.OwnerByFeed {
 		t.Fatalf("owner %+v %v", o, err)
 	}
-	if body := h.get(page).Body.String(); !strings.Contains(body, "2 reader(s) by instant email") || !strings.Contains(body, "Credits used: 0") {
+	if body := h.get(page).Body.String(); !strings.Contains(body, "2 reader(s) by instant email") || !strings.Contains(body, "Credits used: 0") ||
+		!strings.Contains(body, "Forecast: not enough history to tell") {
 		t.Fatalf("publisher page after verifying:\n%s", body)
 	}
 	if body := h.get("/subscribe?url=" + url.QueryEscape(f.URL())).Body.String(); !strings.Contains(body, "paid for by its publisher") ||
