@@ -129,6 +129,8 @@ func ownerLinesOf(rows []*OutboxEmail, payers map[int64][]billing.FeedPayer, key
 				skip[i] = true
 			}
 		case KindDigest:
+			// Only the owners' lines: the reader's share was priced at
+			// assembly with the same bill (priceIssues).
 			for _, l := range billing.DigestBill(len(fs), fs, func(int) int { return 0 }).Owners {
 				lines = append(lines, ownerCharge{row: i, line: l, key: billing.KeyOwnerCharge(r.DedupeKey, l.Feed),
 					reason: billing.OwnerChargeReason(l.Feed, "digest email "+r.DedupeKey)})
