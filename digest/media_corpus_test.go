@@ -25,7 +25,8 @@ var corpusFeedDirs = []string{"feedparser", "feedvalidator", "jsonfeed"}
 
 // corpusMedia converts parsed media as the poller does.
 func corpusMedia(m newitems.Media) store.ItemMedia {
-	sm := store.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML}
+	sm := store.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML,
+		Player: m.Player}
 	for _, e := range m.Enclosures {
 		sm.Enclosures = append(sm.Enclosures, store.Enclosure{URL: e.URL, Type: e.Type, Length: e.Length, Duration: e.Duration})
 	}
@@ -56,7 +57,7 @@ func TestCorpusEmails(t *testing.T) {
 	s := mailer.Sender{Address: "feedmail@feedmail.example.com"}
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	var st struct {
-		feeds, items, digests, enclosures, withMedia, fallback, pixels, empty, malformed, urlLines int
+		feeds, items, digests, enclosures, withMedia, fallback, pixels, empty, malformed, urlLines, videos, images int
 	}
 	fail := func(path, what string, args ...any) {
 		t.Helper()
@@ -116,6 +117,10 @@ func TestCorpusEmails(t *testing.T) {
 				fail(f.Path, "item %d: empty body:\n%s", i, text)
 			}
 			st.enclosures += checkEnclosures(t, f.Path, media.Enclosures, text, htmlPart)
+			st.images += strings.Count(htmlPart, "<img ")
+			if strings.Contains(text, "\nWatch on ") || strings.Contains(text, "\nWatch the video: ") {
+				st.videos++
+			}
 			if bad := checkHTML(htmlPart); bad != "" {
 				st.malformed++
 				fail(f.Path, "item %d: %s", i, bad)
@@ -154,6 +159,8 @@ func TestCorpusEmails(t *testing.T) {
 		st.feeds, st.items, st.digests, st.enclosures, st.pixels, st.empty, st.malformed)
 	t.Logf("%d items carry media, %d shown through their media for want of content; %d text lines with 4+ URLs",
 		st.withMedia, st.fallback, st.urlLines)
+	t.Logf("%d images in the item emails, none a tracking pixel or tracker image (FeedBurner, FeedFlare, ads, stats); %d items shown as videos",
+		st.images, st.videos)
 	if st.feeds < 1000 || st.enclosures == 0 || st.pixels == 0 {
 		t.Errorf("corpus smaller than expected: %d feeds, %d enclosures, %d pixels", st.feeds, st.enclosures, st.pixels)
 	}
@@ -223,7 +230,8 @@ func checkHTML(doc string) string {
 		if (tiny(w) && (h == "" || tiny(h))) || (tiny(h) && w == "") {
 			return "tracking pixel left: " + tok.String()
 		}
-		for _, host := range []string{"feeds.feedburner.com/~r/", "feedproxy.google.com/~r/", "doubleclick.net", "pixel.wp.com", "stats.wordpress.com"} {
+		for _, host := range []string{"feedburner.com/~r/", "feedburner.com/~f/", "feedburner.com/~ff/", "feedburner.com/~a/",
+			"feedproxy.google.com/~", "doubleclick.net", "pixel.wp.com", "stats.wordpress.com", "googlesyndication.com", "google-analytics.com"} {
 			if strings.Contains(src, host) {
 				return "tracker image left: " + tok.String()
 			}
@@ -255,7 +263,7 @@ func checkEnclosures(t *testing.T, path string, es []store.Enclosure, text, html
 
 // itemTextBody is the text part of an item email between its head (feed
 // title, item title, link, byline) and the footer, without the "Read on
-// the site" line.
+// the site" (or a video's "Watch on …") line.
 func itemTextBody(text string) string {
 	body, _, _ := strings.Cut(text, "\n-- \n")
 	lines := strings.Split(body, "\n")
@@ -267,7 +275,7 @@ func itemTextBody(text string) string {
 	}
 	var rest []string
 	for _, l := range lines[min(i, len(lines)):] {
-		if !strings.HasPrefix(l, "Read on the site: ") {
+		if !strings.HasPrefix(l, "Read on the site: ") && !strings.HasPrefix(l, "Watch on ") && !strings.HasPrefix(l, "Watch the video: ") {
 			rest = append(rest, l)
 		}
 	}
@@ -289,6 +297,9 @@ func htmlBodyShows(doc string) bool {
 		}
 	}
 	body = strings.ReplaceAll(body, "Read on the site", "")
+	if i := strings.LastIndex(body, ">Watch "); i >= 0 { // a video's call to action
+		body = body[:i]
+	}
 	return strings.Contains(body, "<img") || mailer.HTMLToLine(body) != ""
 }
 

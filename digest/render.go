@@ -108,6 +108,7 @@ func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now
 		MessageID:  s.MessageID("digest." + strconv.FormatInt(c.Issue.ID, 10)),
 		Date:       now,
 		ListID:     s.DigestListID(c.Digest.ID),
+		Location:   zoneOf(c.Digest.Timezone),
 		Footer: mailer.Footer{
 			ManageURL:      l.Account(c.Digest.UserID, now),
 			UnsubscribeURL: l.DigestUnsubscribe(c.Digest.ID),
@@ -122,11 +123,17 @@ func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now
 				ExcerptHTML: html.EscapeString(Excerpt(it.Content, ExcerptLen)),
 				Published:   store.ItemDate(it),
 				Enclosures:  it.Media.Enclosures,
+				Player:      it.Media.Player,
+				ContentHTML: it.Content,
 			}
-			if f.Format == store.FormatTitle {
+			switch {
+			case f.Format == store.FormatTitle:
 				// The reader asked for titles: no excerpt, no thumbnail.
 				di.ExcerptHTML = ""
-			} else if di.ExcerptHTML == "" {
+			case di.ExcerptHTML != "" && f.Format != store.FormatSummary:
+				// Its picture, at the one size every entry gets.
+				di.Thumbnail = it.Media.Thumbnail
+			case di.ExcerptHTML == "":
 				// No text of its own (a video): its media stand in.
 				di.Thumbnail = it.Media.Thumbnail
 				desc := it.Media.Description
@@ -140,6 +147,15 @@ func Email(c *store.IssueContent, to string, s mailer.Sender, l links.Links, now
 		e.Feeds = append(e.Feeds, df)
 	}
 	return e
+}
+
+// zoneOf returns the named time zone, or UTC when it does not load (the
+// store keeps only zones that did).
+func zoneOf(name string) *time.Location {
+	if loc, err := time.LoadLocation(name); err == nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // Excerpt reduces feed HTML to at most max characters of plain text on one

@@ -203,12 +203,19 @@ func firstNonEmpty(vals ...string) string {
 	return ""
 }
 
-// formatDate renders a date shown in a body: date only, UTC.
-func formatDate(t time.Time) string {
+// formatDate renders a date shown in a body, date only, on the reader's
+// calendar (loc; nil is UTC), so a digest dated Friday in Paris does not
+// date its posts Thursday. A time of exactly midnight UTC is a feed that
+// gave a day without a time: that day is shown as it is.
+func formatDate(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format("January 2, 2006")
+	u := t.UTC()
+	if loc == nil || u.Hour() == 0 && u.Minute() == 0 && u.Second() == 0 && u.Nanosecond() == 0 {
+		return u.Format("January 2, 2006")
+	}
+	return t.In(loc).Format("January 2, 2006")
 }
 
 // Render serializes a message as RFC 5322 bytes (CRLF line endings), as it

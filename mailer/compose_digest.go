@@ -34,6 +34,9 @@ type DigestEmail struct {
 	// ListID is optional: e.g. Sender.DigestListID(digest.ID) gives digest
 	// mail its own List-Id. Empty means no List-Id header.
 	ListID string
+	// Location is the digest's time zone, in which posts are dated; nil is
+	// UTC.
+	Location *time.Location
 }
 
 // DigestFeed is one feed's section of a digest.
@@ -44,13 +47,16 @@ type DigestFeed struct {
 
 // DigestItem is one item in a digest. ExcerptHTML is unsanitized feed HTML
 // (normally a short excerpt): composition sanitizes it. Thumbnail, when
-// set, is shown above the excerpt (for an item whose excerpt comes from its
-// media, a video say); every enclosure is linked.
+// set, is shown above the excerpt at digestThumbWidth, the same for every
+// entry; every enclosure is linked. Player (the item's media player) and
+// ContentHTML (its content as the feed gave it) tell whether the item is a
+// video: it then gets a play mark and a "Watch on …" link.
 type DigestItem struct {
 	Title, Link, ExcerptHTML string
 	Published                time.Time
 	Thumbnail                string
 	Enclosures               []store.Enclosure
+	Player, ContentHTML      string
 }
 
 // ErrEmptyDigest is returned for a digest without items: an empty slot sends
@@ -79,6 +85,41 @@ type digestItemView struct {
 	Enclosures        []enclosureView
 	OpenPost          Link
 	NoText            bool
+}
+
+// digestItemView returns the view of one digest entry: its title, link,
+// date, excerpt under its thumbnail (one size for all), enclosures, and
+// the link that stands in when it shows nothing else; a video says where
+// it plays ("Watch on YouTube") in place of "Open the post".
+func digestItemOf(it DigestItem, site string, loc *time.Location) digestItemView {
+	base := itemBase(it.Link, site)
+	t := cleanHeaderText(plainTitle(it.Title), maxBodyTitle)
+	if t == "" {
+		t = "Untitled post"
+	}
+	link := ""
+	if strings.TrimSpace(it.Link) != "" {
+		link = bodyURL(base, false)
+	}
+	var video *videoPost
+	if v, ok := postVideo(link, it.ContentHTML, store.ItemMedia{Enclosures: it.Enclosures, Player: it.Player}); ok {
+		video = &v
+	}
+	c := withThumbnail(it.ExcerptHTML, thumbnail{Src: it.Thumbnail, Link: link, Alt: t, Width: digestThumbWidth, Video: video}, base)
+	iv := digestItemView{
+		Title: t, Link: link, Date: formatDate(it.Published, loc),
+		Excerpt: htmltemplate.HTML(c.HTML), ExcerptText: c.Text, // sanitized by PrepareHTML, thumbnail ours
+		Enclosures: enclosureViews(it.Enclosures),
+	}
+	switch {
+	case video != nil && link != "":
+		iv.OpenPost = Link{Label: video.Watch(), URL: link}
+	case c.Empty() && len(iv.Enclosures) == 0 && link != "":
+		iv.OpenPost = Link{Label: "Open the post", URL: link}
+	case c.Empty() && len(iv.Enclosures) == 0:
+		iv.NoText = true
+	}
+	return iv
 }
 
 // digestLabel names a digest: "Morning" → "Morning digest", "" → "digest";
@@ -131,29 +172,7 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 		}
 		fv := digestFeedView{Title: title, SiteURL: site, Anchor: fmt.Sprintf("feed-%d", len(feeds)+1)}
 		for _, it := range f.Items {
-			base := itemBase(it.Link, site)
-			t := cleanHeaderText(plainTitle(it.Title), maxBodyTitle)
-			if t == "" {
-				t = "Untitled post"
-			}
-			link := ""
-			if strings.TrimSpace(it.Link) != "" {
-				link = bodyURL(base, false)
-			}
-			c := withThumbnail(it.ExcerptHTML, it.Thumbnail, base, link, t)
-			iv := digestItemView{
-				Title: t, Link: link, Date: formatDate(it.Published),
-				Excerpt: htmltemplate.HTML(c.HTML), ExcerptText: c.Text, // sanitized by PrepareHTML
-				Enclosures: enclosureViews(it.Enclosures),
-			}
-			if c.Empty() && len(iv.Enclosures) == 0 {
-				if link != "" {
-					iv.OpenPost = Link{Label: "Open the post", URL: link}
-				} else {
-					iv.NoText = true
-				}
-			}
-			fv.Items = append(fv.Items, iv)
+			fv.Items = append(fv.Items, digestItemOf(it, site, e.Location))
 			items++
 		}
 		fv.Count = plural(len(fv.Items), "new post", "new posts")

@@ -13,7 +13,7 @@ const SummaryWords = 60
 // formattedBody is the content an item email shows in the subscription's
 // format: the whole post (itemBody), its summary, or nothing for "title"
 // (the title, link and enclosures are shown whatever the format).
-func formattedBody(e ItemEmail, base, link, title string) Content {
+func formattedBody(e ItemEmail, base, link, title string, video *videoPost) Content {
 	switch e.Format {
 	case store.FormatTitle:
 		return Content{}
@@ -31,7 +31,7 @@ func formattedBody(e ItemEmail, base, link, title string) Content {
 		}
 		return PrepareHTML(TextToHTML(text), base)
 	default:
-		return itemBody(e.ItemHTML, e.Media, base, link, title)
+		return itemBody(e.ItemHTML, e.Media, base, link, title, video)
 	}
 }
 

@@ -36,7 +36,10 @@ type ItemEmail struct {
 	// first SummaryWords words as text, no images; "title" no content at
 	// all; anything else the whole post.
 	Format string
-	Footer Footer
+	// Location is the reader's time zone, in which the post is dated; nil
+	// is UTC.
+	Location *time.Location
+	Footer   Footer
 }
 
 // itemView is the data of the item templates.
@@ -138,9 +141,13 @@ func newItemView(e ItemEmail, feedURL, feedTitle, itemTitle string) itemView {
 	if strings.TrimSpace(e.ItemLink) == "" {
 		link = "" // the base fell back to the feed URL: no item link to show
 	}
-	content := formattedBody(e, base, link, itemTitle)
+	var video *videoPost
+	if v, ok := postVideo(link, e.ItemHTML, e.Media); ok {
+		video = &v
+	}
+	content := formattedBody(e, base, link, itemTitle, video)
 	enclosures := enclosureViews(e.Media.Enclosures)
-	openPost, readMore, noText := itemLinks(link, content.Empty() && len(enclosures) == 0)
+	openPost, readMore, noText := itemLinks(link, content.Empty() && len(enclosures) == 0, video)
 	siteURL := bodyURL(e.Footer.SiteURL, false)
 	return itemView{
 		Title:      itemTitle,
@@ -148,7 +155,7 @@ func newItemView(e ItemEmail, feedURL, feedTitle, itemTitle string) itemView {
 		SiteURL:    siteURL,
 		ItemTitle:  itemTitle,
 		ItemLink:   link,
-		Byline:     itemByline(e.Author, e.Published),
+		Byline:     itemByline(e.Author, e.Published, e.Location),
 		Content:    htmltemplate.HTML(content.HTML), // sanitized by PrepareHTML
 		Text:       content.Text,
 		Enclosures: enclosures,
@@ -162,13 +169,20 @@ func newItemView(e ItemEmail, feedURL, feedTitle, itemTitle string) itemView {
 // itemLinks returns the links under the item (and whether to note that the
 // feed gave no text). When the body would hold nothing but the title
 // (bare), the link becomes "Open the post" in place of "Read on the site",
-// or without a link the note says so: never an empty body.
-func itemLinks(link string, bare bool) (openPost, readMore Link, noText bool) {
+// or without a link the note says so: never an empty body. A video's link
+// says where it plays ("Watch on YouTube") whatever the body holds.
+func itemLinks(link string, bare bool, video *videoPost) (openPost, readMore Link, noText bool) {
 	readMore = Link{Label: "Read on the site", URL: link}
+	if video != nil {
+		readMore.Label = video.Watch()
+	}
 	if !bare {
 		return Link{}, readMore, false
 	}
 	if link != "" {
+		if video != nil {
+			return Link{}, readMore, false
+		}
 		return Link{Label: "Open the post", URL: link}, Link{}, false
 	}
 	return Link{}, readMore, true
@@ -176,12 +190,12 @@ func itemLinks(link string, bare bool) (openPost, readMore Link, noText bool) {
 
 // itemByline returns "By author · date", either part left out when the feed
 // did not give it, so the reader sees who wrote the item and when.
-func itemByline(author string, published time.Time) string {
+func itemByline(author string, published time.Time, loc *time.Location) string {
 	byline := ""
 	if a := cleanHeaderText(plainTitle(author), 120); a != "" {
 		byline = "By " + a
 	}
-	if d := formatDate(published); d != "" {
+	if d := formatDate(published, loc); d != "" {
 		if byline != "" {
 			byline += " · "
 		}

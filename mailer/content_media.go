@@ -12,38 +12,48 @@ import (
 )
 
 // itemBody is the content an email shows for an item: its own HTML when
-// that shows anything; else, when the feed gave media (a YouTube video, a
+// that shows anything (with a caption when it is little more than an
+// image: withCaption); else, when the feed gave media (a YouTube video, a
 // podcast without show notes), the media description (text, linkified, or
 // HTML when the feed said so) under the thumbnail, which links to the
-// post; else nothing (Content.Empty), and the caller offers the link.
-// title is the thumbnail's alt text.
-func itemBody(contentHTML string, m store.ItemMedia, base, link, title string) Content {
+// post and for a video carries a play mark; else nothing (Content.Empty),
+// and the caller offers the link. title is the thumbnail's alt text.
+func itemBody(contentHTML string, m store.ItemMedia, base, link, title string, video *videoPost) Content {
 	c := PrepareHTML(contentHTML, base)
 	if !c.Empty() {
-		return c
+		return withCaption(c, m, base)
 	}
-	desc := m.Description
-	if !m.DescriptionHTML {
-		desc = TextToHTML(desc)
-	}
+	desc := mediaDescriptionHTML(m)
 	if m.Thumbnail == "" && desc == "" {
 		return c
 	}
-	mc := withThumbnail(desc, m.Thumbnail, base, link, title)
+	mc := withThumbnail(desc, thumbnail{Src: m.Thumbnail, Link: link, Alt: title, Video: video}, base)
 	mc.Pixels += c.Pixels
 	return mc
 }
 
-// withThumbnail prepares fragment with the thumbnail thumb above it in the
+// mediaDescriptionHTML is the item's media description as HTML: as the
+// feed gave it when it said HTML, else its text linkified.
+func mediaDescriptionHTML(m store.ItemMedia) string {
+	if m.DescriptionHTML {
+		return m.Description
+	}
+	return TextToHTML(m.Description)
+}
+
+// withThumbnail prepares fragment with the thumbnail th above it in the
 // HTML part. The text part leaves the thumbnail out when fragment has text:
 // there it would only repeat the post's link.
-func withThumbnail(fragment, thumb, base, link, title string) Content {
-	c := PrepareHTML(thumbnailHTML(thumb, link, title)+fragment, base)
-	if thumb != "" {
-		if t := PrepareHTML(fragment, base).Text; t != "" {
-			c.Text = t
-		}
+func withThumbnail(fragment string, th thumbnail, base string) Content {
+	c := PrepareHTML(fragment, base)
+	block := th.html()
+	if block == "" {
+		return c
 	}
+	if c.Text == "" {
+		c.Text = PrepareHTML(thumbnailHTML(th.Src, th.Link, th.Alt), base).Text
+	}
+	c.HTML = block + c.HTML
 	return c
 }
 

@@ -121,6 +121,12 @@ func TestTrackingPixel(t *testing.T) {
 		{`<img src="http://feeds.feedburner.com/~r/Example/~4/abcdef">`, true},
 		{`<img src="http://feeds.feedburner.com/~ff/Example?d=yIl2AUoC8zA" border="0">`, true},
 		{`<img src="http://feeds.feedburner.com/~a/Example?i=x">`, true},
+		{`<img src="http://feeds.feedburner.com/~f/Example?i=Jd0gT3" border="0">`, true},
+		{`<img src="http://feeds2.feedburner.com/~f/Example?i=Jd0gT3">`, true},
+		{`<img src="http://feedproxy.google.com/~ff/Example?d=qj6IDK7rITs">`, true},
+		{`<img src="http://feedproxy.google.com/~f/Example?i=x">`, true},
+		{`<img src="http://feedproxy.google.com/~a/Example?i=x">`, true},
+		{`<img src="https://feeds.feedburner.com/~d/styles/itemcontent.css">`, false},
 		{`<img src="https://feedproxy.google.com/~r/Example/~4/xyz">`, true},
 		{`<img src="https://feeds.feedburner.com/Example-logo.png">`, false},
 		{`<img src="https://pixel.wp.com/b.gif?host=x">`, true},
@@ -147,10 +153,11 @@ func TestPixelsRemoved(t *testing.T) {
 		`<img src="http://feeds.feedburner.com/~r/Example/~4/abc" height="1" width="1" alt=""/>` +
 		`<div class="feedflare"><a href="http://feeds.feedburner.com/~ff/Example?a=1"><img src="http://feeds.feedburner.com/~ff/Example?d=1" border="0"></img></a> ` +
 		`<a href="http://feeds.feedburner.com/~ff/Example?a=2"><img src="http://feeds.feedburner.com/~ff/Example?d=2" border="0"></img></a></div>` +
+		`<div class="feedflare"><a href="http://feeds.feedburner.com/~f/Example?a=3"><img src="http://feeds.feedburner.com/~f/Example?i=3" border="0"></img></a></div>` +
 		`<img src="https://counter.example/c.gif" width="1" height="1">`
 	c := PrepareHTML(in, "https://blog.example.com/p")
-	if c.Pixels != 4 {
-		t.Errorf("%d pixels removed, want 4", c.Pixels)
+	if c.Pixels != 5 {
+		t.Errorf("%d pixels removed, want 5", c.Pixels)
 	}
 	wantContains(t, c.HTML, []string{`src="https://blog.example.com/photo.jpg"`}, []string{"feedburner", "counter.example"})
 	if strings.Contains(c.Text, "feedburner") || c.Text != "Real [photo] text." {
@@ -245,10 +252,10 @@ func TestItemEmailMedia(t *testing.T) {
 		html, text, not []string
 	}{
 		{"youtube", youtube,
-			[]string{`href="https://www.youtube.com/watch?v=abc123" rel="noreferrer noopener" style="color:#0969da;"`, `src="https://i1.ytimg.com/vi/abc123/hqdefault.jpg" alt="Hello, world"`,
-				`<a href="https://example.com/notes"`, "Second line."},
-			[]string{"March 3, 2026\n\nNotes: https://example.com/notes.\nSecond line.", "Read on the site: https://www.youtube.com/watch?v=abc123"},
-			[]string{"Open the post", "[Hello, world]"}},
+			[]string{`<a href="https://www.youtube.com/watch?v=abc123" rel="noopener noreferrer" target="_blank"><img src="https://i1.ytimg.com/vi/abc123/hqdefault.jpg" alt="Hello, world"`,
+				`<a href="https://example.com/notes"`, "Second line.", "▶\ufe0e Play</a>", ">Watch on YouTube</a>"},
+			[]string{"March 3, 2026\n\nNotes: https://example.com/notes.\nSecond line.", "Watch on YouTube: https://www.youtube.com/watch?v=abc123"},
+			[]string{"Open the post", "[Hello, world]", "Read on the site"}},
 		{"podcast", podcast,
 			[]string{"Show notes.", `href="https://pod.example/ep1.mp3"`, ">ep1.mp3</a>", "MP3 · 12.3 MB · 1:02:03", ">Audio</p>"},
 			[]string{"Show notes.\n\nAudio: ep1.mp3 (MP3 · 12.3 MB · 1:02:03)\nhttps://pod.example/ep1.mp3\n"},

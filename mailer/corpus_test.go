@@ -114,7 +114,10 @@ func TestSanitizeCorpus(t *testing.T) {
 	if len(files) == 0 {
 		testutil.SkipOrFail(t, "no files in "+dir)
 	}
-	var st struct{ files, parsed, extracted, unparsed, emails, hostile, scriptInInput, violations, wantSafe, keptSafe int }
+	var st struct {
+		files, parsed, extracted, unparsed, emails, hostile, scriptInInput, violations, wantSafe, keptSafe int
+		images, trackers                                                                                   int
+	}
 	s := testSender()
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -195,6 +198,12 @@ func TestSanitizeCorpus(t *testing.T) {
 					t.Errorf("%s %s: script text in the text part:\n%s", filepath.Base(f), in.field, p.text)
 				}
 			}
+			imgs, trackers := trackerImagesIn(p.html)
+			st.images += imgs
+			if len(trackers) > 0 {
+				st.trackers += len(trackers)
+				t.Errorf("%s %s: tracking images left: %s", filepath.Base(f), in.field, strings.Join(trackers, "; "))
+			}
 			if bad := unsafeHTML(p.html); len(bad) > 0 {
 				st.violations++
 				t.Errorf("%s %s: unsafe HTML part: %s", filepath.Base(f), in.field, strings.Join(bad, "; "))
@@ -217,6 +226,7 @@ func TestSanitizeCorpus(t *testing.T) {
 	t.Logf("sanitize corpus: %d files expect 'safe description', %d kept it", st.wantSafe, st.keptSafe)
 	t.Logf("sanitize corpus: %d files (%d parsed by gofeed, %d of them through an element gofeed does not map, %d fed in raw), %d emails rendered, %d with hostile-looking input (%d containing <script), %d unsafe HTML parts",
 		st.files, st.parsed, st.extracted, st.unparsed, st.emails, st.hostile, st.scriptInInput, st.violations)
+	t.Logf("sanitize corpus: %d images in the emails, %d of them tracking pixels or tracker images (FeedBurner, FeedFlare, ads, stats)", st.images, st.trackers)
 	if st.emails < st.files {
 		t.Errorf("only %d emails from %d files", st.emails, st.files)
 	}
@@ -289,6 +299,48 @@ func TestUnsafeHTMLDetector(t *testing.T) {
 	for _, tc := range tests {
 		if got := len(unsafeHTML(tc.doc)) > 0; got != tc.want {
 			t.Errorf("unsafeHTML(%q) = %v, want %v", tc.doc, got, tc.want)
+		}
+	}
+}
+
+// trackerImagesIn counts the images of an HTML part and returns those that
+// are tracking pixels or come from a tracker or ad source (trackingPixel):
+// what an email must never load.
+func trackerImagesIn(doc string) (images int, trackers []string) {
+	z := nethtml.NewTokenizer(strings.NewReader(doc))
+	for {
+		tt := z.Next()
+		if tt == nethtml.ErrorToken {
+			return images, trackers
+		}
+		if tt != nethtml.StartTagToken && tt != nethtml.SelfClosingTagToken {
+			continue
+		}
+		if tok := z.Token(); tok.Data == "img" {
+			images++
+			if trackingPixel(tok) {
+				trackers = append(trackers, tok.String())
+			}
+		}
+	}
+}
+
+// TestTrackerImagesIn makes sure the corpus check would notice FeedFlare
+// and other tracker images, and counts real ones.
+func TestTrackerImagesIn(t *testing.T) {
+	tests := []struct {
+		doc            string
+		images, tracks int
+	}{
+		{`<p><img src="https://x.example/photo.jpg" alt="a"></p>`, 1, 0},
+		{`<a href="http://feeds.feedburner.com/~f/Ex?a=1"><img src="http://feeds.feedburner.com/~f/Ex?i=1"></a>`, 1, 1},
+		{`<img src="http://feeds.feedburner.com/~ff/Ex?d=1"><img src="https://x.example/p.gif" width="1" height="1"/>`, 2, 2},
+		{`<img src="http://feedproxy.google.com/~r/Ex/~4/abc">`, 1, 1},
+	}
+	for _, tc := range tests {
+		n, bad := trackerImagesIn(tc.doc)
+		if n != tc.images || len(bad) != tc.tracks {
+			t.Errorf("trackerImagesIn(%s) = %d images, %d trackers %v; want %d, %d", tc.doc, n, len(bad), bad, tc.images, tc.tracks)
 		}
 	}
 }

@@ -1,11 +1,9 @@
 package mailer
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/feedmail/feedmail/internal/bounce"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 // spamhausBlock is how a receiving server answers every reader at a domain
@@ -40,29 +39,11 @@ func blockingServer(t *testing.T, domain string) *blockable {
 	return b
 }
 
-// logBuffer collects a logger's output for a test.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // blockScenario is the state of TestOutboxReputationBlockSlowsOneDomain.
 type blockScenario struct {
 	fx      *fixture
 	srv     *blockable
-	logs    *logBuffer
+	logs    *testutil.SyncBuffer
 	w1, w2  *Outbox // two workers, as two processes
 	readers []*store.User
 	subs    []*store.Subscription
@@ -75,7 +56,7 @@ const blockedDomain, otherDomain = "blocked.example", "other.example"
 // newBlockScenario queues two emails to each of three readers at the
 // blocked domain and two at another one.
 func newBlockScenario(t *testing.T) *blockScenario {
-	sc := &blockScenario{fx: newFixture(t), srv: blockingServer(t, blockedDomain), logs: &logBuffer{}}
+	sc := &blockScenario{fx: newFixture(t), srv: blockingServer(t, blockedDomain), logs: &testutil.SyncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(sc.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	withLog := func(c *OutboxConfig) { c.Log = logger }
 	sc.w1 = sc.fx.outbox(smtpTo(t, sc.srv.Server, "pool=2"), "w1", withLog)

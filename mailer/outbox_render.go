@@ -123,6 +123,11 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 	if it.PublishedAt != nil {
 		e.Published = *it.PublishedAt
 	}
+	if u != nil && u.Timezone != "" {
+		if loc, err := time.LoadLocation(u.Timezone); err == nil {
+			e.Location = loc
+		}
+	}
 	l := o.cfg.Links
 	if l.Base != "" {
 		e.Footer.StatusURL = l.Status(f.URL)

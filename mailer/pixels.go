@@ -15,16 +15,23 @@ import (
 // docs/design.md (Email); size-based detection (trackingPixel) catches
 // the anonymous counters.
 var trackerImages = []struct{ host, path string }{
-	{"feeds.feedburner.com", "/~r/"},  // FeedBurner open counter (1×1)
-	{"feeds.feedburner.com", "/~ff/"}, // FeedFlare buttons
-	{"feeds.feedburner.com", "/~a/"},  // FeedBurner ads
-	{"feedproxy.google.com", "/~r/"},  // FeedBurner's other host
-	{"feeds.wordpress.com", "/1.0/"},  // WordPress.com comment/share buttons
-	{"pixel.wp.com", ""},              // WordPress.com stats
-	{"stats.wordpress.com", ""},       // WordPress.com stats
-	{"doubleclick.net", ""},           // ad.doubleclick.net, ad.*.doubleclick.net
-	{"googlesyndication.com", ""},     // pagead2.googlesyndication.com
-	{"google-analytics.com", ""},      // __utm.gif and collect
+	// FeedBurner (feeds.feedburner.com, feeds2.…, and its other host
+	// feedproxy.google.com): the open counter (1×1), FeedFlare buttons
+	// (the old /~f/ and the later /~ff/) and ads.
+	{"feedburner.com", "/~r/"},
+	{"feedburner.com", "/~f/"},
+	{"feedburner.com", "/~ff/"},
+	{"feedburner.com", "/~a/"},
+	{"feedproxy.google.com", "/~r/"},
+	{"feedproxy.google.com", "/~f/"},
+	{"feedproxy.google.com", "/~ff/"},
+	{"feedproxy.google.com", "/~a/"},
+	{"feeds.wordpress.com", "/1.0/"}, // WordPress.com comment/share buttons
+	{"pixel.wp.com", ""},             // WordPress.com stats
+	{"stats.wordpress.com", ""},      // WordPress.com stats
+	{"doubleclick.net", ""},          // ad.doubleclick.net, ad.*.doubleclick.net
+	{"googlesyndication.com", ""},    // pagead2.googlesyndication.com
+	{"google-analytics.com", ""},     // __utm.gif and collect
 }
 
 // isTrackerURL reports whether src is an image URL of trackerImages.

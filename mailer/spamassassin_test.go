@@ -3,6 +3,7 @@ package mailer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -23,8 +24,27 @@ import (
 	"github.com/feedmail/feedmail/internal/token"
 )
 
-// maxSpamScore is the most SpamAssassin may give any email feedmail sends.
-const maxSpamScore = 0.5
+// maxSpamScore is the most SpamAssassin may give any email feedmail sends,
+// and maxImageSpamScore the most for a post led by an image (a video's
+// thumbnail, a photo with a caption): SpamAssassin counts any image in a
+// short HTML part against it.
+const (
+	maxSpamScore      = 0.5
+	maxImageSpamScore = 1.0
+)
+
+// spamKinds are the kinds of email the scores are reported by, in order.
+var spamKinds = []string{"item", "digest", "notice", "video", "photo"}
+
+// spamKind is the kind of a sample of sampleMsgs, by its name.
+func spamKind(name string) string {
+	for _, k := range spamKinds {
+		if strings.HasPrefix(name, k) {
+			return k
+		}
+	}
+	return name
+}
 
 // sampleMsgs returns one message of every template feedmail sends, as the
 // outbox would compose them: an item (with content, and without), a
@@ -71,6 +91,20 @@ func sampleMsgs(t testing.TB, s Sender) map[string]*mail.Msg {
 	m, err = s.Item(bare)
 	render("item without content", m, err)
 
+	video := item
+	video.ItemTitle, video.ItemLink, video.MessageID = "Planting garlic, start to finish", "https://www.youtube.com/watch?v=dQw4w9WgXcQ", s.ItemMessageID(11, 44)
+	video.FeedTitle, video.Author, video.ItemHTML = "Garden Diary", "Garden Diary", ""
+	video.Media = store.ItemMedia{Thumbnail: "https://i.ytimg.com/vi/dQw4w9WgXcQ/hqdefault.jpg",
+		Description: "How we plant garlic in October: cloves, depth and mulch.", Player: "https://www.youtube.com/v/dQw4w9WgXcQ?version=3"}
+	m, err = s.Item(video)
+	render("video", m, err)
+	photo := item
+	photo.ItemTitle, photo.ItemLink, photo.MessageID = "Frost on the kale", "https://garden.example.net/photos/frost", s.ItemMessageID(11, 45)
+	photo.ItemHTML = `<p><a href="https://garden.example.net/photos/frost"><img src="https://garden.example.net/photos/frost.jpg" width="1024" height="768" alt="Frost on the kale"></a></p>`
+	photo.Media = store.ItemMedia{Description: "The first frost of the year came on Tuesday night; the kale is sweeter for it."}
+	m, err = s.Item(photo)
+	render("photo", m, err)
+
 	digest := DigestEmail{
 		To: "reader@example.org", DigestName: "Morning", MessageID: s.MessageID("digest.5"), Date: now, ListID: s.DigestListID(2),
 		Footer: Footer{ManageURL: l.Account(7, now), UnsubscribeURL: l.DigestUnsubscribe(2)},
@@ -89,6 +123,16 @@ func sampleMsgs(t testing.TB, s Sender) map[string]*mail.Msg {
 	}
 	m, err = s.Digest(digest)
 	render("digest", m, err)
+	pictures := digest
+	pictures.MessageID = s.MessageID("digest.6")
+	pictures.Feeds = append([]DigestFeed{{Title: "Garden Diary", SiteURL: "https://garden.example.net/", Items: []DigestItem{
+		{Title: video.ItemTitle, Link: video.ItemLink, ExcerptHTML: video.Media.Description, Published: now,
+			Thumbnail: video.Media.Thumbnail, Player: video.Media.Player},
+		{Title: photo.ItemTitle, Link: photo.ItemLink, ExcerptHTML: photo.Media.Description, Published: now,
+			Thumbnail: "https://garden.example.net/photos/frost.jpg"},
+	}}}, digest.Feeds...)
+	m, err = s.Digest(pictures)
+	render("digest with images", m, err)
 
 	feed := store.Feed{ID: 3, Title: "The Changelog", URL: "https://changelog.example.com/feed", LastError: "HTTP 404 Not Found"}
 	type named struct {
@@ -146,6 +190,7 @@ func TestSpamAssassinScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	emails := sampleEmails(t, testSender())
+	worst := map[string]float64{}
 	for _, name := range slices.Sorted(maps.Keys(emails)) {
 		raw := bytes.ReplaceAll(emails[name], []byte("\r\n"), []byte("\n"))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -171,8 +216,26 @@ func TestSpamAssassinScores(t *testing.T) {
 		tests, _, _ := strings.Cut(strings.Join(strings.Fields(string(mm[2])), " "), " autolearn=")
 		tests = strings.ReplaceAll(tests, ", ", ",")
 		t.Logf("%-26s score %4.1f  tests=%s", name, score, tests)
-		if score > maxSpamScore {
-			t.Errorf("%s: SpamAssassin score %.1f > %.1f (tests=%s)", name, score, maxSpamScore, tests)
+		kind := spamKind(name)
+		if w, ok := worst[kind]; !ok || score > w {
+			worst[kind] = score
+		}
+		limit := maxSpamScore
+		if kind == "video" || kind == "photo" {
+			limit = maxImageSpamScore
+		}
+		if score > limit {
+			t.Errorf("%s: SpamAssassin score %.1f > %.1f (tests=%s)", name, score, limit, tests)
 		}
 	}
+	var line []string
+	for _, k := range spamKinds {
+		w, ok := worst[k]
+		if !ok {
+			t.Errorf("no sample email of kind %s", k)
+			continue
+		}
+		line = append(line, fmt.Sprintf("%s %.1f", k, w))
+	}
+	t.Logf("worst SpamAssassin score per kind: %s", strings.Join(line, ", "))
 }

@@ -2,6 +2,8 @@
 // one runner (goose) that applies it to Postgres or SQLite. The two dialects keep
 // parallel files with the same version numbers; a test checks that both produce
 // the schema the store's gorm models expect.
+// It must not hold Go code that changes data, and a released version must
+// not be edited: a change to the schema is a new version in both folders.
 package migrations
 
 import (
@@ -51,7 +53,24 @@ func Up(ctx context.Context, db *sql.DB, d Dialect, log *slog.Logger) (int64, er
 	if err != nil {
 		return 0, fmt.Errorf("migrate %s: read version: %w", d, err)
 	}
+	if known := latest(p); v > known {
+		return v, fmt.Errorf("%w: the database is at version %d, this feedmail knows versions up to %d: run the newer feedmail (or restore the backup taken before its upgrade)", ErrNewerSchema, v, known)
+	}
 	return v, nil
+}
+
+// ErrNewerSchema: the database was migrated by a newer feedmail than this
+// one. Running on it would write rows the old code does not understand, so
+// Up refuses (after applying nothing).
+var ErrNewerSchema = errors.New("database schema is newer than this program")
+
+// latest is the newest version embedded in this binary.
+func latest(p *goose.Provider) int64 {
+	srcs := p.ListSources()
+	if len(srcs) == 0 {
+		return 0
+	}
+	return srcs[len(srcs)-1].Version
 }
 
 // Pending reports whether any migration has not been applied yet.

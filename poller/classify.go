@@ -219,8 +219,8 @@ func applyDecision(st *store.FeedState, dec Decision) {
 }
 
 // LogRunMax is the longest a run of identical polls goes without a new
-// poll_log line: with PollLogRetention (7 days) every feed polled in the
-// last day keeps a line to show.
+// poll_log line: with the poll log kept 7 days (package retention) every
+// feed polled in the last day keeps a line to show.
 const LogRunMax = 24 * time.Hour
 
 // repeatsLastLine reports whether this poll repeats the feed's newest

@@ -24,8 +24,6 @@ const (
 	DefaultIdleWait     = 5 * time.Second
 	DefaultPassGap      = time.Second
 	DefaultWakeGap      = 50 * time.Millisecond
-	// PollLogRetention is how long poll_log rows are kept.
-	PollLogRetention = 7 * 24 * time.Hour
 )
 
 // Config configures a Poller. Store and Owner are required.

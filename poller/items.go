@@ -98,7 +98,8 @@ func toStoreItem(it newitems.Item, rule string) store.NewItem {
 
 // storeMedia is the stored form of an item's media.
 func storeMedia(m newitems.Media) store.ItemMedia {
-	sm := store.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML}
+	sm := store.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML,
+		Player: m.Player}
 	for _, e := range m.Enclosures {
 		sm.Enclosures = append(sm.Enclosures, store.Enclosure{URL: e.URL, Type: e.Type, Length: e.Length, Duration: e.Duration})
 	}

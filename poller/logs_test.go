@@ -1,36 +1,17 @@
 package poller_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 	"github.com/feedmail/feedmail/poller"
 )
-
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestPollsAreLoggedAtInfo: an operator at the default log level sees a
 // line for a poll that failed (with why) and one for new posts (with what
@@ -40,7 +21,7 @@ func TestPollsAreLoggedAtInfo(t *testing.T) {
 	s := wkOpen(t, clk)
 	fm := wkFarm(t, clk)
 	ctx := context.Background()
-	var buf syncBuffer
+	var buf testutil.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	p := wkPoller(t, s, clk, "logs", func(c *poller.Config) { c.Log = log })
 	ff := fm.AddFeed(farm.Spec{ItemCount: 2, ETag: farm.ETagStrong, Title: "Logged"})

@@ -56,20 +56,6 @@ func pollWriteContext(ctx context.Context) (context.Context, context.CancelFunc)
 	return context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 }
 
-// giveBack returns a claimed feed without polling it.
-func (p *Poller) giveBack(ctx context.Context, id int64, next time.Time, reason string) {
-	wctx, cancel := pollWriteContext(ctx)
-	defer cancel()
-	if _, err := store.RetryTransient(wctx, time.Minute, func(ctx context.Context) error {
-		_, err := p.st.DeferFeed(ctx, id, p.cfg.Owner, next, reason)
-		return err
-	}); err != nil {
-		p.log.Warn("giving back a feed failed", "feed", id, "err", err)
-		return
-	}
-	p.unhold(id)
-}
-
 // pollOne fetches claimed feed f and works out everything to write. It
 // returns nil (and has given the feed back) when no request was made.
 func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host, trigger string) (*polledFeed, error) {

@@ -48,7 +48,8 @@ type Poller struct {
 	held   map[int64]time.Time
 	cmu    sync.Mutex
 
-	wake chan struct{}
+	backs giveBacks
+	wake  chan struct{}
 }
 
 // New makes a Poller from cfg.
@@ -139,8 +140,7 @@ func (p *Poller) SpreadOverdue(ctx context.Context) (int64, error) {
 // Config.PassGap after the previous pass began; a Wake ends the sleep once
 // Config.WakeGap has passed. So feeds coming due one by one are claimed,
 // fetched and written in batches, a pass a second, instead of a pass, a
-// claim and a transaction each. Once an hour it prunes poll_log rows older
-// than PollLogRetention. It returns ctx.Err() when ctx ends.
+// claim and a transaction each. It returns ctx.Err() when ctx ends.
 func (p *Poller) Run(ctx context.Context) error {
 	if n, err := p.st.FillFeedHosts(ctx); err != nil && ctx.Err() == nil {
 		p.log.Warn("filling in feed hosts failed", "err", err)
@@ -151,7 +151,6 @@ func (p *Poller) Run(ctx context.Context) error {
 	if _, err := p.SpreadOverdue(ctx); err != nil && ctx.Err() == nil {
 		p.log.Warn("spreading overdue feeds failed", "err", err)
 	}
-	var lastPrune time.Time
 	for {
 		began := time.Now()
 		n, err := p.PollDue(ctx)
@@ -160,15 +159,6 @@ func (p *Poller) Run(ctx context.Context) error {
 		}
 		if err != nil {
 			p.log.Error("poll pass failed", "err", err)
-		}
-		now := p.clk.Now()
-		if now.Sub(lastPrune) >= time.Hour {
-			lastPrune = now
-			if k, err := p.st.PrunePollLog(ctx, now.Add(-PollLogRetention)); err != nil {
-				p.log.Warn("pruning poll log failed", "err", err)
-			} else if k > 0 {
-				p.log.Info("pruned poll log", "rows", k)
-			}
 		}
 		if err := p.sleep(ctx, began, p.untilDue(ctx, n, err)); err != nil {
 			return err

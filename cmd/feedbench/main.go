@@ -7,6 +7,9 @@
 // --scenarios steady, named alone, runs the real `feedmail serve` against
 // feedfarm processes for minutes instead, and reports its CPU per poll, lag
 // and memory in the steady state (steady.go, docs/benchmarks.md).
+//
+// It must not run in the tables of an existing installation: each run works
+// in a schema or database file of its own (package bench).
 package main
 
 import (

@@ -15,6 +15,9 @@
 //
 // For long benchmarks, -record=false keeps no record of requests (memory
 // stays flat) and -log-level warn leaves out the line logged per publish.
+//
+// It is a tool, not part of the product: it must not fetch anything (it only
+// serves the feeds it makes up), and cmd/feedmail must not import it.
 package main
 
 import (

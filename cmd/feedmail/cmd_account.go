@@ -9,15 +9,16 @@ import (
 
 // accountSubs returns the account subcommands, in the order help lists them.
 func accountSubs() []subcommand {
-	return []subcommand{
+	return append([]subcommand{
 		{"status", "--email E", "JSON: an existing account's bounce counts, whether its deliveries are paused and why, and the latest reports about its mail", cmdAccountStatus},
 		{"export", "--email E", "JSON: everything kept about an existing account (subscriptions with their consent, digests, ledger, purchases, mail reports)", cmdAccountExport},
 		{"delete", "--email E", "erase an existing account: its address, subscriptions, digests and unsent mail (the ledger stays under a tombstone address)", cmdAccountDelete},
-	}
+	}, tokenSubs()...)
 }
 
 // cmdAccount dispatches `feedmail account status|export|delete`: the person's
-// data, as the account page's download and delete buttons give it.
+// data, as the account page's download and delete buttons give it; and
+// `feedmail account token create|list|revoke` (cmd_token.go).
 func cmdAccount(ctx context.Context, a *app, args []string) error {
 	return dispatch(ctx, a, "account", args)
 }

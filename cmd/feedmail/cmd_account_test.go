@@ -53,7 +53,7 @@ func TestAccountCommands(t *testing.T) {
 			t.Errorf("%s of an unknown address: exit %d, stdout %q, stderr %q; want exit 1 and one line", verb, code, out, errs)
 		}
 	}
-	if code, _, errs := cli("account", "remove", "--email", "a@example.com"); code != 2 || !strings.Contains(errs, "export or delete") {
+	if code, _, errs := cli("account", "remove", "--email", "a@example.com"); code != 2 || !strings.Contains(errs, "export, delete") {
 		t.Errorf("unknown verb: exit %d, %q", code, errs)
 	}
 

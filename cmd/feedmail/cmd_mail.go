@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/retention"
 	"github.com/feedmail/feedmail/mailer"
 )
 
 // mailHealthUsage is the usage of `feedmail mail health`.
 const mailHealthUsage = "[--days N]"
 
-// maxHealthDays is the longest window: mail events are kept no longer.
-const maxHealthDays = int(mailer.MailEventsKeep / (24 * time.Hour))
+// maxHealthDays is the longest window: sent email (what the failures are
+// counted against) is kept no longer, and mail events no longer than that.
+const maxHealthDays = int(min(retention.OutboxKeep, mailer.MailEventsKeep) / (24 * time.Hour))
 
 // cmdMailHealth prints, as a JSON array, one object per destination
 // domain of the last --days days (default 30), by volume: what was sent,
@@ -21,7 +23,7 @@ const maxHealthDays = int(mailer.MailEventsKeep / (24 * time.Hour))
 // store only: no account is created, nothing changes.
 func cmdMailHealth(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "mail health")
-	days := fs.Int("days", 30, fmt.Sprintf("the window, in days back from now (1 to %d: mail events are kept that long)", maxHealthDays))
+	days := fs.Int("days", 30, fmt.Sprintf("the window, in days back from now (1 to %d: sent email is kept that long)", maxHealthDays))
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func TestMailHealthCommand(t *testing.T) {
 	cli := cliFor(dsn, nil)
 	for _, args := range [][]string{
 		{"mail", "health", "--days", "0"},
-		{"mail", "health", "--days", "91"},
+		{"mail", "health", "--days", "31"},
 		{"mail", "health", "--days", "a week"},
 		{"mail", "health", "gmail.com"},
 		{"mail"},

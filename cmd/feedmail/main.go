@@ -56,7 +56,7 @@ func commands() map[string]command {
 		"digest":  {groupUsage(digestSubs()), "digests: set (creates the account; prints the next slot), list, delete", cmdDigest},
 		"pause":   {pauseUsage, "pause one subscription or the whole account: nothing mailed or charged until --until or resume", cmdPause},
 		"resume":  {resumeUsage, "end a pause (see pause)", cmdResume},
-		"account": {groupUsage(accountSubs()), "a person's account: status (bounces, latest reports), export (JSON: subscriptions with their consent, digests, ledger, purchases, mail reports), delete", cmdAccount},
+		"account": {groupUsage(accountSubs()), "a person's account: status (bounces, latest reports), export (JSON: subscriptions with their consent, digests, ledger, purchases, mail reports), delete, and JSON API tokens (token create, list, revoke)", cmdAccount},
 		// OPML in and out (cmd_opml.go)
 		"import-opml":  {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report", cmdImportOPML},
 		"export-opml":  {exportOPMLUsage, "print a person's subscriptions as OPML", cmdExportOPML},
@@ -251,13 +251,20 @@ type subcommand struct {
 	run     func(ctx context.Context, a *app, args []string) error
 }
 
+// named reports whether args start with the subcommand's name, one word
+// or more ("token create").
+func (s subcommand) named(args []string) bool {
+	words := strings.Fields(s.name)
+	return len(args) >= len(words) && slices.Equal(args[:len(words)], words)
+}
+
 // dispatch runs the subcommand of group (groups) named by args[0]; a
 // missing or unknown one is a usage error that lists the group's verbs in
 // order. Asked for help without a known verb, it prints the group's help
 // and returns flag.ErrHelp.
 func dispatch(ctx context.Context, a *app, group string, args []string) error {
 	subs := groups()[group]
-	if a.helpAsked && !slices.ContainsFunc(subs, func(s subcommand) bool { return len(args) > 0 && s.name == args[0] }) {
+	if a.helpAsked && !slices.ContainsFunc(subs, func(s subcommand) bool { return s.named(args) }) {
 		printGroupHelp(a.stdout, group, subs)
 		return flag.ErrHelp
 	}
@@ -273,8 +280,8 @@ func dispatch(ctx context.Context, a *app, group string, args []string) error {
 		return fmt.Errorf("%w: which one? %s", errUsage, list)
 	}
 	for _, s := range subs {
-		if s.name == args[0] {
-			return s.run(ctx, a, args[1:])
+		if s.named(args) {
+			return s.run(ctx, a, args[len(strings.Fields(s.name)):])
 		}
 	}
 	return fmt.Errorf("%w: unknown subcommand %q (%s)", errUsage, args[0], list)

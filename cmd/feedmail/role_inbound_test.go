@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +30,7 @@ func TestInboundRole(t *testing.T) {
 	env := map[string]string{"FEEDMAIL_DATABASE_URL": dsn, "FEEDMAIL_SECRET": "0123456789abcdef0123",
 		"FEEDMAIL_BOUNCE_ADDRESS": "bounces@mail.example.com", "FEEDMAIL_LOG_LEVEL": "info",
 		"FEEDMAIL_INBOUND_URL": srv.URL(true, "INBOX"), "FEEDMAIL_ROLES": "inbound"}
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	a, err := newApp(environOf(env), io.Discard, &logs)
 	if err != nil {
 		t.Fatal(err)
@@ -163,22 +161,4 @@ func TestInboundRole(t *testing.T) {
 	if strings.Contains(logs.String(), srv.Password) {
 		t.Error("the mailbox password reached the logs")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the log writer and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/retention"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/poller"
@@ -39,8 +40,9 @@ func (a *app) newPoller(s *store.Store, part string, afterPoll func(context.Cont
 }
 
 // rolePoller runs the poller (claims due feeds, fetches, records) and, next
-// to it, the WebSub subscriber's renewal loop; each poll's hub discovery
-// goes to the subscriber through the poller's AfterPoll hook.
+// to it, the WebSub subscriber's renewal loop and the hourly retention
+// pass (the poller writes most of what it prunes); each poll's hub
+// discovery goes to the subscriber through the poller's AfterPoll hook.
 func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) {
 	s, err := a.openStore(context.Background())
 	if err != nil {
@@ -59,6 +61,10 @@ func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		defer p.Close()
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = wsm.Run(ctx) })
+		wg.Go(func() {
+			pr := &retention.Pruner{St: s, Policy: retention.Default(), Clock: a.clock, Log: a.log.With("role", "retention")}
+			_ = pr.Run(ctx, time.Hour)
+		})
 		wg.Go(func() {
 			a.metrics.WatchQueues(ctx, 15*time.Second, func(ctx context.Context) (map[string]int64, error) {
 				n, err := s.CountDueFeeds(ctx)

@@ -28,6 +28,8 @@ const (
 	PathPublisher           = "/account/{token}/publisher"
 	PathPublisherClaim      = "/account/{token}/publisher/claims"
 	PathPublisherCheck      = "/account/{token}/publisher/claims/{id}/check"
+	PathAccountAPITokens    = "/account/{token}/api-tokens"
+	PathAccountAPIRevoke    = "/account/{token}/api-tokens/{id}/revoke"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathFeedStatus          = "/feeds/status"
 	PathStatic              = "/static/{file}"
@@ -40,6 +42,8 @@ const (
 	PathWebSub              = "/websub/{token}"
 	PathPing                = "/ping"
 	PathRPC2                = "/RPC2"
+	// PathAPI is the JSON API's prefix (package api routes within it).
+	PathAPI = "/api/v1/"
 )
 
 // Route groups: which part of the server registers a route.
@@ -65,8 +69,14 @@ type Route struct {
 	Machine bool
 }
 
-// Pattern is the route's http.ServeMux pattern, "GET /confirm/{token}".
-func (r Route) Pattern() string { return r.Method + " " + r.Path }
+// Pattern is the route's http.ServeMux pattern, "GET /confirm/{token}"
+// (the path alone for a route of every method).
+func (r Route) Pattern() string {
+	if r.Method == "" {
+		return r.Path
+	}
+	return r.Method + " " + r.Path
+}
 
 // Routes returns every route feedmail serves (a fresh slice).
 func Routes() []Route {
@@ -97,6 +107,8 @@ func Routes() []Route {
 		{Name: "publisherPage", Method: "GET", Path: PathPublisher, Group: GroupPages},
 		{Name: "publisherClaim", Method: "POST", Path: PathPublisherClaim, Group: GroupPages},
 		{Name: "publisherCheck", Method: "POST", Path: PathPublisherCheck, Group: GroupPages},
+		{Name: "accountTokenCreate", Method: "POST", Path: PathAccountAPITokens, Group: GroupPages},
+		{Name: "accountTokenRevoke", Method: "POST", Path: PathAccountAPIRevoke, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},
@@ -115,6 +127,9 @@ func Routes() []Route {
 		// Email services' bounce and complaint notifications (ses,
 		// postmark, sendgrid, mailgun); /webhooks/stripe is more specific.
 		{Name: "espWebhook", Method: "POST", Path: PathESPWebhook, Group: GroupESP, Machine: true},
+		// The JSON API, every method: bearer tokens, never cookies, so
+		// cross-origin protection has nothing to protect.
+		{Name: "api", Path: PathAPI, Group: GroupPages, Machine: true},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/testkit/dovecottest"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 // message returns a small RFC 5322 message whose Message-ID names i.
@@ -63,27 +64,9 @@ func (e *effects) snapshot() (order []string, repeats, calls int) {
 	return append([]string(nil), e.order...), e.repeats, e.calls
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newReader(t *testing.T, srv *dovecottest.Server, implicitTLS bool, cfg Config, h Handler) (*Reader, *syncBuffer) {
+func newReader(t *testing.T, srv *dovecottest.Server, implicitTLS bool, cfg Config, h Handler) (*Reader, *testutil.SyncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	cfg.URL = srv.URL(implicitTLS, "INBOX")
 	cfg.TLS = srv.TLSConfig()
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

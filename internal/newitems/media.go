@@ -35,6 +35,11 @@ type Media struct {
 	// text unless DescriptionHTML (Media RSS type="html").
 	Description     string
 	DescriptionHTML bool
+	// Player is where the item's video plays, which makes the item a
+	// video: <media:player> (also inside <media:group> or
+	// <media:content>), the watch page of a <yt:videoId>, or a player
+	// <media:content> (YouTube's Flash URL). Absolute http(s), or "".
+	Player string
 }
 
 // Enclosure is one file attached to an item. Zero Length or Duration means
@@ -55,12 +60,39 @@ func itemMedia(gi *gofeed.Item, ji *gjson.Item, base *url.URL) Media {
 	for _, e := range feedEnclosures(gi, ji, base) {
 		encs.add(e)
 	}
-	imageContent := encs.addContents(base, contents)
+	imageContent, playerContent := encs.addContents(base, contents)
 	m := Media{Enclosures: encs.list}
 	m.Description, m.DescriptionHTML = itemDescription(gi, media, contents)
 	m.Thumbnail = itemThumbnail(gi, base, media, contents, imageContent, m.Enclosures)
 	setEpisodeDuration(m.Enclosures, itunesDuration(gi))
+	m.Player = itemPlayer(gi, base, media, contents, playerContent)
 	return m
+}
+
+// itemPlayer returns where the item's video plays, most specific first:
+// a <media:player> (the item's, its group's, its content's), the YouTube
+// watch page of its <yt:videoId>, then the first player <media:content>;
+// "" when none is an http(s) URL.
+func itemPlayer(gi *gofeed.Item, base *url.URL, media map[string][]ext.Extension, contents []ext.Extension, playerContent string) string {
+	if p := firstMediaURL(base, media["player"]); p != "" {
+		return p
+	}
+	for _, g := range media["group"] {
+		if p := firstMediaURL(base, g.Children["player"]); p != "" {
+			return p
+		}
+	}
+	for _, c := range contents {
+		if p := firstMediaURL(base, c.Children["player"]); p != "" {
+			return p
+		}
+	}
+	if ids := gi.Extensions["yt"]["videoId"]; len(ids) > 0 {
+		if id := strings.TrimSpace(ids[0].Value); id != "" && !strings.ContainsAny(id, "/?#&% ") {
+			return "https://www.youtube.com/watch?v=" + url.QueryEscape(id)
+		}
+	}
+	return playerContent
 }
 
 // enclosureSet collects an item's enclosures in feed order, so that one
@@ -115,10 +147,10 @@ func mediaContents(media map[string][]ext.Extension) []ext.Extension {
 }
 
 // addContents adds the files among contents as enclosures and returns the
-// URL of the first image among them (or ""), which is a thumbnail candidate
-// rather than a file: images and web players are not enclosures.
-func (s *enclosureSet) addContents(base *url.URL, contents []ext.Extension) string {
-	var imageContent string
+// URLs of the first image and the first web player among them (or ""): a
+// thumbnail and a player candidate rather than files, since images and web
+// players are not enclosures.
+func (s *enclosureSet) addContents(base *url.URL, contents []ext.Extension) (imageContent, playerContent string) {
 	for _, c := range contents {
 		u := httpURL(base, c.Attrs["url"])
 		typ := mimeType(c.Attrs["type"])
@@ -130,6 +162,9 @@ func (s *enclosureSet) addContents(base *url.URL, contents []ext.Extension) stri
 				imageContent = u
 			}
 		case isPlayerType(typ):
+			if playerContent == "" {
+				playerContent = u
+			}
 		default:
 			if typ == "" && medium != "" {
 				typ = medium // "audio", "video", "document"
@@ -137,7 +172,7 @@ func (s *enclosureSet) addContents(base *url.URL, contents []ext.Extension) stri
 			s.add(Enclosure{URL: u, Type: typ, Length: positive(c.Attrs["fileSize"]), Duration: positive(c.Attrs["duration"])})
 		}
 	}
-	return imageContent
+	return imageContent, playerContent
 }
 
 // itemDescription returns the item's media description and whether it is

@@ -61,6 +61,7 @@ func TestItemMedia(t *testing.T) {
 		{"youtube", youTubeFeed, []Media{{
 			Thumbnail:   "https://i1.ytimg.com/vi/abc123/hqdefault.jpg",
 			Description: "Links: https://example.com/notes\nSecond line.",
+			Player:      "https://www.youtube.com/watch?v=abc123",
 		}}},
 		{"podcast", podcastFeed, []Media{
 			{
@@ -107,5 +108,37 @@ func TestParseDuration(t *testing.T) {
 		if got := ParseDuration(tc.in); got != tc.want {
 			t.Errorf("ParseDuration(%q) = %d, want %d", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestItemPlayer reads where a video plays from each place feeds put it.
+func TestItemPlayer(t *testing.T) {
+	const head = `<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:yt="http://www.youtube.com/xml/schemas/2015"><channel><title>V</title><link>https://v.example/</link><item><title>t</title><link>https://v.example/1</link>`
+	const tail = `</item></channel></rss>`
+	tests := []struct{ name, item, want string }{
+		{"media:player", `<media:player url="https://vimeo.com/12345"/>`, "https://vimeo.com/12345"},
+		{"player in a group", `<media:group><media:player url="/watch/1"/></media:group>`, "https://v.example/watch/1"},
+		{"player in a content", `<media:content url="https://v.example/1.mp4" type="video/mp4"><media:player url="https://v.example/play/1"/></media:content>`, "https://v.example/play/1"},
+		{"yt:videoId", `<yt:videoId>abc_123-X</yt:videoId>`, "https://www.youtube.com/watch?v=abc_123-X"},
+		{"yt:videoId that is not an id", `<yt:videoId>a/b?c</yt:videoId>`, ""},
+		{"flash content", `<media:content url="https://www.youtube.com/v/abc?version=3" type="application/x-shockwave-flash"/>`, "https://www.youtube.com/v/abc?version=3"},
+		{"player before flash content", `<media:player url="https://v.example/p"/><media:content url="https://www.youtube.com/v/abc" type="application/x-shockwave-flash"/>`, "https://v.example/p"},
+		{"script player", `<media:player url="javascript:alert(1)"/>`, ""},
+		{"video file only", `<enclosure url="https://v.example/1.mp4" type="video/mp4" length="1"/>`, ""},
+		{"nothing", ``, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse([]byte(head+tc.item+tail), "", "https://v.example/feed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Items) != 1 {
+				t.Fatalf("%d items", len(f.Items))
+			}
+			if got := f.Items[0].Media.Player; got != tc.want {
+				t.Errorf("Player = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

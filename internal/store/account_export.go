@@ -29,6 +29,18 @@ type AccountExport struct {
 	// Publisher is what the person does as a feed's publisher: the feeds
 	// they pay for and their claims (omitted when none).
 	Publisher *ExportPublisher `json:"publisher,omitempty"`
+	// APITokens are the person's JSON API tokens (never the tokens
+	// themselves, which are not kept).
+	APITokens []ExportAPIToken `json:"api_tokens"`
+}
+
+// ExportAPIToken is one API token: its name, when it was made, last used
+// and revoked.
+type ExportAPIToken struct {
+	Name       string     `json:"name"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
 }
 
 // ExportDelivery is the address's bounce state and the reports (bounces,
@@ -185,6 +197,11 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 			Currency: p.Currency, State: p.State, CheckoutSession: p.StripeSessionID, CreatedAt: p.CreatedAt.UTC(),
 			CompletedAt: utcPtrOf(p.CompletedAt)})
 	}
+	tokens, err := s.exportAPITokens(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	out.APITokens = tokens
 	reports, err := s.InboundEventsOf(ctx, u.ID, 0)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)

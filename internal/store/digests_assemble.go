@@ -142,13 +142,15 @@ func (s *Store) fenceDigests(a *assembly, plans []SlotPlan) error {
 	return nil
 }
 
-// itemNotPaused is the condition that a waiting digest item's subscription
-// and person are not paused at the time parameter (given twice): a paused
-// one's items keep waiting for the first issue after the pause (pause.go).
-const itemNotPaused = `
+// itemNotPaused returns the condition that a waiting digest item's
+// subscription and person are not paused at the time parameter (given
+// twice): a paused one's items keep waiting for the first issue after the
+// pause (pause.go).
+func itemNotPaused() string {
+	return `
 AND NOT EXISTS (SELECT 1 FROM subscriptions ps JOIN users pu ON pu.id = ps.user_id WHERE ps.id = digest_items.subscription_id
-  AND ((ps.paused_at IS NOT NULL AND (ps.paused_until IS NULL OR ps.paused_until > ?))
-    OR (pu.paused_at IS NOT NULL AND (pu.paused_until IS NULL OR pu.paused_until > ?))))`
+  AND (` + pausedSQL("ps") + ` OR ` + pausedSQL("pu") + `))`
+}
 
 // findWaitingItems is steps 2 and 3: it drops waiting items whose
 // subscription has ended, and fills in pending, the digests with items
@@ -160,7 +162,7 @@ AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = digest_items.subscrip
 			a.slotted).Error; err != nil {
 			return fmt.Errorf("drop items of ended subscriptions: %w", err)
 		}
-		if err := s.DB.Raw(`SELECT DISTINCT digest_id FROM digest_items WHERE digest_id IN ? AND issue_id IS NULL`+itemNotPaused,
+		if err := s.DB.Raw(`SELECT DISTINCT digest_id FROM digest_items WHERE digest_id IN ? AND issue_id IS NULL`+itemNotPaused(),
 			a.slotted, a.now, a.now).Scan(&a.pending).Error; err != nil {
 			return fmt.Errorf("find waiting items: %w", err)
 		}
@@ -236,7 +238,7 @@ func (s *Store) fillIssues(a *assembly) error {
 		issues = append(issues, is)
 	}
 	if err := s.DB.Exec(`UPDATE digest_items SET issue_id = t.id FROM digest_issues t
-WHERE t.id IN ? AND digest_items.digest_id = t.digest_id AND digest_items.digest_id IN ? AND digest_items.issue_id IS NULL`+itemNotPaused,
+WHERE t.id IN ? AND digest_items.digest_id = t.digest_id AND digest_items.digest_id IN ? AND digest_items.issue_id IS NULL`+itemNotPaused(),
 		issues, digests, a.now, a.now).Error; err != nil {
 		return fmt.Errorf("assign items to issues: %w", err)
 	}

@@ -10,6 +10,25 @@
 // and every difference between the two databases is the dialect type in
 // dialect.go.
 //
+// How a statement is written depends on what it says, one way for each:
+//
+//   - gorm chains on the models (Take, Find, Create, Updates, Pluck, with
+//     Where conditions) read and write the rows of one table by key or by
+//     plain conditions;
+//   - SQL text with ? placeholders through gorm (DB.Exec, DB.Raw) says what
+//     a chain cannot say plainly: joins and sub-selects, INSERT … SELECT,
+//     ON CONFLICT, UPDATE … FROM, RETURNING, CASE, arithmetic on a column,
+//     and the conditional UPDATEs of claims and leases whose row count is
+//     the answer;
+//   - psQuery (dialect.go) builds the batch statements of the hot paths (a
+//     poll's write, the fan-out) and runs them on database/sql, with the
+//     dialect's placeholders and, on Postgres, array parameters.
+//
+// A condition several statements share is one function next to its
+// aggregate (pausedSQL in pause.go), never spelled out again; a
+// difference between the databases is a method of dialect, never a test
+// of which database runs inside a query.
+//
 // Two databases are supported: Postgres (any number of feedmail processes)
 // and SQLite (the embedded default, one process). All times are written in
 // UTC; on SQLite they are stored as text in one fixed format, which sorts

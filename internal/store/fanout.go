@@ -51,8 +51,7 @@ JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.diges
 // notPaused appends the condition that neither the subscription s nor its
 // person u is paused at now (pause.go): a paused one gets no instant email.
 func notPaused(q *psQuery, now time.Time) *psQuery {
-	return q.sql(" AND NOT (s.paused_at IS NOT NULL AND (s.paused_until IS NULL OR s.paused_until > ").arg(now, "timestamptz").
-		sql(")) AND NOT (u.paused_at IS NOT NULL AND (u.paused_until IS NULL OR u.paused_until > ").arg(now, "timestamptz").sql("))")
+	return pausedArg(pausedArg(q.sql(" AND NOT "), "s", now).sql(" AND NOT "), "u", now)
 }
 
 // routeNewItems is step 3 of a poll's write: it routes the inserted,

@@ -90,19 +90,65 @@ ON CONFLICT (host) DO UPDATE SET min_interval_seconds = excluded.min_interval_se
 	return nil
 }
 
+// Deferral is a claimed feed given back without a poll: due at Next, with
+// Reason as its poll reason when not empty.
+type Deferral struct {
+	ID     int64
+	Next   time.Time
+	Reason string
+}
+
 // DeferFeed gives back owner's lease on feed id without polling it, making
 // it due at next with reason (a host back-off, a lease too short to fetch
 // in, a shutdown). It reports whether owner still held the lease. A ping
 // queued meanwhile (PingFeed) is dropped: the poll at next starts after it.
 func (s *Store) DeferFeed(ctx context.Context, id int64, owner string, next time.Time, reason string) (bool, error) {
-	now := s.now()
-	q := s.psNew().sql("UPDATE feeds SET lease_owner = '', lease_until = NULL, ping_queued_at = NULL, next_poll_at = ").arg(utc(next), "timestamptz").
-		sql(",\n  poll_reason = CASE WHEN ").arg(reason, "text").sql(" <> '' THEN ").arg(reason, "text").
-		sql(" ELSE poll_reason END, updated_at = ").arg(now, "timestamptz").
-		sql("\nWHERE id = ").arg(id, "bigint").sql(" AND ").heldBy(owner, now)
-	n, err := q.exec(ctx, s.psConn(ctx))
-	if err != nil {
-		return false, fmt.Errorf("defer feed %d: %w", id, err)
+	n, err := s.DeferFeeds(ctx, owner, []Deferral{{ID: id, Next: next, Reason: reason}})
+	return n == 1, err
+}
+
+// deferCols are the columns of DeferFeeds' rows.
+var deferCols = []psCol{{"id", "bigint"}, {"next_poll_at", "timestamptz"}, {"reason", "text"}}
+
+// DeferFeeds is DeferFeed for many feeds in one statement per chunk (a
+// backlog gives back feeds by the hundred); it returns how many of them
+// owner still held.
+func (s *Store) DeferFeeds(ctx context.Context, owner string, ds []Deferral) (int64, error) {
+	var total int64
+	for start, chunk := 0, s.psChunkOf(len(ds)); start < len(ds); start += chunk {
+		part := ds[start:min(start+chunk, len(ds))]
+		now := s.now()
+		q := s.psNew()
+		s.deferValues(q, part)
+		q.sql(`
+UPDATE feeds SET lease_owner = '', lease_until = NULL, ping_queued_at = NULL, next_poll_at = v.next_poll_at,
+  poll_reason = CASE WHEN v.reason <> '' THEN v.reason ELSE feeds.poll_reason END, updated_at = `).arg(now, "timestamptz").
+			sql("\nFROM v WHERE feeds.id = v.id AND ").heldBy(owner, now)
+		n, err := q.exec(ctx, s.psConn(ctx))
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("defer %d feeds: %w", len(part), err)
+		}
 	}
-	return n == 1, nil
+	return total, nil
+}
+
+// deferValues appends the "WITH v" of DeferFeeds' rows.
+func (s *Store) deferValues(q *psQuery, ds []Deferral) {
+	if s.sqlDialect().arrayParams() {
+		ids, nexts, reasons := make([]int64, len(ds)), make([]time.Time, len(ds)), make([]string, len(ds))
+		for i, d := range ds {
+			ids[i], nexts[i], reasons[i] = d.ID, utc(d.Next), d.Reason
+		}
+		q.psUnnestV(deferCols, []any{ids, nexts, reasons})
+		return
+	}
+	q.sql("WITH v(").names(deferCols).sql(") AS (VALUES ")
+	for i, d := range ds {
+		if i > 0 {
+			q.sql(", ")
+		}
+		q.sql("(").arg(d.ID, "").sql(", ").arg(utc(d.Next), "").sql(", ").arg(d.Reason, "").sql(")")
+	}
+	q.sql(")")
 }

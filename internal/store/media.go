@@ -19,6 +19,10 @@ type ItemMedia struct {
 	// Description is plain text, or HTML when DescriptionHTML is set.
 	Description     string `json:"description,omitempty"`
 	DescriptionHTML bool   `json:"description_html,omitempty"`
+	// Player is where the item's video plays (a Media RSS player, a
+	// YouTube watch page), absolute http(s); set, it makes the item a
+	// video. "" when the feed named none.
+	Player string `json:"player,omitempty"`
 }
 
 // Enclosure is one file attached to an item. Zero Length and Duration mean
@@ -32,7 +36,7 @@ type Enclosure struct {
 
 // Empty reports whether m holds nothing worth storing.
 func (m ItemMedia) Empty() bool {
-	return len(m.Enclosures) == 0 && m.Thumbnail == "" && m.Description == ""
+	return len(m.Enclosures) == 0 && m.Thumbnail == "" && m.Description == "" && m.Player == ""
 }
 
 // encode returns the column value of m: "" for empty media, else JSON.

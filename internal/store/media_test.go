@@ -24,6 +24,7 @@ func TestItemMediaRoundTrip(t *testing.T) {
 		},
 		Thumbnail:   "https://example.com/ep1.jpg",
 		Description: "Notes: https://example.com/notes \"quoted\" ünïcode",
+		Player:      "https://www.youtube.com/watch?v=abc123",
 	}
 	withMedia, plain := item("m", store.IgnoredFirstPoll), item("p", store.IgnoredFirstPoll)
 	withMedia.Media = media

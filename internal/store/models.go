@@ -4,5 +4,5 @@ package store
 func AllModels() []any {
 	return []any{&Setting{}, &User{}, &Feed{}, &PollLog{}, &Subscription{}, &Item{}, &Digest{},
 		&DigestIssue{}, &DigestItem{}, &OutboxEmail{}, &LedgerEntry{}, &Purchase{}, &PaymentEvent{}, &Host{}, &InboundEvent{}, &MailEvent{},
-		&MailDestination{}}
+		&MailDestination{}, &APIToken{}}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -32,9 +33,27 @@ func IsPaused(at, until *time.Time, now time.Time) bool {
 }
 
 // pausedSQL is the condition that the row alias a (subscriptions or users)
-// is paused at the time parameter given twice.
+// is paused at the time parameter (one ?): IsPaused in SQL. Every
+// statement that asks whether a pause lasts uses it (directly or through
+// pausedArg), so the rule is written here only.
 func pausedSQL(a string) string {
 	return "(" + a + ".paused_at IS NOT NULL AND (" + a + ".paused_until IS NULL OR " + a + ".paused_until > ?))"
+}
+
+// pauseEndedSQL is the condition that the row alias a has a pause whose end
+// has passed at the time parameter (one ?) and whose columns are not
+// cleared yet (see EndPauses): a paused_at and not pausedSQL, written so
+// that the partial index on paused_until serves it. TestPauseRuleOnce
+// checks both conditions against IsPaused.
+func pauseEndedSQL(a string) string {
+	return "(" + a + ".paused_at IS NOT NULL AND " + a + ".paused_until <= ?)"
+}
+
+// pausedArg appends pausedSQL(a) to q with now as its parameter, for the
+// statements built with psQuery.
+func pausedArg(q *psQuery, a string, now time.Time) *psQuery {
+	head, tail, _ := strings.Cut(pausedSQL(a), "?")
+	return q.sql(head).arg(now, "timestamptz").sql(tail)
 }
 
 // Pause pauses subscription subID of userID, or the whole account when
@@ -132,12 +151,12 @@ func (s *Store) EndPauses(ctx context.Context) (int, error) {
 	now := s.now()
 	db := s.DB.WithContext(ctx)
 	var users []int64
-	if err := db.Table("users").Where("paused_at IS NOT NULL AND paused_until <= ?", now).
+	if err := db.Table("users").Where(pauseEndedSQL("users"), now).
 		Order("id").Limit(500).Pluck("id", &users).Error; err != nil {
 		return 0, fmt.Errorf("find ended account pauses: %w", err)
 	}
 	var subs []struct{ ID, UserID int64 }
-	if err := db.Table("subscriptions").Select("id, user_id").Where("paused_at IS NOT NULL AND paused_until <= ?", now).
+	if err := db.Table("subscriptions").Select("id, user_id").Where(pauseEndedSQL("subscriptions"), now).
 		Order("id").Limit(500).Scan(&subs).Error; err != nil {
 		return 0, fmt.Errorf("find ended subscription pauses: %w", err)
 	}

@@ -93,16 +93,6 @@ var psQuietLogCols = []psCol{
 // psLogCols are the columns of psAppendPollLog's rows.
 var psLogCols = append([]psCol{{"id", "bigint"}, {"new_items", "integer"}}, psQuietLogCols...)
 
-// PrunePollLog deletes poll_log rows older than before, and returns how
-// many went.
-func (s *Store) PrunePollLog(ctx context.Context, before time.Time) (int64, error) {
-	res := s.DB.WithContext(ctx).Exec("DELETE FROM poll_log WHERE polled_at < ?", utc(before))
-	if res.Error != nil {
-		return 0, fmt.Errorf("prune poll log: %w", res.Error)
-	}
-	return res.RowsAffected, nil
-}
-
 // logAt is the poll_log time of a record: when the poll ended, else now.
 func (r *PollRecord) logAt(now time.Time) time.Time {
 	if r.At.IsZero() {

@@ -88,6 +88,9 @@ func (s *Store) DeleteUser(ctx context.Context, userID int64) (*AccountDeletion,
 		if err := tx.DB.Where("user_id = ?", userID).Delete(&OwnerClaim{}).Error; err != nil {
 			return fmt.Errorf("delete feed claims: %w", err)
 		}
+		if err := tx.DeleteAPITokensOfUser(ctx, userID); err != nil {
+			return err
+		}
 		if err := tx.DB.Model(&User{}).Where("id = ?", userID).Updates(map[string]any{
 			"email": Tombstone(userID), "timezone": "UTC", "confirmed_at": nil, "hard_bounces": 0,
 			"soft_bounces": 0, "last_bounce": "", "last_bounce_at": nil, "bouncing_since": nil, "credit_notice_at": nil, "deleted_at": tx.now(),

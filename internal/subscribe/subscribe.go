@@ -1,6 +1,7 @@
 package subscribe
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,9 @@ type Request struct {
 	// Confirmed makes the subscription active at once and counts as the
 	// person's confirmation (the operator vouches for the address).
 	Confirmed bool
+	// ConfirmedBy is recorded as how a Confirmed request was confirmed
+	// (store.ConfirmedBy*; "" means the operator).
+	ConfirmedBy string
 	// KeepActive leaves an active subscription to the feed untouched and
 	// emails the person a sign-in link instead (the signup form, which
 	// anyone can send). Without it an active subscription takes the new
@@ -123,7 +127,7 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	}
 	by := ""
 	if req.Confirmed {
-		by = store.ConfirmedByOperator
+		by = cmp.Or(req.ConfirmedBy, store.ConfirmedByOperator)
 	}
 	if err := s.controlsFirst(ctx, u.ID, res.Feed.ID, controls); err != nil {
 		return nil, err

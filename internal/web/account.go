@@ -42,6 +42,10 @@ type accountData struct {
 	Paused     string // the whole account's pause in words, "" when not paused
 	CreditsURL string
 	Now        time.Time
+	// APITokens are the person's working API tokens; NewAPIToken is one
+	// just made, shown this once (account_tokens.go).
+	APITokens   []apiTokenRow
+	NewAPIToken string
 }
 
 // accountSub is one subscription row.
@@ -116,6 +120,7 @@ var accountFlash = map[string]string{
 	"resumed":      "Resumed. New posts are sent again.",
 	"settings":     "Filters and format saved.",
 	"paying":       "You now pay for this feed yourself, like any other.",
+	"tokenrevoked": "API token revoked. It no longer works.",
 }
 
 // accountPage is GET /account/{token}.
@@ -141,6 +146,9 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		Paused: pauseWords(u.PausedAt, u.PausedUntil, now, u.Timezone)}
 	var err error
 	if d.Ledger, err = s.Store.LedgerOf(ctx, u.ID, ledgerShown); err != nil {
+		return nil, err
+	}
+	if d.APITokens, err = s.apiTokenRows(ctx, u.ID); err != nil {
 		return nil, err
 	}
 	subs, err := s.Store.SubscriptionsOfUser(ctx, u.ID)

@@ -41,6 +41,9 @@ func (s *Server) routes() {
 		"unsubscribePost":     s.unsubscribePost,
 		"feedStatus":          s.feedStatus,
 		"static":              s.serveStatic,
+		"api":                 s.apiHandler(),
+		"accountTokenCreate":  s.accountTokenCreate,
+		"accountTokenRevoke":  s.accountTokenRevoke,
 	})
 }
 

@@ -22,8 +22,9 @@ import (
 )
 
 // mediaFeeds serves a YouTube-like channel (Atom with media:group: no
-// content, a thumbnail and a description) and a podcast (RSS with an MP3
-// enclosure and itunes:duration), each with one old entry, and the second
+// content, a thumbnail and a description), a podcast (RSS with an MP3
+// enclosure and itunes:duration) and a photo blog (RSS whose post is a
+// photo and a media:description), each with one old entry, and the second
 // entry once published is set; plus the thumbnail, a real PNG.
 type mediaFeeds struct {
 	srv       *httptest.Server
@@ -54,6 +55,9 @@ func newMediaFeeds(t *testing.T) *mediaFeeds {
 		case "/podcast.xml":
 			w.Header().Set("Content-Type", "application/rss+xml")
 			fmt.Fprint(w, m.podcast())
+		case "/photos.xml":
+			w.Header().Set("Content-Type", "application/rss+xml")
+			fmt.Fprint(w, m.photos())
 		default:
 			http.NotFound(w, r)
 		}
@@ -105,18 +109,40 @@ func (m *mediaFeeds) podcast() string {
 	return b.String()
 }
 
-// TestBrowserMediaEmails sends a YouTube-like video, a podcast episode and
-// a digest of both through the real poller, digest worker and mailer, and
-// looks at the emails in Chromium at a phone and a desktop width: the video
-// email shows its thumbnail (loaded) and description, the podcast email
-// links the MP3 with its size and duration, and the unsubscribe link is on
-// screen in each. Screenshots: artifacts/12-*.png.
+func (m *mediaFeeds) photos() string {
+	item := func(n int, title string, date time.Time) string {
+		return fmt.Sprintf(`<item><guid>photo-%d</guid><title>%s</title><link>https://photos.example.org/%d</link>
+<pubDate>%s</pubDate><description><![CDATA[<p><a href="https://photos.example.org/%d"><img src="%s/thumb.png" width="480" height="270" alt="%s"></a></p>]]></description>
+<media:thumbnail url="%s/thumb.png" width="480" height="270"/>
+<media:description>The first frost of the year, on the kale bed at dawn.</media:description></item>`,
+			n, title, n, date.Format(time.RFC1123Z), n, m.srv.URL, title, m.srv.URL)
+	}
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel>
+<title>Plot Photos</title><link>https://photos.example.org/</link><description>Photos.</description>`)
+	if m.published.Load() {
+		b.WriteString(item(2, "Frost on the kale", time.Now().UTC()))
+	}
+	b.WriteString(item(1, "Seedlings", time.Now().UTC().Add(-7*24*time.Hour)))
+	b.WriteString(`</channel></rss>`)
+	return b.String()
+}
+
+// TestBrowserMediaEmails sends a YouTube-like video, a podcast episode, a
+// photo post and a digest of the three through the real poller, digest
+// worker and mailer, and looks at the emails in Chromium at a phone and a
+// desktop width: the video email shows its thumbnail (loaded) with a play
+// mark, its description and "Watch on YouTube"; the podcast email links the
+// MP3 with its size and duration; the photo carries its caption; the
+// digest shows every picture at one modest width; the unsubscribe link is
+// on screen in each. Screenshots: artifacts/12-*.png.
 func TestBrowserMediaEmails(t *testing.T) {
 	chrome := chromiumPath(t)
 	s := newStack(t)
 	ctx := context.Background()
 	mf := newMediaFeeds(t)
-	channel, podcast := mf.srv.URL+"/channel.xml", mf.srv.URL+"/podcast.xml"
+	channel, podcast, photos := mf.srv.URL+"/channel.xml", mf.srv.URL+"/podcast.xml", mf.srv.URL+"/photos.xml"
 
 	instant, _, err := s.st.EnsureUser(ctx, "viewer@example.net")
 	if err != nil {
@@ -135,7 +161,7 @@ func TestBrowserMediaEmails(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, url := range []string{channel, podcast} {
+	for _, url := range []string{channel, podcast, photos} {
 		f, _, err := s.st.EnsureFeed(ctx, url)
 		if err != nil {
 			t.Fatal(err)
@@ -152,7 +178,8 @@ func TestBrowserMediaEmails(t *testing.T) {
 	s.clk.Advance(time.Hour)
 	s.poll(ctx, channel)
 	s.poll(ctx, podcast)
-	s.deliver(ctx, 2)
+	s.poll(ctx, photos)
+	s.deliver(ctx, 3)
 	if dg, err = s.st.DigestByID(ctx, dg.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +187,7 @@ func TestBrowserMediaEmails(t *testing.T) {
 	if n, err := s.digest.AssembleDue(ctx); err != nil || n != 1 {
 		t.Fatalf("digest: %d issues, %v", n, err)
 	}
-	s.deliver(ctx, 3)
+	s.deliver(ctx, 4)
 
 	emails := map[string]string{} // name → HTML part
 	for _, m := range s.smtp.Messages() {
@@ -170,12 +197,16 @@ func TestBrowserMediaEmails(t *testing.T) {
 			emails["youtube"] = html
 		case strings.Contains(subj, "Soil in winter"):
 			emails["podcast"] = html
+		case strings.Contains(subj, "Frost on the kale"):
+			emails["photo"] = html
 		case strings.HasPrefix(subj, "Your Morning"):
 			emails["digest"] = html
 		}
 	}
-	if len(emails) != 3 {
-		t.Fatalf("emails found: %d of youtube, podcast, digest", len(emails))
+	// The article email (--format article) joins these here.
+	names := []string{"youtube", "podcast", "photo", "digest"}
+	if len(emails) != len(names) {
+		t.Fatalf("emails found: %d of %v", len(emails), names)
 	}
 
 	bctx, run := startBrowser(t, chrome)
@@ -188,7 +219,7 @@ func TestBrowserMediaEmails(t *testing.T) {
 		if w.mobile {
 			viewport = chromedp.EmulateViewport(w.width, w.height, chromedp.EmulateScale(2), chromedp.EmulateMobile)
 		}
-		for _, name := range []string{"youtube", "podcast", "digest"} {
+		for _, name := range names {
 			run(name+" at "+w.name, viewport,
 				showEmail(t, "media-"+name+".html", emails[name]),
 				chromedp.WaitVisible(chromedp.CSS(`body`)),
@@ -209,6 +240,15 @@ func TestBrowserMediaEmails(t *testing.T) {
 			if name == "youtube" || name == "digest" {
 				check("the video's thumbnail did not load", `Array.from(document.images).some(i => i.src.endsWith('/thumb.png') && i.naturalWidth === 480)`)
 				check("the video's description is missing", `document.body.innerText.includes('Twenty minutes on pruning apple trees')`)
+				check("the video's thumbnail has no play mark", visible+`(Array.from(document.querySelectorAll('a')).find(a => a.textContent.includes('\u25b6')))`)
+				check("the video does not say Watch on YouTube", visible+`(Array.from(document.querySelectorAll('a')).find(a => a.textContent.trim() === 'Watch on YouTube'))`)
+			}
+			if name == "photo" || name == "digest" {
+				check("the photo's caption is missing", `document.body.innerText.includes('The first frost of the year, on the kale bed at dawn.')`)
+			}
+			if name == "digest" {
+				check("the digest's pictures are not all 160 px wide",
+					`document.images.length === 2 && Array.from(document.images).every(i => i.complete && Math.round(i.getBoundingClientRect().width) === 160)`)
 			}
 			if name == "podcast" || name == "digest" {
 				check("the episode's file is not linked with its size and duration",

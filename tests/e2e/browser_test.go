@@ -21,6 +21,9 @@
 //	15-signup-forecast.png the signup page of a known feed: what each delivery would cost
 //
 // It is skipped when Chromium is absent, and fails then under CI=true.
+//
+// The package holds tests only, and they must not reach beyond loopback:
+// feeds come from the fake host, mail goes to the in-process SMTP server.
 package e2e
 
 import (

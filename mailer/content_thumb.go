@@ -1,0 +1,140 @@
+package mailer
+
+import (
+	"html"
+	"strconv"
+	"strings"
+
+	nethtml "golang.org/x/net/html"
+
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// digestThumbWidth is the width in CSS pixels of every thumbnail in a
+// digest: one modest size, so no entry's picture takes over the issue.
+const digestThumbWidth = 160
+
+// thumbnail is an image standing for a post (its media thumbnail), shown
+// above what the email says of it.
+type thumbnail struct {
+	Src, Link, Alt string
+	// Width is the image's width in CSS pixels; 0 lets it fill the column
+	// (an item email) up to its own size.
+	Width int
+	// Video, set, puts a play mark under the image.
+	Video *videoPost
+}
+
+// thumbStyle is the inline style of a thumbnail's image and play bar.
+const (
+	thumbImgStyle  = "display:block;max-width:100%;height:auto;border:0;"
+	thumbPlayStyle = "display:block;padding:6px 10px;background-color:#1f2328;color:#ffffff;font-size:14px;line-height:1.4;font-weight:600;text-decoration:none;"
+)
+
+// html returns the thumbnail's markup: a one-column table holding the
+// image, linked to the post, and for a video a dark play bar under it
+// ("▶ Play · 3:45") as wide as the image, so the mark sits on the
+// thumbnail in every mail client (overlays need CSS most clients drop). It
+// returns "" when Src is not an http(s) URL or is a known tracker. The
+// markup is written as the HTML parser renders it, so the email is stable
+// under parsing.
+func (t thumbnail) html() string {
+	src := bodyURL(t.Src, false)
+	if src == "" || isTrackerURL(src) {
+		return ""
+	}
+	link := bodyURL(t.Link, false)
+	var b strings.Builder
+	b.WriteString(`<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 12px;border-collapse:collapse;"><tbody><tr><td>`)
+	img := `<img src="` + escAttr(src) + `" alt="` + escAttr(t.Alt) + `"`
+	style := thumbImgStyle
+	if t.Width > 0 {
+		w := strconv.Itoa(t.Width)
+		img += ` width="` + w + `"`
+		style = "display:block;width:" + w + "px;max-width:100%;height:auto;border:0;"
+	}
+	img += ` style="` + style + `"/>`
+	writeLinked(&b, link, "", img)
+	b.WriteString(`</td></tr>`)
+	if t.Video != nil {
+		mark := "▶\ufe0e Play"
+		if t.Video.Duration > 0 {
+			mark += " · " + formatDuration(t.Video.Duration)
+		}
+		b.WriteString(`<tr><td style="background-color:#1f2328;">`)
+		writeLinked(&b, link, thumbPlayStyle, html.EscapeString(mark))
+		b.WriteString(`</td></tr>`)
+	}
+	b.WriteString(`</tbody></table>`)
+	return b.String()
+}
+
+// writeLinked writes inner, inside a link to link (with style) when there
+// is one.
+func writeLinked(b *strings.Builder, link, style, inner string) {
+	if link == "" {
+		b.WriteString(inner)
+		return
+	}
+	// Attributes in the order the parser leaves a link's in a table cell.
+	b.WriteString(`<a href="` + escAttr(link) + `" rel="noopener noreferrer"`)
+	if style != "" {
+		b.WriteString(` style="` + style + `"`)
+	}
+	b.WriteString(` target="_blank">` + inner + `</a>`)
+}
+
+// escAttr escapes an attribute value as the HTML renderer does, so our
+// markup renders back to itself.
+func escAttr(s string) string {
+	return strings.NewReplacer(`&`, "&amp;", `"`, "&#34;", "<", "&lt;", ">", "&gt;", "'", "&#39;").Replace(s)
+}
+
+// imageLedWords is the number of words under which a post that shows an
+// image is led by it (a photo post): it gets a caption.
+const imageLedWords = 25
+
+// captionStyle is the inline style of a caption under an image-led post.
+const captionStyle = "margin:8px 0 0;font-size:14px;line-height:1.4;color:#59636e;"
+
+// withCaption returns c, and when c is led by an image (it shows one and
+// fewer than imageLedWords words), with a caption under it: the image's
+// alt text (in the HTML part: the text part shows it already, as [alt])
+// and the post's media description, each unless the post says it already.
+// A reader whose client blocks images still learns what the post is, and
+// spam filters, which score an image with little text, see text.
+func withCaption(c Content, m store.ItemMedia, base string) Content {
+	if !strings.Contains(c.HTML, "<img") {
+		return c
+	}
+	shown := HTMLToLine(c.HTML)
+	if len(strings.Fields(shown)) >= imageLedWords {
+		return c
+	}
+	if alt := strings.Join(strings.Fields(firstAlt(c.HTML)), " "); alt != "" && !strings.Contains(shown, alt) {
+		c.HTML += `<p style="` + captionStyle + `">` + html.EscapeString(alt) + `</p>`
+	}
+	if desc := mediaDescriptionHTML(m); desc != "" && !strings.Contains(shown, HTMLToLine(desc)) {
+		extra := PrepareHTML(desc, base)
+		c.HTML += extra.HTML
+		if extra.Text != "" {
+			c.Text = strings.TrimRight(c.Text, "\n") + "\n\n" + extra.Text
+		}
+	}
+	return c
+}
+
+// firstAlt is the alt text of the first image in sanitized HTML.
+func firstAlt(s string) string {
+	z := nethtml.NewTokenizer(strings.NewReader(s))
+	for {
+		switch z.Next() {
+		case nethtml.ErrorToken:
+			return ""
+		case nethtml.StartTagToken, nethtml.SelfClosingTagToken:
+			if tok := z.Token(); tok.Data == "img" {
+				return attr(tok, "alt")
+			}
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package mailer
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+
+	nethtml "golang.org/x/net/html"
+
+	"github.com/feedmail/feedmail/internal/store"
+)
+
+// videoHosts are the sites known to play videos, with the name an email
+// gives them ("Watch on YouTube") and the paths of their pages that are one
+// video (nil: every page is): a post linking there is a video. A host
+// matches its subdomains too; any player embedded from one is a video.
+var videoHosts = []struct {
+	host, name string
+	pages      []string
+}{
+	{"youtube.com", "YouTube", []string{"/watch", "/shorts/", "/live/", "/embed/", "/v/"}},
+	{"youtu.be", "YouTube", nil},
+	{"youtube-nocookie.com", "YouTube", nil},
+	{"vimeo.com", "Vimeo", []string{"/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8", "/9", "/video/"}},
+	{"dailymotion.com", "Dailymotion", []string{"/video/", "/embed/"}},
+	{"dai.ly", "Dailymotion", nil},
+	{"twitch.tv", "Twitch", []string{"/videos/"}},
+	{"rumble.com", "Rumble", []string{"/v", "/embed/"}},
+	{"ted.com", "TED", []string{"/talks/"}},
+	{"wistia.com", "Wistia", []string{"/medias/", "/embed/"}},
+	{"loom.com", "Loom", []string{"/share/", "/embed/"}},
+}
+
+// videoSite returns the name of the video site raw (a URL) is on, or ""
+// when its host is not one of videoHosts, and whether the page is one
+// video (its path is one of the site's video pages).
+func videoSite(raw string) (name string, page bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	for _, v := range videoHosts {
+		if host != v.host && !strings.HasSuffix(host, "."+v.host) {
+			continue
+		}
+		page = v.pages == nil
+		for _, p := range v.pages {
+			page = page || strings.HasPrefix(u.Path, p)
+		}
+		return v.name, page
+	}
+	return "", false
+}
+
+// videoSiteName is videoSite's name alone.
+func videoSiteName(raw string) string {
+	name, _ := videoSite(raw)
+	return name
+}
+
+// videoPost is what an email says of a post that is a video: the site its
+// link plays it on, named for the call to action ("YouTube", or the
+// link's host), and its length in seconds when the feed gave one.
+type videoPost struct {
+	Site     string
+	Duration int64
+}
+
+// Watch is the label of the call to action: "Watch on YouTube".
+func (v videoPost) Watch() string {
+	if v.Site == "" {
+		return "Watch the video"
+	}
+	return "Watch on " + v.Site
+}
+
+// postVideo reports whether a post is a video, and what the email says of
+// it. A post is a video when the feed names where it plays (Media RSS
+// player, YouTube's videoId: m.Player), attaches a video file, embeds a
+// player of a known video site or a <video> in its content, or links to a
+// video's page on a known video site. contentHTML is the post's content as the feed gave it.
+func postVideo(link, contentHTML string, m store.ItemMedia) (videoPost, bool) {
+	v := videoPost{Site: videoSiteName(link)}
+	if v.Site == "" {
+		v.Site = hostOf(link)
+	}
+	for _, e := range m.Enclosures {
+		if kind, _ := describeType(e.Type, e.URL); kind == "Video" {
+			return videoPost{Site: v.Site, Duration: e.Duration}, true
+		}
+	}
+	if _, page := videoSite(link); m.Player != "" || page || embedsVideo(contentHTML) {
+		return v, true
+	}
+	return videoPost{}, false
+}
+
+// playerTag finds the start of a tag embedsVideo looks at.
+var playerTag = regexp.MustCompile(`(?i)<(?:video|iframe|embed|object)`)
+
+// embedsVideo reports whether feed HTML plays a video: a <video> element,
+// or an <iframe>, <embed> or <object> whose source is on a known video
+// site.
+func embedsVideo(contentHTML string) bool {
+	if !playerTag.MatchString(contentHTML) { // most posts: no need to tokenize
+		return false
+	}
+	z := nethtml.NewTokenizer(strings.NewReader(contentHTML))
+	for {
+		switch z.Next() {
+		case nethtml.ErrorToken:
+			return false
+		case nethtml.StartTagToken, nethtml.SelfClosingTagToken:
+			tok := z.Token()
+			switch tok.Data {
+			case "video":
+				return true
+			case "iframe", "embed":
+				if videoSiteName(attr(tok, "src")) != "" {
+					return true
+				}
+			case "object":
+				if videoSiteName(attr(tok, "data")) != "" {
+					return true
+				}
+			}
+		}
+	}
+}
