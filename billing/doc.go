@@ -5,7 +5,8 @@
 // balance arithmetic in [CheckEntry] and [Apply], and the idempotency keys
 // of charges, refunds and out-of-credits notices), the credit packs and
 // their prices ([ParsePacks], FEEDMAIL_CREDIT_PACKS), and buying credits
-// with Stripe Checkout and its signed webhook ([Stripe]).
+// with Stripe Checkout and its signed webhook ([Stripe]), and who pays how
+// much for an email of an owner-paid feed ([InstantBill], [DigestBill]).
 //
 // It must not send email and must not run SQL: package store keeps the
 // ledger and applies these rules in its transactions, and the mailer

@@ -37,6 +37,7 @@ type feedStatus struct {
 	Items             feedItemCounts  `json:"items"`
 	WebSub            *feedWebSub     `json:"websub,omitempty"`
 	Host              *feedHost       `json:"host,omitempty"`
+	Owner             *feedOwnerJSON  `json:"owner,omitempty"` // owner-paid feeds only
 	RecentPolls       []feedPollEntry `json:"recent_polls"`
 }
 
@@ -128,6 +129,9 @@ func cmdFeedStatus(ctx context.Context, a *app, args []string) error {
 	}
 	if h, ok := hosts[host]; ok {
 		out.Host = &feedHost{Host: h.Host, MinIntervalSeconds: h.MinIntervalSeconds, BackoffUntil: h.BackoffUntil, BackoffReason: h.BackoffReason}
+	}
+	if out.Owner, err = feedOwnerOf(ctx, s, f); err != nil {
+		return err
 	}
 	polls, err := s.RecentPolls(ctx, f.ID, recentPolls)
 	if err != nil {

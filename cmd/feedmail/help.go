@@ -31,6 +31,7 @@ func groups() map[string][]subcommand {
 		"account":      accountSubs(),
 		"credits":      creditsSubs(),
 		"digest":       digestSubs(),
+		"feed owner":   feedOwnerSubs(),
 		"subscription": subscriptionSubs(),
 	}
 }
@@ -52,10 +53,18 @@ func helpFor(name string) (usage, summary string, ok bool) {
 	if c, ok := commands()[name]; ok {
 		return c.usage, c.summary, true
 	}
-	group, verb, _ := strings.Cut(name, " ")
-	for _, s := range groups()[group] {
-		if s.name == verb {
-			return s.usage, s.summary, true
+	// The group is the first word ("account" of "account token create")
+	// or, for a two-word command with subcommands, the first two ("feed
+	// owner" of "feed owner set").
+	for i, c := range name {
+		if c != ' ' {
+			continue
+		}
+		group, verb := name[:i], name[i+1:]
+		for _, s := range groups()[group] {
+			if s.name == verb {
+				return s.usage, s.summary, true
+			}
 		}
 	}
 	return "", "", false

@@ -114,6 +114,7 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		lowCtx, stop := context.WithCancel(ctx)
 		defer stop()
 		wg.Go(func() { _ = low.Run(lowCtx) })
+		wg.Go(func() { a.runOwnerLapses(lowCtx, s) })
 		return ob.Run(ctx)
 	}, nil
 }

@@ -27,6 +27,10 @@ const (
 	PathAccountDelete       = "/account/{token}/delete"
 	PathAccountPause        = "/account/{token}/pause"
 	PathAccountResume       = "/account/{token}/resume"
+	PathAccountPay          = "/account/{token}/subscriptions/{id}/pay"
+	PathPublisher           = "/account/{token}/publisher"
+	PathPublisherClaim      = "/account/{token}/publisher/claims"
+	PathPublisherCheck      = "/account/{token}/publisher/claims/{id}/check"
 	PathAccountAPITokens    = "/account/{token}/api-tokens"
 	PathAccountAPIRevoke    = "/account/{token}/api-tokens/{id}/revoke"
 	PathUnsubscribe         = "/unsubscribe/{token}"
@@ -105,6 +109,10 @@ func Routes() []Route {
 		{Name: "accountDelete", Method: "POST", Path: PathAccountDelete, Group: GroupPages},
 		{Name: "accountPause", Method: "POST", Path: PathAccountPause, Group: GroupPages},
 		{Name: "accountResume", Method: "POST", Path: PathAccountResume, Group: GroupPages},
+		{Name: "accountPay", Method: "POST", Path: PathAccountPay, Group: GroupPages},
+		{Name: "publisherPage", Method: "GET", Path: PathPublisher, Group: GroupPages},
+		{Name: "publisherClaim", Method: "POST", Path: PathPublisherClaim, Group: GroupPages},
+		{Name: "publisherCheck", Method: "POST", Path: PathPublisherCheck, Group: GroupPages},
 		{Name: "accountTokenCreate", Method: "POST", Path: PathAccountAPITokens, Group: GroupPages},
 		{Name: "accountTokenRevoke", Method: "POST", Path: PathAccountAPIRevoke, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},

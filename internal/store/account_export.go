@@ -26,6 +26,9 @@ type AccountExport struct {
 	// Delivery is what the mail system said about mail to the address:
 	// the bounce counts and every report feedmail recorded.
 	Delivery ExportDelivery `json:"delivery"`
+	// Publisher is what the person does as a feed's publisher: the feeds
+	// they pay for and their claims (omitted when none).
+	Publisher *ExportPublisher `json:"publisher,omitempty"`
 	// APITokens are the person's JSON API tokens (never the tokens
 	// themselves, which are not kept).
 	APITokens []ExportAPIToken `json:"api_tokens"`
@@ -224,6 +227,9 @@ func (s *Store) ExportAccount(ctx context.Context, u *User) (*AccountExport, err
 	reports, err := s.InboundEventsOf(ctx, u.ID, 0)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
+	}
+	if out.Publisher, err = s.exportPublisher(ctx, u.ID); err != nil {
+		return nil, err
 	}
 	slices.Reverse(reports) // oldest first, like the rest of the export
 	for _, r := range reports {

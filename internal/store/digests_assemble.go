@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/feedmail/feedmail/billing"
 )
 
 // SlotPlan is what package digest decided for one claimed digest.
@@ -272,7 +274,8 @@ WHERE t.id IN ? ON CONFLICT (dedupe_key) DO NOTHING`, a.now, a.now, fresh).Error
 }
 
 // priceIssues is step 7: it counts the feeds and items of each issue and
-// writes its price (charge of its feeds). It returns the new issues (not
+// writes its price to the reader (charge of its feeds that are not
+// owner-paid; their owners pay when it is sent). It returns the new issues (not
 // held) with items, and the issues whose items vanished (a subscription
 // was deleted meanwhile).
 func (s *Store) priceIssues(a *assembly, issues, digests []int64) (fresh, empty []int64, err error) {
@@ -284,10 +287,15 @@ func (s *Store) priceIssues(a *assembly, issues, digests []int64) (fresh, empty 
 WHERE digest_id IN ? AND issue_id IN ? GROUP BY issue_id`, digests, issues).Scan(&counts).Error; err != nil {
 		return nil, nil, fmt.Errorf("count issue items: %w", err)
 	}
+	owned, err := s.ownedFeedsOfIssues(s.DB.Statement.Context, issues)
+	if err != nil {
+		return nil, nil, err
+	}
 	rows := make([][]any, 0, len(counts))
 	nonEmpty := make(map[int64]bool, len(counts))
 	for _, c := range counts {
-		credits := a.charge(c.Feeds)
+		// The reader's share: owner-paid feeds are their owners' (billing.DigestBill).
+		credits := int(billing.DigestBill(c.Feeds, owned[c.IssueID], a.charge).Reader)
 		rows = append(rows, []any{c.IssueID, c.Feeds, c.Items, credits})
 		nonEmpty[c.IssueID] = true
 		if _, isHeld := a.heldOutbox[c.IssueID]; !isHeld {

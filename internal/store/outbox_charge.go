@@ -59,6 +59,7 @@ func (c ChargeOutcome) Sendable() bool {
 // current shortage has not been told yet (users.credit_notice_at is null),
 // one free notice is queued (dedupe key from notice, so once per episode)
 // and credit_notice_at is set. Rows owner no longer holds are LeaseLost.
+// Owners of owner-paid feeds are charged first (chargeOwnerPaid).
 // The result has one outcome per row.
 func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxEmail, keys KeyFunc, notice CreditNotice) ([]ChargeOutcome, error) {
 	out := make([]ChargeOutcome, len(rows))
@@ -77,7 +78,11 @@ func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxEm
 // chargeOutboxTx does ChargeOutbox's work inside its transaction, setting
 // out[i] for each row.
 func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*OutboxEmail, keys KeyFunc, notice CreditNotice, out []ChargeOutcome) error {
-	chargeKeys, paidKeys, err := s.chargeKeysOfHeld(ctx, owner, rows, keys, out)
+	ownerPaid, err := s.chargeOwnerPaid(ctx, owner, rows, keys, out)
+	if err != nil {
+		return err
+	}
+	chargeKeys, paidKeys, err := s.chargeKeysOfHeld(ctx, owner, rows, keys, ownerPaid, out)
 	if err != nil || len(paidKeys) == 0 {
 		return err
 	}
@@ -101,9 +106,10 @@ func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*Outbox
 }
 
 // chargeKeysOfHeld marks the rows owner no longer holds LeaseLost and the
-// free ones ChargeFree, and returns the charge key of each paid row (by
+// free ones ChargeFree, leaves the rows decided by chargeOwnerPaid (done)
+// as they are, and returns the charge key of each paid row (by
 // row index, "" for the others) and the list of those keys.
-func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*OutboxEmail, keys KeyFunc, out []ChargeOutcome) ([]string, []string, error) {
+func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*OutboxEmail, keys KeyFunc, done []bool, out []ChargeOutcome) ([]string, []string, error) {
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
@@ -121,6 +127,7 @@ func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*Outb
 	var paidKeys []string
 	for i, r := range rows {
 		switch {
+		case done[i]:
 		case !held[r.ID]:
 			out[i] = LeaseLost
 		case r.Credits <= 0 && r.FreeReason == "":

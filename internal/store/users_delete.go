@@ -81,6 +81,13 @@ func (s *Store) DeleteUser(ctx context.Context, userID int64) (*AccountDeletion,
 			return fmt.Errorf("delete digests: %w", res.Error)
 		}
 		out.Digests = int(res.RowsAffected)
+		// A publisher's account pays for no feed any more (ClearFeedOwner).
+		if err := tx.DB.Where("user_id = ?", userID).Delete(&FeedOwner{}).Error; err != nil {
+			return fmt.Errorf("end owner payment: %w", err)
+		}
+		if err := tx.DB.Where("user_id = ?", userID).Delete(&OwnerClaim{}).Error; err != nil {
+			return fmt.Errorf("delete feed claims: %w", err)
+		}
 		if err := tx.DeleteAPITokensOfUser(ctx, userID); err != nil {
 			return err
 		}

@@ -60,6 +60,10 @@ type accountSub struct {
 	// credits a month as delivered now"); for a digest, the whole digest's.
 	Forecast string
 	Paused   string // its pause in words, "" when not paused
+	// OwnerPaid says how an owner-paid feed is paid for ("" for the
+	// others); CanPay shows the "I'll pay for it myself" button.
+	OwnerPaid string
+	CanPay    bool
 	// Settings is the filters-and-format form, as stored or as typed.
 	Settings settingsForm
 	// ChannelForm is the channel form (account_channel.go).
@@ -118,6 +122,7 @@ var accountFlash = map[string]string{
 	"resumed":      "Resumed. New posts are sent again.",
 	"settings":     "Filters and format saved.",
 	"channel":      "Channel saved.",
+	"paying":       "You now pay for this feed yourself, like any other.",
 	"tokenrevoked": "API token revoked. It no longer works.",
 }
 
@@ -163,6 +168,10 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		return nil, err
 	}
 	digestCost := s.digestForecasts(digests, subs, hist, now)
+	ownerPaid, err := s.Store.OwnerPaidOfUser(ctx, u.ID, billing.OwnerNoticePeriod)
+	if err != nil {
+		return nil, err
+	}
 	for _, sub := range subs {
 		as := accountSub{SubscriptionView: sub, Title: orURL(sub.FeedTitle, sub.FeedURL),
 			StatusURL: links.PathFeedStatus + "?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
@@ -174,6 +183,12 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		}
 		as.Forecast = subForecast(sub, hist[sub.ID], digestCost)
 		as.Paused = pauseWords(sub.PausedAt, sub.PausedUntil, now, u.Timezone)
+		if st, ok := ownerPaid[sub.ID]; ok {
+			as.OwnerPaid, as.CanPay = ownerPaidWords(st)
+			if !st.Lapsed || !st.Chose {
+				as.Forecast = "" // the publisher pays (or the notice period is free)
+			}
+		}
 		as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
 		as.ChannelForm = channelFormOf(sub.Subscription)
 		d.Subs = append(d.Subs, as)

@@ -25,6 +25,8 @@ func TestRoutesContract(t *testing.T) {
 		"POST /account/{token}/digests", "POST /account/{token}/digests/{id}/delete", "POST /account/{token}/opml", "GET /account/{token}/opml",
 		"GET /account/{token}/export", "GET /account/{token}/ledger.csv", "GET /account/{token}/delete", "POST /account/{token}/delete",
 		"POST /account/{token}/pause", "POST /account/{token}/resume",
+		"POST /account/{token}/subscriptions/{id}/pay", "GET /account/{token}/publisher",
+		"POST /account/{token}/publisher/claims", "POST /account/{token}/publisher/claims/{id}/check",
 		"POST /account/{token}/api-tokens", "POST /account/{token}/api-tokens/{id}/revoke",
 		"GET /unsubscribe/{token}", "POST /unsubscribe/{token}",
 		"GET /feeds/status", "GET /static/{file}", "GET /healthz", "GET /metrics",

@@ -52,6 +52,8 @@ type signupData struct {
 	// says why "article" is suggested for a known feed that sends only
 	// the start of its posts.
 	Format, FormatHint string
+	// OwnerPaid: the feed's publisher pays for its readers.
+	OwnerPaid bool
 }
 
 // candidate is a feed a site advertises, with the cost forecast when
@@ -99,6 +101,9 @@ func (s *Server) subscribePage(w http.ResponseWriter, r *http.Request) {
 	if err := s.suggestFormat(r.Context(), d); err != nil {
 		s.serverError(w, r, err)
 		return
+	}
+	if d.OwnerPaid = s.feedOwnerPaid(r.Context(), d.URL); d.OwnerPaid {
+		d.Forecast = nil // the reader pays nothing for it, whatever it posts
 	}
 	s.showSignup(w, r, http.StatusOK, d)
 }
