@@ -35,6 +35,7 @@ const (
 	PathAccountAPIRevoke    = "/account/{token}/api-tokens/{id}/revoke"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathFeedStatus          = "/feeds/status"
+	PathBot                 = "/bot"
 	PathStatic              = "/static/{file}"
 	PathHealthz             = "/healthz"
 	PathMetrics             = "/metrics"
@@ -119,6 +120,8 @@ func Routes() []Route {
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},
 		{Name: "feedStatus", Method: "GET", Path: PathFeedStatus, Group: GroupPages},
+		// The page the poller's User-Agent points publishers to.
+		{Name: "botPage", Method: "GET", Path: PathBot, Group: GroupPages},
 		{Name: "static", Method: "GET", Path: PathStatic, Group: GroupPages},
 		{Name: "healthz", Method: "GET", Path: PathHealthz, Group: GroupHealth},
 		{Name: "metrics", Method: "GET", Path: PathMetrics, Group: GroupMetrics},

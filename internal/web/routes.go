@@ -43,6 +43,7 @@ func (s *Server) routes() {
 		"unsubscribePage":     s.unsubscribePage,
 		"unsubscribePost":     s.unsubscribePost,
 		"feedStatus":          s.feedStatus,
+		"botPage":             s.botPage,
 		"static":              s.serveStatic,
 		"api":                 s.apiHandler(),
 		"accountTokenCreate":  s.accountTokenCreate,

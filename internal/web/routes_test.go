@@ -29,7 +29,7 @@ func TestRoutesContract(t *testing.T) {
 		"POST /account/{token}/publisher/claims", "POST /account/{token}/publisher/claims/{id}/check",
 		"POST /account/{token}/api-tokens", "POST /account/{token}/api-tokens/{id}/revoke",
 		"GET /unsubscribe/{token}", "POST /unsubscribe/{token}",
-		"GET /feeds/status", "GET /static/{file}", "GET /healthz", "GET /metrics",
+		"GET /feeds/status", "GET /bot", "GET /static/{file}", "GET /healthz", "GET /metrics",
 		"GET /credits", "POST /credits/checkout", "POST /webhooks/stripe",
 		"GET /websub/{token}", "POST /websub/{token}",
 		"GET /ping", "POST /ping", "POST /RPC2", "POST /webhooks/{provider}", "/api/v1/",
