@@ -345,3 +345,47 @@ func TestLineFollowsSubscriptions(t *testing.T) {
 		t.Fatalf("one feed back to instant: line %d, want more than with both in the digest (%d)", got, both)
 	}
 }
+
+// TestLineLikeTheCharge: the line is forecast by the charge's rules: a
+// feed its publisher pays for costs the reader nothing, and filters that
+// leave posts out lower it.
+func TestLineLikeTheCharge(t *testing.T) {
+	clk := clock.NewFake(t0)
+	s := storetest.Open(t, storetest.Options{Clock: clk})
+	r := newReader(t, s, clk, "paid@example.net", 1000)
+	other := newReader(t, s, clk, "pub@example.net", 1000)
+	p := r.pass()
+	ctx := context.Background()
+	line := func(step string) int64 {
+		t.Helper()
+		for {
+			n, err := p.RunOnce(ctx)
+			if err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+			if n == 0 {
+				return r.user().LowLine
+			}
+		}
+	}
+	if got := line("one daily feed"); got != 14 {
+		t.Fatalf("one daily feed: line %d, want 14", got)
+	}
+	if _, err := s.SetFeedOwner(ctx, r.feed.ID, other.u.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := line("paid for by its publisher"); got != 0 {
+		t.Fatalf("a feed its publisher pays for: line %d, want 0", got)
+	}
+	if _, err := s.ClearFeedOwner(ctx, r.feed.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetSubscriptionControls(ctx, r.u.ID, r.sub.ID, store.Controls{Include: ptr("nothing-matches-this")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := line("filtered to nothing"); got != 0 {
+		t.Fatalf("a filter no post passes: line %d, want 0", got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

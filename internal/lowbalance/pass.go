@@ -111,14 +111,19 @@ func (p *Pass) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	cache := map[int64]forecast.History{}
-	hist := func(ctx context.Context, feedID int64) (forecast.History, error) {
-		if h, ok := cache[feedID]; ok {
+	type key struct {
+		feed             int64
+		include, exclude string
+	}
+	cache := map[key]forecast.History{}
+	hist := func(ctx context.Context, sub store.SubscriptionView) (forecast.History, error) {
+		k := key{sub.FeedID, sub.IncludeTerms, sub.ExcludeTerms}
+		if h, ok := cache[k]; ok {
 			return h, nil
 		}
-		h, err := p.subs.StoredHistory(ctx, feedID)
+		h, err := p.subs.StoredHistoryFiltered(ctx, sub.FeedID, sub.IncludeTerms, sub.ExcludeTerms)
 		if err == nil {
-			cache[feedID] = h
+			cache[k] = h
 		}
 		return h, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/store"
@@ -23,12 +24,14 @@ type Rate struct {
 // PerDay is the rate in credits a day.
 func (r Rate) PerDay() float64 { return r.PerMonth * float64(24*time.Hour) / float64(forecast.Month) }
 
-// Histories gives a feed's forecast.History by feed id (a
-// subscribe.Service's StoredHistory, cached by the pass).
-type Histories func(ctx context.Context, feedID int64) (forecast.History, error)
+// Histories gives a subscription's forecast.History: its feed's, with its
+// filters applied (a subscribe.Service's StoredHistoryFiltered, cached by
+// the pass).
+type Histories func(ctx context.Context, sub store.SubscriptionView) (forecast.History, error)
 
 // ReaderRate returns what u is forecast to spend, as the account page
-// forecasts it: each active instant subscription its feed's instant cost,
+// forecasts it: each active instant subscription its feed's instant cost
+// (its filters applied; nothing for a feed its publisher pays for),
 // each digest with active subscriptions its forecast.DigestCost. Pauses
 // are not counted out: the line is for when mail flows, and a paused
 // reader is charged nothing meanwhile, so only the pass could warn them.
@@ -38,12 +41,19 @@ func ReaderRate(ctx context.Context, st *store.Store, hist Histories, u *store.U
 	if err != nil {
 		return r, fmt.Errorf("subscriptions of user %d: %w", u.ID, err)
 	}
+	// Feeds a publisher pays for cost the reader nothing, unless the
+	// publisher stopped and the reader chose to pay (as the account page
+	// and the charge say).
+	owned, err := st.OwnerPaidOfUser(ctx, u.ID, billing.OwnerNoticePeriod)
+	if err != nil {
+		return r, fmt.Errorf("owner-paid feeds of user %d: %w", u.ID, err)
+	}
 	perDigest := map[int64][]forecast.History{}
 	for _, sub := range subs {
-		if sub.State != store.SubActive {
+		if o, ok := owned[sub.ID]; sub.State != store.SubActive || (ok && !(o.Lapsed && o.Chose)) {
 			continue
 		}
-		h, err := hist(ctx, sub.FeedID)
+		h, err := hist(ctx, sub)
 		if err != nil {
 			return r, err
 		}

@@ -73,6 +73,9 @@ func (s *Store) SetFeedOwner(ctx context.Context, feedID, userID int64, how stri
 		if err := db.Where("feed_id = ?", feedID).Delete(&OwnerPaidChoice{}).Error; err != nil {
 			return err
 		}
+		if err := tx.lowLinesStaleOfFeed(ctx, feedID); err != nil {
+			return err
+		}
 		return db.Take(&o, "feed_id = ?", feedID).Error
 	})
 	if err != nil {
@@ -92,7 +95,10 @@ func (s *Store) ClearFeedOwner(ctx context.Context, feedID int64) (bool, error) 
 			return res.Error
 		}
 		n = res.RowsAffected
-		return db.Where("feed_id = ?", feedID).Delete(&OwnerPaidChoice{}).Error
+		if err := db.Where("feed_id = ?", feedID).Delete(&OwnerPaidChoice{}).Error; err != nil {
+			return err
+		}
+		return tx.lowLinesStaleOfFeed(ctx, feedID)
 	})
 	if err != nil {
 		return false, fmt.Errorf("clear owner of feed %d: %w", feedID, err)

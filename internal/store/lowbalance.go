@@ -162,3 +162,17 @@ func (s *Store) lowLineStale(ctx context.Context, userID int64) error {
 	}
 	return nil
 }
+
+// lowLinesStaleOfFeed is lowLineStale for every reader of feedID: who pays
+// for the feed changed (its publisher started or stopped), and with it
+// what each of them is forecast to spend.
+func (s *Store) lowLinesStaleOfFeed(ctx context.Context, feedID int64) error {
+	now := utc(s.now())
+	err := s.DB.WithContext(ctx).Exec(`UPDATE users SET low_line_due = ?
+WHERE id IN (SELECT user_id FROM subscriptions WHERE feed_id = ? AND state <> ?) AND low_line_due > ?`,
+		now, feedID, SubEnded, now).Error
+	if err != nil {
+		return fmt.Errorf("running-low lines of feed %d's readers: %w", feedID, err)
+	}
+	return nil
+}

@@ -101,6 +101,12 @@ func (s *Store) SetSubscriptionControls(ctx context.Context, userID, subID int64
 		Updates(upd).Error; err != nil {
 		return nil, fmt.Errorf("set settings of subscription %d: %w", subID, err)
 	}
+	if c.Include != nil || c.Exclude != nil {
+		// Filters change what the reader is forecast to spend.
+		if err := s.lowLineStale(ctx, userID); err != nil {
+			return nil, err
+		}
+	}
 	return s.AccountSubscription(ctx, userID, subID)
 }
 
