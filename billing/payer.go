@@ -100,6 +100,15 @@ func KeyOwnerCharge(dedupeKey string, feed int64) string {
 	return KeyOutboxCharge(dedupeKey) + ":feed:" + strconv.FormatInt(feed, 10)
 }
 
+// OwnerChargeRange is the range of idempotency keys, lo < key < hi, of
+// the owners' per-feed charges (KeyOwnerCharge) for the email whose own
+// charge key is chargeKey: what giving that email's charges back must
+// also give back.
+func OwnerChargeRange(chargeKey string) (lo, hi string) {
+	lo = chargeKey + ":feed:"
+	return lo, lo + ";" // feed ids are digits, all below ';'
+}
+
 // OwnerChargeReason is the ledger reason of an owner's charge for feed:
 // "owner-paid feed <feed>: " + what; the owner's page sums charges by it.
 func OwnerChargeReason(feed int64, what string) string {

@@ -117,6 +117,25 @@ func TestOwnerPaidFeed(t *testing.T) {
 	if n := count(t, s, "ledger_entries", "user_id = ? AND kind = ?", owner.ID, store.LedgerCharge); n != 4 {
 		t.Errorf("owner has %d charges, want 4 (3 posts + 1 issue)", n)
 	}
+	// The issue's email fails for good: its publisher gets the issue's
+	// credit back, once however often the failure is recorded.
+	var issue store.OutboxEmail
+	if err := s.DB.Where("kind = ?", store.KindDigest).Take(&issue).Error; err != nil {
+		t.Fatal(err)
+	}
+	s.DB.Exec(`UPDATE outbox SET state = 'queued', lease_owner = 'w2' WHERE id = ?`, issue.ID)
+	for range 2 {
+		f := store.Failure{Owner: "w2", Row: &issue, Reason: "550 no such user", ChargeKey: billing.KeyOutboxCharge(issue.DedupeKey),
+			RefundKey: billing.KeyOutboxRefund(issue.DedupeKey)}
+		if _, err := s.FailOutbox(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	balance(owner.ID, 1, "after the issue's email failed")
+	s.DB.Exec(`UPDATE outbox SET state = 'sent' WHERE id = ?`, issue.ID)
+	if _, _, err := s.AddLedgerEntry(ctx, owner.ID, store.LedgerAdjustment, -1, "test:spend-refund", "spend the refund again"); err != nil {
+		t.Fatal(err)
+	}
 	for _, u := range fx.users {
 		if n := count(t, s, "ledger_entries", "user_id = ?", u); n != 0 {
 			t.Errorf("reader %d has %d ledger entries, want 0", u, n)

@@ -101,7 +101,11 @@ func (s *Store) ApplyReport(ctx context.Context, r Report) (ReportResult, error)
 			return err
 		}
 		out.UserID, out.Address = row.UserID, row.ToAddr
-		if _, err := tx.ledgerLockUser(ctx, row.UserID); err != nil {
+		var charge string
+		if r.Keys != nil {
+			charge, _ = r.Keys(&row)
+		}
+		if err := tx.lockForRefund(ctx, row.UserID, charge); err != nil {
 			return err
 		}
 		res := tx.DB.WithContext(ctx).Exec(`INSERT INTO inbound_events (effect_key, outbox_id, user_id, kind, severity, reason, party, status, detail, received_at)
@@ -171,7 +175,7 @@ func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out
 			return fmt.Errorf("record bounce: %w", err)
 		}
 	}
-	if r.Final && r.Keys != nil && row.Credits > 0 {
+	if r.Final && r.Keys != nil {
 		charge, refund := r.Keys(row)
 		var err error
 		if out.Refunded, err = s.refundIfCharged(ctx, charge, refund,

@@ -146,7 +146,8 @@ type Failure struct {
 	Row    *OutboxEmail
 	Reason string // kept in last_error
 	// ChargeKey and RefundKey: when a charge with ChargeKey exists, it is
-	// refunded under RefundKey. Empty for free rows.
+	// refunded under RefundKey, and so are the owners' charges for the
+	// same email (billing.OwnerChargeRange). Empty: nothing to refund.
 	ChargeKey, RefundKey string
 	// HardBounce counts the failure against the address (SMTP 5xx); at
 	// BounceLimit consecutive ones the address is marked bouncing.
@@ -170,7 +171,7 @@ type FailResult struct {
 func (s *Store) FailOutbox(ctx context.Context, f Failure) (FailResult, error) {
 	var r FailResult
 	err := s.Tx(ctx, func(tx *Store) error {
-		if _, err := tx.ledgerLockUser(ctx, f.Row.UserID); err != nil {
+		if err := tx.lockForRefund(ctx, f.Row.UserID, f.ChargeKey); err != nil {
 			return err
 		}
 		db := tx.DB.WithContext(ctx)
@@ -268,7 +269,11 @@ func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Dura
 		row := &due[i]
 		expired := false
 		err := s.Tx(ctx, func(tx *Store) error {
-			if _, err := tx.ledgerLockUser(ctx, row.UserID); err != nil {
+			var charge, refund string
+			if keys != nil {
+				charge, refund = keys(row)
+			}
+			if err := tx.lockForRefund(ctx, row.UserID, charge); err != nil {
 				return err
 			}
 			res := tx.DB.WithContext(ctx).Exec(`UPDATE outbox SET state = ?, last_error = ? WHERE id = ? AND state = ?`,
@@ -277,10 +282,9 @@ func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Dura
 				return res.Error
 			}
 			expired = res.RowsAffected == 1
-			if !expired || row.Credits <= 0 || keys == nil {
+			if !expired || charge == "" {
 				return nil
 			}
-			charge, refund := keys(row)
 			_, err := tx.refundIfCharged(ctx, charge, refund, "refund: "+row.Kind+" email "+row.DedupeKey+" expired")
 			return err
 		})
