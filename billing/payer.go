@@ -11,12 +11,6 @@ import (
 // and prices digest issues.
 
 const (
-	// OwnerCreditsPerPost is what an owner pays per instant email of their
-	// feed: every email sent is paid, burst protection does not apply.
-	OwnerCreditsPerPost = 1
-	// OwnerCreditsPerIssue is what an owner pays per digest issue that
-	// carries their feed.
-	OwnerCreditsPerIssue = 1
 	// OwnerNoticePeriod is how long readers of an owner-paid feed whose
 	// owner ran out of credits have to choose to pay for it themselves
 	// before they are unsubscribed.

@@ -13,6 +13,13 @@ const (
 	// digest issue pays for: an issue costs one credit per this many
 	// feeds with items in it, rounded up.
 	FeedsPerDigestCredit = 5
+	// OwnerCreditsPerPost is what a publisher paying for their feed's
+	// readers pays per instant email of it: every email sent is paid,
+	// burst protection does not apply.
+	OwnerCreditsPerPost = 1
+	// OwnerCreditsPerIssue is what such a publisher pays per digest issue
+	// that carries their feed.
+	OwnerCreditsPerIssue = 1
 )
 
 // Prices is a price list. Standard is the one the service charges; tests
@@ -51,6 +58,13 @@ func DigestCharge(feedsWithItems int) int { return Standard().DigestCharge(feeds
 
 // PostCost is the price of an instant email in words: "1 credit".
 func (p Prices) PostCost() string { return Credits(p.PerPost) }
+
+// OwnerPostCost and OwnerIssueCost are a paying publisher's prices in
+// words: per instant email, per digest issue carrying their feed.
+func (p Prices) OwnerPostCost() string { return Credits(OwnerCreditsPerPost) }
+
+// OwnerIssueCost: see OwnerPostCost.
+func (p Prices) OwnerIssueCost() string { return Credits(OwnerCreditsPerIssue) }
 
 // DigestRate is the price of a digest issue in words: "1 credit per 5
 // feeds" ("1 credit per feed" when each feed pays its own). Pages go on

@@ -50,7 +50,7 @@ func ReaderRate(ctx context.Context, st *store.Store, hist Histories, u *store.U
 	}
 	perDigest := map[int64][]forecast.History{}
 	for _, sub := range subs {
-		if o, ok := owned[sub.ID]; sub.State != store.SubActive || (ok && !(o.Lapsed && o.Chose)) {
+		if o, ok := owned[sub.ID]; sub.State != store.SubActive || (ok && !o.ReaderPays()) {
 			continue
 		}
 		h, err := hist(ctx, sub)

@@ -1,6 +1,7 @@
 package notices
 
 import (
+	"github.com/feedmail/feedmail/billing"
 	"strconv"
 	"time"
 
@@ -43,7 +44,7 @@ func ownerLapseReader(l links.Links, now time.Time, f store.Feed, userID int64, 
 		Subject: "The publisher of " + name + " no longer pays for your emails",
 		Text: "The publisher of " + name + " (" + f.URL + ") paid for your emails from it, and their credits have run out.\n\n" +
 			"Until " + day(deadline) + " you keep getting it free of charge. To keep it after that, open your account " +
-			"and choose \"I'll pay for it myself\": it then costs you what any feed costs (1 credit per email, or its " +
+			"and choose \"I'll pay for it myself\": it then costs you what any feed costs (" + billing.Standard().PostCost() + " per email, or its " +
 			"share of your digest). If you do nothing, your subscription to it ends on " + day(deadline) + ".\n\n" +
 			"If the publisher adds credits before then, they pay again and you need not do anything.",
 	}

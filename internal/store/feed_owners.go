@@ -160,6 +160,11 @@ type OwnerPaidStatus struct {
 	Chose    bool
 }
 
+// ReaderPays reports whether the reader pays for the subscription
+// themselves: only once its publisher stopped paying and the reader chose
+// to (during the notice period the feed's email is free).
+func (o OwnerPaidStatus) ReaderPays() bool { return o.Lapsed && o.Chose }
+
 // OwnerPaidOfUser returns, by subscription id, the owner-paid ones among
 // userID's subscriptions, with the deadline computed from period.
 func (s *Store) OwnerPaidOfUser(ctx context.Context, userID int64, period time.Duration) (map[int64]OwnerPaidStatus, error) {

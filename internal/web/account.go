@@ -167,11 +167,11 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 	if err != nil {
 		return nil, err
 	}
-	digestCost := s.digestForecasts(digests, subs, hist, now)
 	ownerPaid, err := s.Store.OwnerPaidOfUser(ctx, u.ID, billing.OwnerNoticePeriod)
 	if err != nil {
 		return nil, err
 	}
+	digestCost := s.digestForecasts(digests, subs, hist, ownerPaid, now)
 	for _, sub := range subs {
 		as := accountSub{SubscriptionView: sub, Title: orURL(sub.FeedTitle, sub.FeedURL),
 			StatusURL: links.PathFeedStatus + "?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
@@ -185,7 +185,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		as.Paused = pauseWords(sub.PausedAt, sub.PausedUntil, now, u.Timezone)
 		if st, ok := ownerPaid[sub.ID]; ok {
 			as.OwnerPaid, as.CanPay = ownerPaidWords(st)
-			if !st.Lapsed || !st.Chose {
+			if !st.ReaderPays() {
 				as.Forecast = "" // the publisher pays (or the notice period is free)
 			}
 		}
@@ -247,10 +247,19 @@ func (s *Server) histories(ctx context.Context, subs []store.SubscriptionView) (
 }
 
 // digestForecasts returns each digest's cost a month in words, by digest
-// id: its feeds on its schedule (forecast.DigestCost).
-func (s *Server) digestForecasts(digests []store.Digest, subs []store.SubscriptionView, hist map[int64]forecast.History, now time.Time) map[int64]string {
+// id: its feeds on its schedule (forecast.DigestCost), leaving out feeds
+// a publisher pays for.
+func (s *Server) digestForecasts(digests []store.Digest, subs []store.SubscriptionView, hist map[int64]forecast.History,
+	ownerPaid map[int64]store.OwnerPaidStatus, now time.Time) map[int64]string {
 	feeds := map[int64][]forecast.History{}
+	paidFor := map[int64]bool{}
 	for _, sub := range subs {
+		if o, ok := ownerPaid[sub.ID]; ok && !o.ReaderPays() {
+			if sub.DigestID != nil {
+				paidFor[*sub.DigestID] = true
+			}
+			continue // its publisher pays for it, as the charge says
+		}
 		if sub.DigestID != nil {
 			feeds[*sub.DigestID] = append(feeds[*sub.DigestID], hist[sub.ID])
 		}
@@ -268,6 +277,8 @@ func (s *Server) digestForecasts(digests []store.Digest, subs []store.Subscripti
 			}
 		}
 		switch {
+		case len(feeds[dg.ID]) == 0 && paidFor[dg.ID]:
+			out[dg.ID] = "nothing: their publishers pay for its feeds"
 		case len(feeds[dg.ID]) == 0:
 			out[dg.ID] = "nothing: it has no feeds"
 		case known == 0:

@@ -276,8 +276,10 @@ func funcs(p billing.Prices) template.FuncMap {
 		},
 		// postCost and digestRate are the prices in words, from billing:
 		// pages never write a price themselves.
-		"postCost":   p.PostCost,
-		"digestRate": p.DigestRate,
+		"postCost":       p.PostCost,
+		"digestRate":     p.DigestRate,
+		"ownerPostCost":  p.OwnerPostCost,
+		"ownerIssueCost": p.OwnerIssueCost,
 	}
 }
 
