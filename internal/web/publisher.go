@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/forecast"
@@ -172,8 +173,12 @@ func (s *Server) publisherClaim(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, links.Fill(links.PathPublisher, tok)+"?done=claimed#claims", http.StatusSeeOther)
 }
 
+// claimCheckGap is the least time between two checks of one claim.
+const claimCheckGap = time.Minute
+
 // publisherCheck is POST /account/{token}/publisher/claims/{id}/check:
-// fetch the feed (and the well-known URL) and look for the claim's token.
+// fetch the feed (and the well-known URL) and look for the claim's token,
+// at most once a minute per claim (claimCheckGap).
 func (s *Server) publisherCheck(w http.ResponseWriter, r *http.Request) {
 	u, tok, ok := s.accountUser(w, r)
 	if !ok || !s.parseForm(w, r) {
@@ -190,6 +195,12 @@ func (s *Server) publisherCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	} else if err != nil {
 		s.serverError(w, r, err)
+		return
+	}
+	if c.CheckedAt != nil && s.Clock.Now().Sub(*c.CheckedAt) < claimCheckGap {
+		// Each check reads the publisher's feed and well-known URL: a
+		// button pressed again and again must not become a flood.
+		s.publisherProblem(w, r, u, tok, "", "Checked less than a minute ago: give the site a minute, then check again.")
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*signupFetchTimeout)

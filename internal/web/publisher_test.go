@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -53,6 +54,15 @@ func TestPublisherClaimsAndPays(t *testing.T) {
 	spec := f.Spec()
 	spec.Title = "Blog " + c.Token
 	f.SetSpec(spec)
+	// Pressed again at once: refused without a request to the site.
+	before := len(f.Requests())
+	if w := h.post(check, nil); w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "less than a minute ago") {
+		t.Fatalf("check again at once: %d\n%s", w.Code, w.Body.String())
+	}
+	if n := len(f.Requests()) - before; n != 0 {
+		t.Fatalf("a check pressed again at once made %d requests to the feed", n)
+	}
+	h.clk.Advance(time.Minute)
 	if w := h.post(check, nil); w.Code != http.StatusSeeOther || !strings.Contains(w.Header().Get("Location"), "done=verified") {
 		t.Fatalf("check with the token: %d\n%s", w.Code, w.Body.String())
 	}
