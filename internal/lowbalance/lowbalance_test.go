@@ -108,6 +108,21 @@ func (r *reader) user() *store.User {
 	return u
 }
 
+// lineAfterPasses runs p until it has no line left to compute and
+// returns the reader's line then; step names the moment in failures.
+func (r *reader) lineAfterPasses(p *Pass, step string) int64 {
+	r.t.Helper()
+	for {
+		n, err := p.RunOnce(context.Background())
+		if err != nil {
+			r.t.Fatalf("%s: %v", step, err)
+		}
+		if n == 0 {
+			return r.user().LowLine
+		}
+	}
+}
+
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func (r *reader) pass() *Pass {
@@ -298,18 +313,7 @@ func TestLineFollowsSubscriptions(t *testing.T) {
 	other := newReader(t, s, clk, "other@example.net", 1000) // a second daily feed
 	p := r.pass()
 	ctx := context.Background()
-	line := func(step string) int64 {
-		t.Helper()
-		for {
-			n, err := p.RunOnce(ctx)
-			if err != nil {
-				t.Fatalf("%s: %v", step, err)
-			}
-			if n == 0 {
-				return r.user().LowLine
-			}
-		}
-	}
+	line := func(step string) int64 { t.Helper(); return r.lineAfterPasses(p, step) }
 	if got := line("one daily feed"); got != 14 {
 		t.Fatalf("one daily feed: line %d, want 14", got)
 	}
@@ -356,18 +360,7 @@ func TestLineLikeTheCharge(t *testing.T) {
 	other := newReader(t, s, clk, "pub@example.net", 1000)
 	p := r.pass()
 	ctx := context.Background()
-	line := func(step string) int64 {
-		t.Helper()
-		for {
-			n, err := p.RunOnce(ctx)
-			if err != nil {
-				t.Fatalf("%s: %v", step, err)
-			}
-			if n == 0 {
-				return r.user().LowLine
-			}
-		}
-	}
+	line := func(step string) int64 { t.Helper(); return r.lineAfterPasses(p, step) }
 	if got := line("one daily feed"); got != 14 {
 		t.Fatalf("one daily feed: line %d, want 14", got)
 	}
