@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -30,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/testkit/proc"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
@@ -57,7 +57,7 @@ func Start(t testing.TB) *Server {
 		testutil.SkipOrFail(t, "dendrite is not installed: "+err.Error())
 	}
 	s := &Server{Dir: t.TempDir()}
-	addr := freeAddr(t)
+	addr := proc.FreeAddr(t)
 	s.URL = "http://" + addr
 	if err := s.configure(bins); err != nil {
 		t.Fatalf("dendritetest: %v", err)
@@ -99,17 +99,6 @@ func commands() (map[string]string, error) {
 func isExec(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
-}
-
-// freeAddr returns a loopback address nobody listens on.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // configure writes the signing key and a CI configuration (SQLite files in
