@@ -58,6 +58,12 @@ func TestAccountDigestChannel(t *testing.T) {
 		t.Errorf("page after saving lacks the digest's channel or its signing secret")
 	}
 
+	// The digest's own form refused keeps its channel form beside it.
+	w = h.post(acc+"/digests", url.Values{"id": {itoa(int(dg.ID))}, "name": {""}, "preset": {"daily"}, "zone": {"UTC"}})
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(html.UnescapeString(w.Body.String()), "Delivered by webhook to "+rc.URL()+"/in") {
+		t.Errorf("digest form refused: %d, the channel form lost", w.Code)
+	}
+
 	w = h.post(path+"/test", url.Values{})
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "A sample issue was delivered.") {
 		t.Fatalf("test delivery: %d", w.Code)
