@@ -59,3 +59,54 @@ func TestSubscriptionChannels(t *testing.T) {
 		t.Errorf("back to email: %d %v", w.Code, p)
 	}
 }
+
+// TestDigestChannels: a digest takes a channel through the API with the
+// same checks; a bad one is a 400 that creates or changes nothing; a
+// change of channel alone keeps the next slot; the signing secret is in
+// the answer that chose the webhook and in no other.
+func TestDigestChannels(t *testing.T) {
+	h := newHarness(t, Limit{Burst: 1000})
+	ctx := context.Background()
+	u, tok := h.user("a@example.org")
+	w := h.do(call{method: "POST", path: "/api/v1/digests", token: tok,
+		body: map[string]any{"name": "Daily", "schedule": "daily", "channel": "slack"}})
+	if p := decode(t, w); w.Code != http.StatusBadRequest || p["field"] != "target" {
+		t.Errorf("slack without a target: %d %v; want a 400 on target", w.Code, p)
+	}
+	if ds, err := h.st.DigestsOfUser(ctx, u.ID); err != nil || len(ds) != 0 {
+		t.Fatalf("a refused digest was made: %+v %v", ds, err)
+	}
+	w = h.do(call{method: "POST", path: "/api/v1/digests", token: tok, body: map[string]any{"name": "Daily", "schedule": "daily"}})
+	m := decode(t, w)
+	if w.Code != http.StatusCreated || m["channel"] != "email" {
+		t.Fatalf("create: %d %v; want 201 by email", w.Code, m)
+	}
+	path := "/api/v1/digests/" + id(int64(m["id"].(float64)))
+	next := m["next_slot_at"]
+
+	w = h.do(call{method: "PATCH", path: path, token: tok, body: map[string]any{"channel": "webhook", "target": "https://hooks.example.net/d"}})
+	m = decode(t, w)
+	secret, _ := m["signing_secret"].(string)
+	if w.Code != http.StatusOK || m["channel"] != "webhook" || !strings.HasPrefix(secret, "whsec_") || m["next_slot_at"] != next {
+		t.Fatalf("to a webhook: %d %v; want 200, a whsec_ secret and the next slot %v kept", w.Code, m, next)
+	}
+	if g := decode(t, h.do(call{method: "GET", path: path, token: tok})); g["channel"] != "webhook" || g["signing_secret"] != nil {
+		t.Errorf("read back: %v; want the webhook and no secret", g)
+	}
+	w = h.do(call{method: "PATCH", path: path, token: tok, docInvalid: true,
+		body: map[string]any{"name": "Renamed", "channel": "pigeon", "target": "https://x.example.net/"}})
+	if p := decode(t, w); w.Code != http.StatusBadRequest || p["field"] != "channel" {
+		t.Errorf("unknown channel: %d %v; want a 400 on channel", w.Code, p)
+	}
+	ds, err := h.st.DigestsOfUser(ctx, u.ID)
+	if err != nil || len(ds) != 1 || ds[0].Name != "Daily" || ds[0].Channel != "webhook" || ds[0].ChannelSecret != secret {
+		t.Fatalf("after a refused change: %+v %v; want Daily by the webhook with its secret", ds, err)
+	}
+	w = h.do(call{method: "PATCH", path: path, token: tok, body: map[string]any{"channel": "email"}})
+	if p := decode(t, w); w.Code != http.StatusOK || p["channel"] != "email" || p["target"] != nil || p["signing_secret"] != nil {
+		t.Errorf("back to email: %d %v", w.Code, p)
+	}
+	if d, err := h.st.AccountDigest(ctx, u.ID, ds[0].ID); err != nil || d.Target != "" || d.ChannelSecret != "" {
+		t.Errorf("stored after email: %+v %v; want no target or secret", d, err)
+	}
+}

@@ -8,23 +8,33 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/channel/webhook"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// digestJSON is a digest as the API shows it.
+// digestJSON is a digest as the API shows it: with the channel and
+// target its issues go to, never a token; a webhook's signing secret only
+// in the answer that chose it.
 type digestJSON struct {
-	ID         int64      `json:"id"`
-	Name       string     `json:"name"`
-	Schedule   string     `json:"schedule"`
-	Timezone   string     `json:"timezone"`
-	NextSlotAt time.Time  `json:"next_slot_at"`
-	LastSlotAt *time.Time `json:"last_slot_at"`
-	CreatedAt  time.Time  `json:"created_at"`
+	ID            int64      `json:"id"`
+	Name          string     `json:"name"`
+	Schedule      string     `json:"schedule"`
+	Timezone      string     `json:"timezone"`
+	NextSlotAt    time.Time  `json:"next_slot_at"`
+	LastSlotAt    *time.Time `json:"last_slot_at"`
+	CreatedAt     time.Time  `json:"created_at"`
+	Channel       string     `json:"channel"`
+	Target        string     `json:"target,omitempty"`
+	SigningSecret string     `json:"signing_secret,omitempty"`
 }
 
 func toDigest(d store.Digest) digestJSON {
-	return digestJSON{ID: d.ID, Name: d.Name, Schedule: d.Schedule, Timezone: d.Timezone, NextSlotAt: d.NextSlotAt.UTC(),
-		LastSlotAt: utcOrNil(d.LastSlotAt), CreatedAt: d.CreatedAt.UTC()}
+	out := digestJSON{ID: d.ID, Name: d.Name, Schedule: d.Schedule, Timezone: d.Timezone, NextSlotAt: d.NextSlotAt.UTC(),
+		LastSlotAt: utcOrNil(d.LastSlotAt), CreatedAt: d.CreatedAt.UTC(), Channel: d.Channel, Target: d.Target}
+	if out.Channel == "" {
+		out.Channel = store.ChannelEmail
+	}
+	return out
 }
 
 // listDigests is GET /api/v1/digests: every digest of the account, by
@@ -60,11 +70,31 @@ func (s *Server) getDigest(w http.ResponseWriter, r *http.Request, u *store.User
 	writeJSON(w, http.StatusOK, toDigest(*d))
 }
 
-// digestRequest is the body of POST and PATCH /api/v1/digests[/{id}].
+// digestRequest is the body of POST and PATCH /api/v1/digests[/{id}]:
+// where its issues go as for a subscription (channelRequest).
 type digestRequest struct {
 	Name     *string `json:"name"`
 	Schedule *string `json:"schedule"` // cron spec, descriptor or preset (package digest)
 	Timezone *string `json:"timezone"` // IANA zone
+	channelRequest
+}
+
+// chosenChannel is req's channel checked as a subscription's is; nil when
+// req names none.
+func (req digestRequest) chosenChannel() (*store.ChannelChoice, *problem) {
+	ch, set, p, bad := req.choice()
+	switch {
+	case bad:
+		return nil, &p
+	case !set:
+		return nil, nil
+	}
+	return &ch, nil
+}
+
+// scheduled says req changes the name, schedule or zone.
+func (req digestRequest) scheduled() bool {
+	return req.Name != nil || req.Schedule != nil || req.Timezone != nil
 }
 
 // createDigest is POST /api/v1/digests: a new digest (name and schedule
@@ -82,11 +112,17 @@ func (s *Server) createDigest(w http.ResponseWriter, r *http.Request, u *store.U
 		writeProblem(w, invalid("schedule", "schedule is required"))
 		return
 	}
-	s.saveDigest(w, r, u, 0, req, store.Digest{Timezone: u.Timezone})
+	ch, p := req.chosenChannel()
+	if p != nil {
+		writeProblem(w, *p)
+		return
+	}
+	s.saveDigest(w, r, u, 0, req, store.Digest{Timezone: u.Timezone}, ch)
 }
 
-// patchDigest is PATCH /api/v1/digests/{id}: its name, schedule or zone;
-// the next slot follows the new schedule.
+// patchDigest is PATCH /api/v1/digests/{id}: its name, schedule or zone
+// (the next slot follows the new schedule), or its channel. Everything is
+// checked before anything changes.
 func (s *Server) patchDigest(w http.ResponseWriter, r *http.Request, u *store.User) {
 	id, ok := pathID(w, r, "digest")
 	if !ok {
@@ -100,6 +136,11 @@ func (s *Server) patchDigest(w http.ResponseWriter, r *http.Request, u *store.Us
 		writeProblem(w, *bad)
 		return
 	}
+	ch, p := req.chosenChannel()
+	if p != nil {
+		writeProblem(w, *p)
+		return
+	}
 	old, err := s.Store.AccountDigest(r.Context(), u.ID, id)
 	if isNotFound(err) {
 		writeProblem(w, notFound("digest", id))
@@ -109,11 +150,15 @@ func (s *Server) patchDigest(w http.ResponseWriter, r *http.Request, u *store.Us
 		s.fail(w, r, "", err)
 		return
 	}
-	s.saveDigest(w, r, u, id, req, *old)
+	s.saveDigest(w, r, u, id, req, *old, ch)
 }
 
-// saveDigest checks req over old's values and saves digest id (0: new).
-func (s *Server) saveDigest(w http.ResponseWriter, r *http.Request, u *store.User, id int64, req digestRequest, old store.Digest) {
+// saveDigest checks req over old's values and saves digest id (0: new)
+// with its channel ch (nil: as it is), in one transaction. A digest whose
+// name, schedule and zone stay keeps its next slot. The answer shows a
+// webhook's signing secret when ch chose it.
+func (s *Server) saveDigest(w http.ResponseWriter, r *http.Request, u *store.User, id int64, req digestRequest, old store.Digest,
+	ch *store.ChannelChoice) {
 	sched, bad := digestSchedule(req, old)
 	if bad != nil {
 		writeProblem(w, *bad)
@@ -123,7 +168,20 @@ func (s *Server) saveDigest(w http.ResponseWriter, r *http.Request, u *store.Use
 	if req.Name != nil {
 		name = *req.Name
 	}
-	d, err := s.Store.SaveAccountDigest(r.Context(), u.ID, id, name, sched)
+	d := &old
+	err := s.Store.Tx(r.Context(), func(tx *store.Store) error {
+		var err error
+		if id == 0 || req.scheduled() {
+			if d, err = tx.SaveAccountDigest(r.Context(), u.ID, id, name, sched); err != nil {
+				return err
+			}
+		}
+		if ch == nil {
+			return nil
+		}
+		d.Channel, d.Target, d.ChannelSecret = ch.Channel, ch.Target, ch.Secret
+		return tx.SetDigestChannel(r.Context(), u.ID, d.ID, *ch)
+	})
 	if err != nil {
 		s.fail(w, r, "name", err)
 		return
@@ -133,7 +191,11 @@ func (s *Server) saveDigest(w http.ResponseWriter, r *http.Request, u *store.Use
 		status = http.StatusCreated
 		w.Header().Set("Location", Prefix+"digests/"+strconv.FormatInt(d.ID, 10))
 	}
-	writeJSON(w, status, toDigest(*d))
+	out := toDigest(*d)
+	if ch != nil && ch.Channel == webhook.Name {
+		out.SigningSecret = ch.Secret
+	}
+	writeJSON(w, status, out)
 }
 
 // digestSchedule checks req's members over old's values and returns the

@@ -228,13 +228,18 @@ func digestCases() []routeCase {
 			name: "create digest",
 			ok: func(w *world) call {
 				return call{method: "POST", path: "/api/v1/digests", token: w.tokA,
-					body: map[string]any{"name": "Weekend", "schedule": "0 9 * * 6", "timezone": "Europe/Berlin"}}
+					body: map[string]any{"name": "Weekend", "schedule": "0 9 * * 6", "timezone": "Europe/Berlin",
+						"channel": "webhook", "target": "https://hooks.example.net/weekend"}}
 			},
 			okStatus: 201,
 			okCheck: func(t *testing.T, w *world, m map[string]any, _ *httptest.ResponseRecorder) {
 				// Saturday 7 March 2026, 09:00 in Berlin.
 				if m["name"] != "Weekend" || m["timezone"] != "Europe/Berlin" || m["next_slot_at"] != "2026-03-07T08:00:00Z" {
 					t.Errorf("created %v", m)
+				}
+				if secret, _ := m["signing_secret"].(string); m["channel"] != "webhook" || m["target"] != "https://hooks.example.net/weekend" ||
+					!strings.HasPrefix(secret, "whsec_") {
+					t.Errorf("created %v; want the webhook, its target and a whsec_ signing secret", m)
 				}
 			},
 			// B's digest name is free for A.
@@ -253,8 +258,8 @@ func digestCases() []routeCase {
 		{
 			name: "get digest", ok: func(w *world) call { return get("/api/v1/digests/" + id(w.digestA.ID))(w) }, okStatus: 200,
 			okCheck: func(t *testing.T, w *world, m map[string]any, _ *httptest.ResponseRecorder) {
-				if m["name"] != "Morning" {
-					t.Errorf("got %v", m)
+				if m["name"] != "Morning" || m["channel"] != "email" || m["target"] != nil || m["signing_secret"] != nil {
+					t.Errorf("got %v; want Morning by email, no target or secret", m)
 				}
 			},
 			other:       func(w *world) call { return get("/api/v1/digests/" + id(w.digestB.ID))(w) },
@@ -279,6 +284,29 @@ func digestCases() []routeCase {
 			otherStatus: 404,
 			bad: func(w *world) call {
 				return call{method: "PATCH", path: "/api/v1/digests/" + id(w.digestA.ID), token: w.tokA, body: map[string]any{"timezone": "Mars/Olympus"}}
+			},
+		},
+		{
+			name: "set digest channel",
+			ok: func(w *world) call {
+				return call{method: "PATCH", path: "/api/v1/digests/" + id(w.digestA.ID), token: w.tokA,
+					body: map[string]any{"channel": "ntfy", "target": "https://ntfy.example.net/morning", "token": "tk_morning"}}
+			},
+			okStatus: 200,
+			okCheck: func(t *testing.T, w *world, m map[string]any, rec *httptest.ResponseRecorder) {
+				if m["channel"] != "ntfy" || m["target"] != "https://ntfy.example.net/morning" || m["signing_secret"] != nil ||
+					strings.Contains(rec.Body.String(), "tk_morning") || m["schedule"] != "0 18 * * *" {
+					t.Errorf("changed %v; want ntfy at its target, the token not shown, the schedule kept", m)
+				}
+			},
+			other: func(w *world) call {
+				return call{method: "PATCH", path: "/api/v1/digests/" + id(w.digestB.ID), token: w.tokA,
+					body: map[string]any{"channel": "slack", "target": "https://hooks.example.net/b"}}
+			},
+			otherStatus: 404,
+			bad: func(w *world) call {
+				return call{method: "PATCH", path: "/api/v1/digests/" + id(w.digestA.ID), token: w.tokA,
+					body: map[string]any{"channel": "matrix", "target": "https://hs.example.net#!r:hs.example.net"}}
 			},
 		},
 	}

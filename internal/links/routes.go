@@ -21,6 +21,8 @@ const (
 	PathAccountConfirmAll   = "/account/{token}/subscriptions/confirm-all"
 	PathAccountDigests      = "/account/{token}/digests"
 	PathAccountDigestDelete = "/account/{token}/digests/{id}/delete"
+	PathAccountDigestChan   = "/account/{token}/digests/{id}/channel"
+	PathAccountDigestTest   = "/account/{token}/digests/{id}/channel/test"
 	PathAccountOPML         = "/account/{token}/opml"
 	PathAccountData         = "/account/{token}/export"
 	PathAccountLedger       = "/account/{token}/ledger.csv"
@@ -102,6 +104,8 @@ func Routes() []Route {
 		{Name: "accountConfirmAll", Method: "POST", Path: PathAccountConfirmAll, Group: GroupPages},
 		{Name: "accountDigest", Method: "POST", Path: PathAccountDigests, Group: GroupPages},
 		{Name: "accountDigestDelete", Method: "POST", Path: PathAccountDigestDelete, Group: GroupPages},
+		{Name: "accountDigestChannel", Method: "POST", Path: PathAccountDigestChan, Group: GroupPages},
+		{Name: "accountDigestChannelTest", Method: "POST", Path: PathAccountDigestTest, Group: GroupPages},
 		{Name: "accountImport", Method: "POST", Path: PathAccountOPML, Group: GroupPages},
 		{Name: "accountExport", Method: "GET", Path: PathAccountOPML, Group: GroupPages},
 		{Name: "accountData", Method: "GET", Path: PathAccountData, Group: GroupPages},

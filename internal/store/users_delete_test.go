@@ -86,11 +86,15 @@ func newAccountFixture(t *testing.T, clk *clock.Fake) *accountFixture {
 
 // TestExportAccount: the export holds every subscription with how it was
 // confirmed, the digest, the whole ledger and the purchase, and nothing of
-// the neighbour's.
+// the neighbour's; the digest's channel with its target, not its secret.
 func TestExportAccount(t *testing.T) {
 	clk := clock.NewFake(pollT0)
 	fx := newAccountFixture(t, clk)
 	ctx := context.Background()
+	hook := store.ChannelChoice{Channel: "webhook", Target: "https://hooks.example.org/morning", Secret: "whsec_morningsecret"}
+	if err := fx.s.SetDigestChannel(ctx, fx.u.ID, fx.digest.ID, hook); err != nil {
+		t.Fatal(err)
+	}
 	u, err := fx.s.UserByID(ctx, fx.u.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +128,8 @@ func TestExportAccount(t *testing.T) {
 	}
 	if len(ex.Digests) != 1 || ex.Digests[0].Name != "Morning" || ex.Digests[0].Timezone != "Europe/Berlin" {
 		t.Errorf("digests %+v, want Morning in Europe/Berlin", ex.Digests)
+	} else if want := (store.ExportChannel{Name: "webhook", Target: hook.Target, SecretSet: true}); ex.Digests[0].Channel != want {
+		t.Errorf("digest channel %+v, want %+v", ex.Digests[0].Channel, want)
 	}
 	if len(ex.Ledger) != 2 || ex.Ledger[0].Amount != 10 || ex.Ledger[1].Kind != store.LedgerPurchase || ex.Ledger[1].BalanceAfter != 110 {
 		t.Errorf("ledger %+v, want the seed grant then the purchase", ex.Ledger)
@@ -135,8 +141,8 @@ func TestExportAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(b), "other@example.com") || !strings.Contains(string(b), `"confirmed_by": "link"`) {
-		t.Errorf("export JSON leaks the neighbour or lacks confirmed_by:\n%s", b)
+	if strings.Contains(string(b), "other@example.com") || strings.Contains(string(b), hook.Secret) || !strings.Contains(string(b), `"confirmed_by": "link"`) {
+		t.Errorf("export JSON leaks the neighbour or the digest's secret, or lacks confirmed_by:\n%s", b)
 	}
 }
 

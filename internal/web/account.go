@@ -87,6 +87,8 @@ type digestForm struct {
 	// Forecast is the digest's cost a month in words (its feeds with
 	// enough history).
 	Forecast string
+	// ChannelForm is where its issues go (account_channel.go).
+	ChannelForm channelForm
 }
 
 // accountUser verifies the account token in the path and loads the person.
@@ -190,7 +192,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 			}
 		}
 		as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
-		as.ChannelForm = channelFormOf(sub.Subscription)
+		as.ChannelForm = channelFormOf(store.ChannelChoice{Channel: sub.Channel, Target: sub.Target, Secret: sub.ChannelSecret})
 		d.Subs = append(d.Subs, as)
 		if sub.State == store.SubPending {
 			d.Pending++
@@ -198,7 +200,8 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 	}
 	for _, dg := range digests {
 		f := digestForm{ID: dg.ID, Name: dg.Name, Spec: dg.Schedule, Zone: dg.Timezone, Next: dg.NextSlotAt,
-			Feeds: perDigest[dg.ID], Preset: customSchedule}
+			Feeds: perDigest[dg.ID], Preset: customSchedule,
+			ChannelForm: channelFormOf(store.ChannelChoice{Channel: dg.Channel, Target: dg.Target, Secret: dg.ChannelSecret})}
 		for _, p := range d.Presets {
 			if p.Spec == dg.Schedule {
 				f.Preset = p.Key

@@ -12,14 +12,15 @@ import (
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// channelForm is a subscription's channel form: the channel and target
-// as stored or as typed. Secret is a webhook's signing secret, shown to
-// its owner (their receiver needs it); HasToken says a token is stored
-// without showing it. Error says what is wrong with what was typed;
-// Result what the test delivery got.
+// channelForm is the channel form of a subscription or a digest: the
+// channel and target as stored or as typed. Secret is a webhook's signing
+// secret, shown to its owner (their receiver needs it); HasToken says a
+// token is stored without showing it. Error says what is wrong with what
+// was typed; Result what the test delivery got.
 type channelForm struct {
 	Name, Target, Secret string
 	HasToken             bool
@@ -27,91 +28,104 @@ type channelForm struct {
 	ResultOK             bool
 }
 
-// channelFormOf is the form of a stored subscription.
-func channelFormOf(sub store.Subscription) channelForm {
-	f := channelForm{Name: sub.Channel, Target: sub.Target}
+// channelFormOf is the form of a stored channel.
+func channelFormOf(c store.ChannelChoice) channelForm {
+	f := channelForm{Name: c.Channel, Target: c.Target}
 	if f.Name == "" {
 		f.Name = store.ChannelEmail
 	}
 	if f.Name == webhook.Name {
-		f.Secret = sub.ChannelSecret
+		f.Secret = c.Secret
 	} else {
-		f.HasToken = sub.ChannelSecret != ""
+		f.HasToken = c.Secret != ""
 	}
 	return f
+}
+
+// channelSubject is what a channel form is about: one of the person's
+// subscriptions or digests. It is made per request by the handler that
+// loaded (and so owns-checked) it.
+type channelSubject struct {
+	cur    store.ChannelChoice
+	tok    string
+	anchor string // the account page's section to go back to
+	// save stores a checked choice; again re-renders the account page
+	// with f in place of the subject's channel form.
+	save  func(ctx context.Context, c store.ChannelChoice) error
+	again func(w http.ResponseWriter, r *http.Request, status int, f channelForm)
+	// sample is the test delivery's content (a Post or an Issue) at now;
+	// sent says it was delivered, in the reader's words.
+	sample func(now time.Time) channel.Delivery
+	sent   string
 }
 
 // maxChannelField is the longest target or token read from the form.
 const maxChannelField = 2000
 
-// accountChannel is POST /account/{token}/subscriptions/{id}/channel:
-// channel, target and token, or remove=1 to go back to email. A token
-// left empty keeps the stored one when the channel and target stay. A
-// wrong choice re-renders the page (422) with the form as typed and the
-// problem next to it; nothing changes.
-func (s *Server) accountChannel(w http.ResponseWriter, r *http.Request) {
-	u, tok, sub, ok := s.accountSubPost(w, r)
-	if !ok {
-		return
-	}
+// chosenChannel reads a posted channel form over the stored cur: channel,
+// target and token, or remove=1 to go back to email. A token left empty
+// keeps the stored secret when the channel and target stay. It returns
+// the form as typed and the choice checked by channels.Choose.
+func chosenChannel(r *http.Request, cur store.ChannelChoice) (channelForm, store.ChannelChoice, error) {
 	name := clip(strings.TrimSpace(r.PostForm.Get("channel")), 40)
 	target := clip(strings.TrimSpace(r.PostForm.Get("target")), maxChannelField)
 	secret := clip(strings.TrimSpace(r.PostForm.Get("token")), maxChannelField)
 	if r.PostForm.Get("remove") != "" {
 		name, target, secret = store.ChannelEmail, "", ""
 	}
-	if secret == "" && name == sub.Channel && target == sub.Target {
-		secret = sub.ChannelSecret // unchanged: keep the token or signing secret
+	if secret == "" && name == cur.Channel && target == cur.Target {
+		secret = cur.Secret // unchanged: keep the token or signing secret
 	}
 	choice, err := channels.Choose(name, target, secret)
+	return channelForm{Name: name, Target: target}, choice, err
+}
+
+// saveChannel answers a posted channel form of subj: stored and back to
+// the account page, or the page again (422) with the form as typed and
+// the problem next to it, nothing changed.
+func (s *Server) saveChannel(w http.ResponseWriter, r *http.Request, subj channelSubject) {
+	f, choice, err := chosenChannel(r, subj.cur)
 	if err == nil {
-		err = s.Store.SetSubscriptionChannel(r.Context(), u.ID, sub.ID, choice)
+		err = subj.save(r.Context(), choice)
 	}
 	switch {
 	case errors.Is(err, channel.ErrBadTarget):
-		s.renderChannelForm(w, r, u, tok, sub.ID, http.StatusUnprocessableEntity, channelForm{Name: name, Target: target, Error: problem(err)})
+		f.Error = problem(err)
+		subj.again(w, r, http.StatusUnprocessableEntity, f)
 	case errors.Is(err, store.ErrNotFound):
 		s.notFound(w, r)
 	case err != nil:
 		s.serverError(w, r, err)
 	default:
-		backToAccount(w, r, tok, "channel", "subscriptions")
+		backToAccount(w, r, subj.tok, "channel", subj.anchor)
 	}
 }
 
-// accountChannelTest is POST /account/{token}/subscriptions/{id}/channel/test:
-// it delivers a sample post to the subscription's channel at once (not
+// testChannel delivers subj's sample to its channel at once (not
 // charged) and shows what the target answered.
-func (s *Server) accountChannelTest(w http.ResponseWriter, r *http.Request) {
-	u, tok, sub, ok := s.accountSubPost(w, r)
-	if !ok {
-		return
-	}
-	f := channelFormOf(*sub)
-	ch, known := channels.All().Get(sub.Channel)
+func (s *Server) testChannel(w http.ResponseWriter, r *http.Request, subj channelSubject) {
+	f := channelFormOf(subj.cur)
+	ch, known := channels.All().Get(subj.cur.Channel)
 	if !known {
-		f.Error = "Test deliveries go to a webhook, chat or push channel; email is tested by the next post."
-		s.renderChannelForm(w, r, u, tok, sub.ID, http.StatusUnprocessableEntity, f)
+		f.Error = "Test deliveries go to a webhook, chat or push channel; email is tested by the next delivery."
+		subj.again(w, r, http.StatusUnprocessableEntity, f)
 		return
 	}
-	if err := s.testDelivery(r.Context(), ch, sub); err != nil {
+	d := subj.sample(s.Clock.Now())
+	d.Target = channel.Target{URL: subj.cur.Target, Secret: subj.cur.Secret}
+	if err := s.testDelivery(r.Context(), ch, d); err != nil {
 		f.Error = "The test delivery failed: " + err.Error() + " (" + ch.Judge(err).Action.String() + ")."
-		s.renderChannelForm(w, r, u, tok, sub.ID, http.StatusBadGateway, f)
+		subj.again(w, r, http.StatusBadGateway, f)
 		return
 	}
-	f.Result, f.ResultOK = "A sample post was delivered.", true
-	s.renderChannelForm(w, r, u, tok, sub.ID, http.StatusOK, f)
+	f.Result, f.ResultOK = subj.sent, true
+	subj.again(w, r, http.StatusOK, f)
 }
 
-// testDelivery renders and delivers a sample post to sub's target through
+// testDelivery renders and delivers d, a test with its own id, through
 // the guarded client, within 15 seconds.
-func (s *Server) testDelivery(ctx context.Context, ch channel.Channel, sub *store.Subscription) error {
-	now := s.Clock.Now()
-	d := channel.Delivery{ID: "feedmail-test-" + strconv.FormatInt(now.UnixNano(), 36), At: now,
-		Target: channel.Target{URL: sub.Target, Secret: sub.ChannelSecret},
-		Post: &channel.Post{Feed: channel.Feed{Title: "feedmail", URL: s.Config.BaseURL}, Title: "A sample post from feedmail",
-			Link: s.Config.BaseURL, Published: now, Seen: now, HTML: "<p>This is a test delivery: your posts will look like this.</p>",
-			Text: "This is a test delivery: your posts will look like this."}}
+func (s *Server) testDelivery(ctx context.Context, ch channel.Channel, d channel.Delivery) error {
+	d.ID = "feedmail-test-" + strconv.FormatInt(d.At.UnixNano(), 36)
 	req, err := ch.Render(d)
 	if err != nil {
 		return err
@@ -122,18 +136,35 @@ func (s *Server) testDelivery(ctx context.Context, ch channel.Channel, sub *stor
 	return ch.Deliver(ctx, hc, req)
 }
 
-// renderChannelForm re-renders the account page with sub's channel form f.
-func (s *Server) renderChannelForm(w http.ResponseWriter, r *http.Request, u *store.User, tok string, subID int64, status int, f channelForm) {
+// samplePost is a test delivery's post, titled title, at now.
+func (s *Server) samplePost(title string, now time.Time) channel.Post {
+	return channel.Post{Feed: channel.Feed{Title: "feedmail", URL: s.Config.BaseURL}, Title: title,
+		Link: s.Config.BaseURL, Published: now, Seen: now, HTML: "<p>This is a test delivery: your posts will look like this.</p>",
+		Text: "This is a test delivery: your posts will look like this."}
+}
+
+// channelArgs is the argument of the account page's "channel-form" of a
+// subscription (kind "sub") or a digest: the form with its actions, the
+// prefix of its element ids and what one delivery is in words.
+func channelArgs(d *accountData, kind string, id int64, f channelForm) map[string]any {
+	tok, sid := d.Token, strconv.FormatInt(id, 10)
+	if kind == "sub" {
+		return map[string]any{"ID": id, "Form": f, "Prefix": "ch", "What": "post",
+			"Save": links.PathOf("accountChannel", tok, sid), "Test": links.PathOf("accountChannelTest", tok, sid)}
+	}
+	return map[string]any{"ID": id, "Form": f, "Prefix": "dch", "What": "issue",
+		"Save": links.PathOf("accountDigestChannel", tok, sid), "Test": links.PathOf("accountDigestChannelTest", tok, sid)}
+}
+
+// accountAgain re-renders the account page with status, after place put
+// a form as typed (or a test's result) in place.
+func (s *Server) accountAgain(w http.ResponseWriter, r *http.Request, u *store.User, tok string, status int, place func(*accountData)) {
 	d, err := s.accountView(r.Context(), u, tok)
 	if err != nil {
 		s.serverError(w, r, err)
 		return
 	}
-	for i := range d.Subs {
-		if d.Subs[i].ID == subID {
-			d.Subs[i].ChannelForm = f
-		}
-	}
+	place(d)
 	s.render(w, r, status, "account", "Your feedmail", d)
 }
 

@@ -139,6 +139,7 @@ func (s *Server) digestFormAgain(w http.ResponseWriter, r *http.Request, u *stor
 		for i := range d.Digests {
 			if d.Digests[i].ID == f.ID {
 				f.Next, f.Feeds, f.Schedule = d.Digests[i].Next, d.Digests[i].Feeds, d.Digests[i].Schedule
+				f.NextLocal, f.Forecast, f.ChannelForm = d.Digests[i].NextLocal, d.Digests[i].Forecast, d.Digests[i].ChannelForm
 				d.Digests[i] = f
 			}
 		}

@@ -266,6 +266,7 @@ func funcs(p billing.Prices) template.FuncMap {
 		"settingsArgs": func(d *accountData, sub accountSub) map[string]any {
 			return map[string]any{"Token": d.Token, "Sub": sub}
 		},
+		"channelArgs":   channelArgs,
 		"formatChoices": func() any { return formatChoices },
 		"channelNames":  func() []string { return channels.All().Names() },
 		"orElse": func(a, b string) string {
