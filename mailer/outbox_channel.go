@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/channel"
@@ -15,21 +14,60 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// Rows that go out by a channel other than email (package channel) take
-// the same steps as email: claimed, charged, retried with the same
-// backoff, held and refunded by the same code. Only three steps differ:
-// render (renderChannel: the channel's request instead of a message),
-// send (deliverChannels: one request each, one target at a time, instead
-// of the transport's chunks) and the judgement of a failure (the
-// channel's Verdict instead of an SMTP reply: settleChannel). Such rows
-// have no destination domain and are never held for a bouncing address.
+// The channels of package channel (webhook, Slack, Discord, ntfy,
+// Matrix: registered in package channels) as one way out of the outbox
+// (outbox_way.go), beside email (outbox_email.go). Their rows take every
+// other step as email does: claimed, held for credits, made to wait for
+// their article, charged, retried with the same backoff, failed and
+// refunded by the same code. The way does three things its own way:
+// render (renderChannel: the channel's request for the post, in the
+// subscription's format, or for the issue), send (deliverChannels: one
+// request each, one target at a time, instead of the transport's chunks)
+// and the judgement of a failure (the channel's Verdict instead of an
+// SMTP reply: settleChannel). Its rows have no destination domain and are
+// never held for a bouncing address.
 
 // channelParallel is how many targets one pass delivers to at once.
 const channelParallel = 8
 
-// byChannel reports whether row goes out by a channel other than email.
-func byChannel(row *store.OutboxEmail) bool {
-	return row.Channel != "" && row.Channel != store.ChannelEmail
+// channelWay is the way out of every channel the configuration's
+// registry (OutboxConfig.Channels) holds.
+type channelWay struct{ o *Outbox }
+
+func (w *channelWay) carries(name string) bool {
+	_, ok := w.o.cfg.Channels.Get(name)
+	return ok
+}
+
+func (w *channelWay) holdsBouncing() bool { return false }
+
+func (w *channelWay) domain(*store.OutboxEmail) string { return "" }
+
+func (w *channelWay) loadsItem() bool { return true }
+
+func (w *channelWay) render(ctx context.Context, j *job, in *renderInput) error {
+	return classifyRender(w.o.renderChannel(ctx, j, in))
+}
+
+func (w *channelWay) send(ctx, rec context.Context, js []*job, _ *destinations) ([]int64, bool, error) {
+	return w.o.deliverChannels(ctx, rec, js)
+}
+
+// settle settles each failure by its channel's verdict; one no target
+// answered (a render error) is judged as email judges a failure without
+// a reply: retried when temporary, else failed.
+func (w *channelWay) settle(ctx context.Context, fs []failure, _ *destinations) {
+	var plain []failure
+	for _, f := range fs {
+		if ce := (*channelError)(nil); errors.As(f.cause, &ce) {
+			w.o.settleChannel(ctx, f.j, ce)
+			continue
+		}
+		plain = append(plain, f)
+	}
+	if len(plain) > 0 {
+		w.o.settleMail(ctx, plain, nil)
+	}
 }
 
 // DeliveryID is the idempotency id of row's delivery, the same for every
@@ -52,16 +90,16 @@ func (e *channelError) Unwrap() error { return e.err }
 // target stored with the subscription or digest now. A row whose
 // subscription ended, or whose channel changed since it was queued, is
 // cancelled.
-func (o *Outbox) renderChannel(ctx context.Context, j *job, deliveries map[int64]store.ItemDelivery, now time.Time) error {
+func (o *Outbox) renderChannel(ctx context.Context, j *job, in *renderInput) error {
 	ch, ok := o.cfg.Channels.Get(j.row.Channel)
 	if !ok {
 		// Another process may know this channel: retry, don't fail.
 		return fmt.Errorf("%w: no channel %q in this process", ErrTemporary, j.row.Channel)
 	}
-	d := channel.Delivery{ID: DeliveryID(j.row), At: now}
+	d := channel.Delivery{ID: DeliveryID(j.row), At: in.now}
 	switch j.row.Kind {
 	case store.KindItem:
-		it, ok := deliveries[j.row.ID]
+		it, ok := in.deliveries[j.row.ID]
 		if !ok {
 			return fmt.Errorf("%w: outbox %d: item or subscription no longer exists", ErrPermanent, j.row.ID)
 		}
