@@ -21,11 +21,11 @@ import (
 // their article, charged, retried with the same backoff, failed and
 // refunded by the same code. The way does three things its own way:
 // render (renderChannel: the channel's request for the post, in the
-// subscription's format, or for the issue), send (deliverChannels: one
-// request each, one target at a time, instead of the transport's chunks)
-// and the judgement of a failure (the channel's Verdict instead of an
-// SMTP reply: settleChannel). Its rows have no destination domain and are
-// never held for a bouncing address.
+// subscription's format through the code email uses, or for the issue),
+// send (deliverChannels: one request each, one target at a time, instead
+// of the transport's chunks) and the judgement of a failure (the
+// channel's Verdict instead of an SMTP reply: settleChannel). Its rows
+// have no destination domain and are never held for a bouncing address.
 
 // channelParallel is how many targets one pass delivers to at once.
 const channelParallel = 8
@@ -86,10 +86,10 @@ func (e *channelError) Error() string { return e.err.Error() }
 func (e *channelError) Unwrap() error { return e.err }
 
 // renderChannel makes j's request for its channel: the post of an item
-// row (in its subscription's format) or the issue of a digest row, to the
-// target stored with the subscription or digest now. A row whose
-// subscription ended, or whose channel changed since it was queued, is
-// cancelled.
+// row (in its subscription's format, with its article) or the issue of a
+// digest row, to the target stored with the subscription or digest now. A
+// row whose subscription ended, or whose channel changed since it was
+// queued, is cancelled.
 func (o *Outbox) renderChannel(ctx context.Context, j *job, in *renderInput) error {
 	ch, ok := o.cfg.Channels.Get(j.row.Channel)
 	if !ok {
@@ -108,7 +108,7 @@ func (o *Outbox) renderChannel(ctx context.Context, j *job, in *renderInput) err
 			return fmt.Errorf("%w: subscription %d is %s by %s", ErrCancelled, sub.ID, sub.State, sub.Channel)
 		}
 		d.Target = channel.Target{URL: sub.Target, Secret: sub.ChannelSecret}
-		p := PostOf(it)
+		p := PostOf(it, in.articles)
 		d.Post = &p
 		j.endName = it.Feed.Title
 	case store.KindDigest:
@@ -156,15 +156,20 @@ func (o *Outbox) issueContent(ctx context.Context, row *store.OutboxEmail) (*sto
 }
 
 // PostOf is the channel view of an instant delivery: the post as its
-// subscription's format shows it, sanitized as in email.
-func PostOf(d store.ItemDelivery) channel.Post {
+// subscription's format shows it, sanitized as in email. For the
+// "article" format the body is the item's article from arts (articles by
+// item) when it is ready, else the feed's own text after the note that
+// says so, as in email.
+func PostOf(d store.ItemDelivery, arts map[int64]store.ItemArticle) channel.Post {
 	it, f := d.Item, d.Feed
 	link := absolute(it.Link, f.URL)
 	var video *videoPost
 	if v, ok := postVideo(link, it.Content, it.Media); ok {
 		video = &v
 	}
-	c := formattedBody(ItemEmail{ItemHTML: it.Content, Media: it.Media, Format: d.Subscription.Format}, link, link, it.Title, video)
+	e := ItemEmail{ItemHTML: it.Content, Media: it.Media, Format: d.Subscription.Format}
+	withArticle(&e, it.ID, arts)
+	c := withNote(formattedBody(e, link, link, it.Title, video), articleNote(e))
 	p := channel.Post{
 		Feed:  channel.Feed{Title: f.Title, URL: f.URL, SiteURL: f.SiteURL},
 		Title: it.Title, Link: link, Author: it.Author, Seen: it.SeenAt,
