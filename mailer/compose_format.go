@@ -53,6 +53,18 @@ func articleNote(e ItemEmail) string {
 	return ""
 }
 
+// withNote returns c with note as its first line, in the HTML (escaped,
+// in italics) and in the text (in brackets), as an item email shows its
+// note; c itself when note is "".
+func withNote(c Content, note string) Content {
+	if note == "" {
+		return c
+	}
+	c.HTML = "<p><em>" + html.EscapeString(note) + "</em></p>\n" + c.HTML
+	c.Text = "(" + note + ")\n\n" + c.Text
+	return c
+}
+
 // Summary is the first n words of feed HTML as plain text on one line,
 // with "…" when there were more; "" when the HTML has no text.
 func Summary(contentHTML string, n int) string {

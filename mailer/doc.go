@@ -11,7 +11,10 @@
 // domain ([DestinationPause]). The same worker delivers rows whose channel
 // is not email through that channel (package channel): rendered by the
 // channel from [PostOf] and [IssueOf], claimed, charged, retried and
-// refunded by the same code. [Health] says what `feedmail mail health`
+// refunded by the same code. Each row leaves by one way out, email or the
+// channels, picked once from its channel; a way renders, hands rows over
+// and judges their failures, and every other step is the worker's, the
+// same for all. [Health] says what `feedmail mail health`
 // prints of the store's counts.
 //
 // It must not decide prices: a row's price is set when it is queued, the

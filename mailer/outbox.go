@@ -25,7 +25,8 @@ import (
 
 // The outbox worker. A pass ([Outbox.SendDue]) claims due rows under a
 // lease, oldest first, and runs the steps of [Outbox.process]
-// (outbox_process.go): hold paid rows to bouncing addresses, render
+// (outbox_process.go), each row by its way out (outbox_way.go: email or
+// a channel): hold paid rows to bouncing addresses, render
 // (outbox_render.go), charge paid rows before anything is sent and hold
 // those the balance cannot cover, send in chunks of MarkEvery recording
 // each chunk before the next, then settle each failure by its cause
@@ -118,7 +119,10 @@ type OutboxConfig struct {
 type Outbox struct {
 	cfg       OutboxConfig
 	renderers map[string]Renderer
-	wake      chan struct{}
+	// ways are the ways out (outbox_way.go), in the order a pass hands
+	// rows over: the channels, then email.
+	ways []way
+	wake chan struct{}
 
 	mu         sync.Mutex
 	lastExpire time.Time
@@ -168,6 +172,8 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 			o.renderers[k] = r
 		}
 	}
+	_, customItem := cfg.Renderers[store.KindItem]
+	o.ways = []way{&channelWay{o: o}, &mailWay{o: o, customItem: customItem}}
 	o.warmUp()
 	return o, nil
 }
@@ -254,14 +260,15 @@ func (o *Outbox) refreshDepths(ctx context.Context) {
 // job is one claimed row on its way through a pass.
 type job struct {
 	row     *store.OutboxEmail
-	domain  string // the recipient's domain, lower case
+	way     way    // nil when no way carries the row's channel (err set)
+	domain  string // the destination domain of pauses, lower case
 	user    *store.User
 	msg     *mail.Msg
 	err     error // render error
 	outcome store.ChargeOutcome
 	done    bool // settled before sending (held, failed, cancelled, lease lost)
 
-	// A row that goes by another channel than email (outbox_channel.go):
+	// A row that goes by a channel of package channel (outbox_channel.go):
 	// its channel and request, and what a gone target ends.
 	ch       channel.Channel
 	req      *channel.Request

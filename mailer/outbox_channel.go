@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/channel"
@@ -15,21 +14,60 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// Rows that go out by a channel other than email (package channel) take
-// the same steps as email: claimed, charged, retried with the same
-// backoff, held and refunded by the same code. Only three steps differ:
-// render (renderChannel: the channel's request instead of a message),
+// The channels of package channel (webhook, Slack, Discord, ntfy,
+// Matrix: registered in package channels) as one way out of the outbox
+// (outbox_way.go), beside email (outbox_email.go). Their rows take every
+// other step as email does: claimed, held for credits, made to wait for
+// their article, charged, retried with the same backoff, failed and
+// refunded by the same code. The way does three things its own way:
+// render (renderChannel: the channel's request for the post, in the
+// subscription's format through the code email uses, or for the issue),
 // send (deliverChannels: one request each, one target at a time, instead
 // of the transport's chunks) and the judgement of a failure (the
-// channel's Verdict instead of an SMTP reply: settleChannel). Such rows
+// channel's Verdict instead of an SMTP reply: settleChannel). Its rows
 // have no destination domain and are never held for a bouncing address.
 
 // channelParallel is how many targets one pass delivers to at once.
 const channelParallel = 8
 
-// byChannel reports whether row goes out by a channel other than email.
-func byChannel(row *store.OutboxEmail) bool {
-	return row.Channel != "" && row.Channel != store.ChannelEmail
+// channelWay is the way out of every channel the configuration's
+// registry (OutboxConfig.Channels) holds.
+type channelWay struct{ o *Outbox }
+
+func (w *channelWay) carries(name string) bool {
+	_, ok := w.o.cfg.Channels.Get(name)
+	return ok
+}
+
+func (w *channelWay) holdsBouncing() bool { return false }
+
+func (w *channelWay) domain(*store.OutboxEmail) string { return "" }
+
+func (w *channelWay) loadsItem() bool { return true }
+
+func (w *channelWay) render(ctx context.Context, j *job, in *renderInput) error {
+	return classifyRender(w.o.renderChannel(ctx, j, in))
+}
+
+func (w *channelWay) send(ctx, rec context.Context, js []*job, _ *destinations) ([]int64, bool, error) {
+	return w.o.deliverChannels(ctx, rec, js)
+}
+
+// settle settles each failure by its channel's verdict; one no target
+// answered (a render error) is judged as email judges a failure without
+// a reply: retried when temporary, else failed.
+func (w *channelWay) settle(ctx context.Context, fs []failure, _ *destinations) {
+	var plain []failure
+	for _, f := range fs {
+		if ce := (*channelError)(nil); errors.As(f.cause, &ce) {
+			w.o.settleChannel(ctx, f.j, ce)
+			continue
+		}
+		plain = append(plain, f)
+	}
+	if len(plain) > 0 {
+		w.o.settleMail(ctx, plain, nil)
+	}
 }
 
 // DeliveryID is the idempotency id of row's delivery, the same for every
@@ -48,20 +86,20 @@ func (e *channelError) Error() string { return e.err.Error() }
 func (e *channelError) Unwrap() error { return e.err }
 
 // renderChannel makes j's request for its channel: the post of an item
-// row (in its subscription's format) or the issue of a digest row, to the
-// target stored with the subscription or digest now. A row whose
-// subscription ended, or whose channel changed since it was queued, is
-// cancelled.
-func (o *Outbox) renderChannel(ctx context.Context, j *job, deliveries map[int64]store.ItemDelivery, now time.Time) error {
+// row (in its subscription's format, with its article) or the issue of a
+// digest row, to the target stored with the subscription or digest now. A
+// row whose subscription ended, or whose channel changed since it was
+// queued, is cancelled.
+func (o *Outbox) renderChannel(ctx context.Context, j *job, in *renderInput) error {
 	ch, ok := o.cfg.Channels.Get(j.row.Channel)
 	if !ok {
 		// Another process may know this channel: retry, don't fail.
 		return fmt.Errorf("%w: no channel %q in this process", ErrTemporary, j.row.Channel)
 	}
-	d := channel.Delivery{ID: DeliveryID(j.row), At: now}
+	d := channel.Delivery{ID: DeliveryID(j.row), At: in.now}
 	switch j.row.Kind {
 	case store.KindItem:
-		it, ok := deliveries[j.row.ID]
+		it, ok := in.deliveries[j.row.ID]
 		if !ok {
 			return fmt.Errorf("%w: outbox %d: item or subscription no longer exists", ErrPermanent, j.row.ID)
 		}
@@ -70,7 +108,7 @@ func (o *Outbox) renderChannel(ctx context.Context, j *job, deliveries map[int64
 			return fmt.Errorf("%w: subscription %d is %s by %s", ErrCancelled, sub.ID, sub.State, sub.Channel)
 		}
 		d.Target = channel.Target{URL: sub.Target, Secret: sub.ChannelSecret}
-		p := PostOf(it)
+		p := PostOf(it, in.articles)
 		d.Post = &p
 		j.endName = it.Feed.Title
 	case store.KindDigest:
@@ -118,15 +156,20 @@ func (o *Outbox) issueContent(ctx context.Context, row *store.OutboxEmail) (*sto
 }
 
 // PostOf is the channel view of an instant delivery: the post as its
-// subscription's format shows it, sanitized as in email.
-func PostOf(d store.ItemDelivery) channel.Post {
+// subscription's format shows it, sanitized as in email. For the
+// "article" format the body is the item's article from arts (articles by
+// item) when it is ready, else the feed's own text after the note that
+// says so, as in email.
+func PostOf(d store.ItemDelivery, arts map[int64]store.ItemArticle) channel.Post {
 	it, f := d.Item, d.Feed
 	link := absolute(it.Link, f.URL)
 	var video *videoPost
 	if v, ok := postVideo(link, it.Content, it.Media); ok {
 		video = &v
 	}
-	c := formattedBody(ItemEmail{ItemHTML: it.Content, Media: it.Media, Format: d.Subscription.Format}, link, link, it.Title, video)
+	e := ItemEmail{ItemHTML: it.Content, Media: it.Media, Format: d.Subscription.Format}
+	withArticle(&e, it.ID, arts)
+	c := withNote(formattedBody(e, link, link, it.Title, video), articleNote(e))
 	p := channel.Post{
 		Feed:  channel.Feed{Title: f.Title, URL: f.URL, SiteURL: f.SiteURL},
 		Title: it.Title, Link: link, Author: it.Author, Seen: it.SeenAt,

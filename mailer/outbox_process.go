@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wneessen/go-mail"
-
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -17,10 +15,11 @@ import (
 func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, now, leaseEnd time.Time) error {
 	jobs := make([]*job, len(rows))
 	for i := range rows {
-		jobs[i] = &job{row: &rows[i]}
-		if !byChannel(&rows[i]) {
-			jobs[i].domain = store.AddressDomain(rows[i].ToAddr)
+		j := &job{row: &rows[i]}
+		if j.way, j.err = o.wayOf(j.row); j.way != nil {
+			j.domain = j.way.domain(j.row)
 		}
+		jobs[i] = j
 	}
 	// Recording must happen even when the caller's context ends now, and
 	// goes on through a database that is away for a moment (recordRetry)
@@ -33,14 +32,14 @@ func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, 
 		o.release(rec, jobs)
 		return err
 	}
-	// Step 1b: email to a destination paused for the sender's sake goes
+	// Step 1b: rows to a destination paused for the sender's sake go
 	// back, unsent.
 	ds, err := o.loadDestinations(ctx, rec, jobs, now)
 	if err != nil {
 		o.release(rec, jobs)
 		return err
 	}
-	// Step 2: compose every message still to send.
+	// Step 2: render every row still to send, by its way.
 	o.render(ctx, jobs, now)
 	// Step 3: charge paid rows before anything goes out.
 	if err := o.charge(ctx, jobs); err != nil {
@@ -50,18 +49,11 @@ func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, 
 	if o.dies("charged") {
 		return errCrashed
 	}
-	// Step 4: send and record, chunk by chunk; deliveries by other
-	// channels one by one.
-	email, other := splitByChannel(pending(jobs))
-	release, stopped, err := o.deliverChannels(ctx, rec, other)
+	// Step 4: each way hands its rows over and records them.
+	release, stopped, err := o.sendWays(ctx, rec, pending(jobs), ds)
 	if err != nil {
 		return err
 	}
-	back, stoppedMail, err := o.sendAll(ctx, rec, email, ds)
-	if err != nil {
-		return err
-	}
-	release, stopped = append(release, back...), stopped || stoppedMail
 	// Step 5: render failures are settled after the sends, with the same
 	// rules; what the context stopped goes back to the queue.
 	stopped = stopped || ctx.Err() != nil
@@ -114,21 +106,10 @@ func pending(jobs []*job) []*job {
 	return out
 }
 
-// splitByChannel parts jobs into email and other channels.
-func splitByChannel(jobs []*job) (email, other []*job) {
-	for _, j := range jobs {
-		if j.req != nil {
-			other = append(other, j)
-		} else {
-			email = append(email, j)
-		}
-	}
-	return email, other
-}
-
 // loadRecipients attaches each job's person (a missing one fails the row)
-// and holds paid rows whose address is marked bouncing. Holds are recorded
-// with rec; the error is the lookup's.
+// and holds paid rows whose address is marked bouncing, when their way
+// goes to that address. Holds are recorded with rec; the error is the
+// lookup's.
 func (o *Outbox) loadRecipients(ctx, rec context.Context, jobs []*job) error {
 	userIDs := make([]int64, len(jobs))
 	for i, j := range jobs {
@@ -144,7 +125,7 @@ func (o *Outbox) loadRecipients(ctx, rec context.Context, jobs []*job) error {
 			j.err = fmt.Errorf("%w: user %d: %w", ErrPermanent, j.row.UserID, store.ErrNotFound)
 			continue
 		}
-		if j.row.Credits > 0 && j.user.BouncingSince != nil && !byChannel(j.row) {
+		if j.row.Credits > 0 && j.user.BouncingSince != nil && j.way != nil && j.way.holdsBouncing() {
 			o.holdBouncing(rec, j)
 		}
 	}
@@ -181,80 +162,6 @@ func (o *Outbox) charge(ctx context.Context, jobs []*job) error {
 	}
 	o.warnLow(ctx, paidJobs)
 	return nil
-}
-
-// sendAll sends in chunks of MarkEvery and records each chunk's accepted
-// mail before the next goes out: a crash between acceptance and recording
-// can duplicate at most one chunk, not the whole batch. Email to a domain
-// a chunk got paused waits for the pause instead of being sent. It
-// returns the rows to give back unsent, and whether ctx stopped the
-// sending.
-func (o *Outbox) sendAll(ctx, rec context.Context, send []*job, ds *destinations) (release []int64, stopped bool, err error) {
-	for from := 0; from < len(send); from += o.cfg.MarkEvery {
-		chunk := send[from:min(from+o.cfg.MarkEvery, len(send))]
-		if stopped = stopped || ctx.Err() != nil; stopped {
-			for _, j := range chunk {
-				release = append(release, j.row.ID)
-			}
-			continue
-		}
-		if chunk = o.putBack(rec, chunk, ds, o.cfg.Clock.Now()); len(chunk) == 0 {
-			continue
-		}
-		var back []int64
-		back, stopped, err = o.sendChunk(ctx, rec, chunk, ds)
-		if err != nil {
-			return nil, stopped, err
-		}
-		release = append(release, back...)
-	}
-	return release, stopped, nil
-}
-
-// sendChunk hands one chunk to the transport, settles its failures and
-// marks its accepted rows sent. It returns the rows to give back (not sent
-// because ctx ended), whether ctx ended, and a recording error.
-func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job, ds *destinations) (release []int64, stopped bool, err error) {
-	msgs := make([]*mail.Msg, len(chunk))
-	for i, j := range chunk {
-		msgs[i] = j.msg
-	}
-	began := o.cfg.Clock.Now()
-	results := o.cfg.Transport.Send(ctx, msgs)
-	if o.dies("sent") {
-		return nil, false, errCrashed
-	}
-	stopped = ctx.Err() != nil
-	var marks []store.SentMark
-	var failed []failure
-	for i, j := range chunk {
-		err := results[i]
-		switch {
-		case err == nil:
-			marks = append(marks, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: j.msg.GetMessageID()})
-			o.count(j.row.Kind, "sent")
-		case stopped && !errors.Is(err, ErrPermanent):
-			release = append(release, j.row.ID)
-		default:
-			failed = append(failed, failure{j, err})
-		}
-	}
-	o.settleFailures(rec, failed, ds)
-	if err := o.markSent(rec, marks); err != nil {
-		return nil, stopped, err
-	}
-	o.clearDestinations(rec, chunk, results, ds, began)
-	if len(marks) > 0 {
-		kinds := map[string]int{}
-		for i, j := range chunk {
-			if results[i] == nil {
-				kinds[j.row.Kind]++
-			}
-		}
-		o.cfg.Log.Info("emails sent", "count", len(marks), "item", kinds[store.KindItem], "digest", kinds[store.KindDigest],
-			"notice", kinds[store.KindNotice])
-	}
-	return release, stopped, nil
 }
 
 // markSent records marks as sent, through a database away for a moment.

@@ -14,20 +14,20 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// render composes the messages of the unsettled jobs, several at a time.
-// Item rows are loaded in bulk first.
+// render makes every unsettled job ready to hand over, by its way,
+// several at a time. Item rows are loaded in bulk first, with the
+// articles their formats wait for (articlesOf), the same for every way.
 func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
-	_, customItem := o.cfg.Renderers[store.KindItem]
 	var items []*store.OutboxEmail
 	for _, j := range jobs {
-		if !j.done && j.err == nil && j.row.Kind == store.KindItem && (!customItem || byChannel(j.row)) {
+		if !j.done && j.err == nil && j.row.Kind == store.KindItem && j.way.loadsItem() {
 			items = append(items, j.row)
 		}
 	}
-	var deliveries map[int64]store.ItemDelivery
+	in := &renderInput{now: now}
 	if len(items) > 0 {
 		var err error
-		if deliveries, err = o.cfg.Store.ItemDeliveries(ctx, items); err != nil {
+		if in.deliveries, err = o.cfg.Store.ItemDeliveries(ctx, items); err != nil {
 			for _, j := range jobs {
 				if j.row.Kind == store.KindItem && j.err == nil {
 					j.err = fmt.Errorf("%w: load item: %v", ErrTemporary, err)
@@ -35,7 +35,7 @@ func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
 			}
 		}
 	}
-	arts := o.articlesOf(ctx, jobs, deliveries, now)
+	in.articles = o.articlesOf(ctx, jobs, in.deliveries, now)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for _, j := range jobs {
@@ -45,38 +45,10 @@ func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if byChannel(j.row) {
-				j.err = classifyRender(o.renderChannel(ctx, j, deliveries, now))
-				return
-			}
-			if j.row.Kind == store.KindItem && !customItem {
-				d, ok := deliveries[j.row.ID]
-				if !ok {
-					j.err = fmt.Errorf("%w: outbox %d: item or subscription no longer exists", ErrPermanent, j.row.ID)
-					return
-				}
-				j.msg, j.err = o.renderItem(j.row, j.user, d, arts, now)
-				return
-			}
-			r := o.renderers[j.row.Kind]
-			if r == nil {
-				// Another process may know this kind: retry, don't fail.
-				j.err = fmt.Errorf("%w: no renderer for outbox kind %q in this process", ErrTemporary, j.row.Kind)
-				return
-			}
-			j.msg, j.err = r(ctx, j.row)
-			if j.err == nil && j.msg == nil {
-				j.err = fmt.Errorf("%w: renderer for %q returned no message", ErrPermanent, j.row.Kind)
-			}
-			j.err = classifyRender(j.err)
+			j.err = j.way.render(ctx, j, in)
 		})
 	}
 	wg.Wait()
-	for _, j := range jobs {
-		if j.msg != nil && j.err == nil && !byChannel(j.row) {
-			j.err = o.setReturnPath(j)
-		}
-	}
 }
 
 // setReturnPath makes the envelope sender of j's message the row's own

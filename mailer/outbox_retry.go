@@ -19,54 +19,28 @@ type failure struct {
 }
 
 // settleFailures applies the rules to rows that were not sent: a
-// cancelled row ends; every other failure is judged by its cause
-// (judgeSend) and settled as decide says: retried with the row's backoff,
-// failed (refunded; a hard bounce only when the reader's address is dead)
-// or, for the sender's own problems, put back behind a pause of its
-// destination (slowDestination). Every failure the server answered for is
-// recorded in mail_events (source smtp), in one statement.
+// cancelled row ends, uncounted; every other failure is settled by the
+// row's way (way.settle), each way's failures at once. A row no way
+// carries (wayOf) failed before any way could judge it, and is judged as
+// email judges a failure without a reply (settleMail).
 func (o *Outbox) settleFailures(ctx context.Context, fs []failure, ds *destinations) {
-	var events []store.MailEvent
-	blocked := map[string][]judged{}
+	byWay := map[way][]failure{}
 	for _, f := range fs {
-		if ce := (*channelError)(nil); errors.As(f.cause, &ce) {
-			o.settleChannel(ctx, f.j, ce)
-			continue
-		}
 		if errors.Is(f.cause, ErrCancelled) {
 			o.fail(ctx, f.j, "cancelled: "+f.cause.Error(), false)
 			o.count(f.j.row.Kind, "cancelled")
 			o.cfg.Log.Info("email cancelled", "outbox", f.j.row.ID, "kind", f.j.row.Kind, "reason", f.cause)
 			continue
 		}
-		v, reply := judgeSend(f.cause)
-		act := decide(v, errors.Is(f.cause, ErrTemporary))
-		if act == slowDestination && f.j.domain == "" {
-			act = retryLater // no domain to pause (cannot happen over SMTP)
-		}
-		if reply != nil {
-			id := f.j.row.ID
-			events = append(events, store.MailEvent{At: o.cfg.Clock.Now(), Domain: f.j.domain, Source: store.MailSourceSMTP,
-				Kind: store.MailFailure, Reason: string(v.Reason), Party: string(v.Party), Severity: string(v.Severity),
-				Status: replyStatus(reply), OutboxID: &id, Detail: reply.Msg})
-		}
-		switch act {
-		case slowDestination:
-			blocked[f.j.domain] = append(blocked[f.j.domain], judged{failure: f, v: v, reply: reply})
-		case retryLater:
-			o.retry(ctx, f.j, f.cause, v)
-		default:
-			o.fail(ctx, f.j, f.cause.Error(), act == failHard)
-			o.count(f.j.row.Kind, "failed")
-			o.cfg.Log.Warn("email failed", "outbox", f.j.row.ID, "kind", f.j.row.Kind, "to", f.j.row.ToAddr, "err", f.cause,
-				"reason", v.Reason, "party", v.Party, "bounce", act == failHard)
+		byWay[f.j.way] = append(byWay[f.j.way], f)
+	}
+	for _, w := range o.ways {
+		if len(byWay[w]) > 0 {
+			w.settle(ctx, byWay[w], ds)
 		}
 	}
-	if err := o.cfg.Store.RecordMailEvents(ctx, events); err != nil {
-		o.cfg.Log.Error("record mail events", "count", len(events), "err", err)
-	}
-	for _, domain := range sortedKeys(blocked) {
-		o.slowDestination(ctx, domain, blocked[domain], ds)
+	if len(byWay[nil]) > 0 {
+		o.settleMail(ctx, byWay[nil], ds)
 	}
 }
 
