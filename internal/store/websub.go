@@ -328,19 +328,19 @@ UPDATE feeds SET last_ping_at = @now,
   ping_queued_at = CASE WHEN o.free THEN feeds.ping_queued_at ELSE @now END,
   poll_reason = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @reason ELSE feeds.poll_reason END,
   next_poll_at = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @now ELSE feeds.next_poll_at END
-FROM o WHERE feeds.id = o.id AND feeds.state = @state AND feeds.subscriber_count > 0
+FROM o WHERE feeds.id = o.id AND `+polledSQL("feeds")+`
   AND (feeds.last_ping_at IS NULL OR feeds.last_ping_at <= @cutoff)
 RETURNING o.free`, sql.Named("now", now), sql.Named("id", f.ID), sql.Named("reason", "publisher ping: poll now"),
-			sql.Named("state", FeedActive), sql.Named("cutoff", cutoff)).Scan(&out)
+			sql.Named("cutoff", cutoff)).Scan(&out)
 	} else {
 		free := `(lease_until IS NULL OR lease_until <= ?)`
 		r = tx.Raw(`UPDATE feeds SET last_ping_at = ?,
   ping_queued_at = CASE WHEN `+free+` THEN ping_queued_at ELSE ? END,
   poll_reason = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE poll_reason END,
   next_poll_at = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE next_poll_at END
-WHERE id = ? AND state = ? AND subscriber_count > 0 AND `+gap+`
+WHERE id = ? AND `+polledSQL("")+` AND `+gap+`
 RETURNING (lease_until IS NULL OR lease_until <= ?) AS free`,
-			now, now, now, now, now, "publisher ping: poll now", now, now, now, f.ID, FeedActive, cutoff, now).Scan(&out)
+			now, now, now, now, now, "publisher ping: poll now", now, now, now, f.ID, cutoff, now).Scan(&out)
 	}
 	if r.Error != nil {
 		return 0, fmt.Errorf("ping feed %d: %w", f.ID, r.Error)
