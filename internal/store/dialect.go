@@ -118,6 +118,16 @@ func (d dialect) addSeconds(secs string) string {
 	return "strftime('%Y-%m-%d %H:%M:%S+00:00', ?, '+' || (" + secs + ") || ' seconds')"
 }
 
+// domainExpr is the SQL of the lower-cased domain of outbox.to_addr (after
+// its first "@"; addresses with more than one are not worth a regular
+// expression in both dialects).
+func (d dialect) domainExpr() string {
+	if d.pg {
+		return "lower(substr(to_addr, strpos(to_addr, '@') + 1))"
+	}
+	return "lower(substr(to_addr, instr(to_addr, '@') + 1))"
+}
+
 // valuesCTE builds "WITH name(cols) AS (VALUES (…), …)" for rows and returns
 // it with its arguments, for gorm. Each placeholder is a valuesParam of its
 // column's type (pgTypes).

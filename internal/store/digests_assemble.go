@@ -266,7 +266,7 @@ WHERE t.id IN ? ON CONFLICT (dedupe_key) DO NOTHING`, a.now, a.now, fresh).Error
 		a.res.Issued, a.res.IssueIDs = len(fresh), fresh
 	}
 	if len(empty) > 0 {
-		if err := s.DB.Exec(`DELETE FROM digest_issues WHERE id IN ?`, empty).Error; err != nil {
+		if err := s.DB.Where("id IN ?", empty).Delete(&DigestIssue{}).Error; err != nil {
 			return fmt.Errorf("drop empty issues: %w", err)
 		}
 	}

@@ -59,7 +59,7 @@ WHERE kind = ? AND user_id = ? AND state IN (?, ?) AND lease_owner = '' AND issu
 			OutboxFailed, KindDigest, userID, OutboxQueued, OutboxHeld, id).Error; err != nil {
 			return err
 		}
-		return tx.DB.Exec(`DELETE FROM digests WHERE id = ? AND user_id = ?`, id, userID).Error
+		return tx.DB.Where("id = ? AND user_id = ?", id, userID).Delete(&Digest{}).Error
 	})
 	if err != nil {
 		return 0, fmt.Errorf("delete digest %d: %w", id, err)

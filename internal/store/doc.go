@@ -12,22 +12,28 @@
 //
 // How a statement is written depends on what it says, one way for each:
 //
-//   - gorm chains on the models (Take, Find, Create, Updates, Pluck, with
-//     Where conditions) read and write the rows of one table by key or by
-//     plain conditions;
+//   - gorm chains on the models (Take, Find, Create, UpdateColumns, Delete,
+//     Pluck, with Where conditions) read and write the rows of one table by
+//     key or by plain conditions; a conditional UPDATE's RowsAffected is
+//     its answer;
 //   - SQL text with ? placeholders through gorm (DB.Exec, DB.Raw) says what
 //     a chain cannot say plainly: joins and sub-selects, INSERT … SELECT,
-//     ON CONFLICT, UPDATE … FROM, RETURNING, CASE, arithmetic on a column,
-//     and the conditional UPDATEs of claims and leases whose row count is
-//     the answer;
+//     ON CONFLICT, UPDATE … FROM, RETURNING, CASE, aggregates, a value
+//     computed from columns (n = n + 1, a = b), and the UPDATEs of claims
+//     and leases (lease_owner or lease_until in the WHERE);
 //   - psQuery (dialect.go) builds the batch statements of the hot paths (a
 //     poll's write, the fan-out) and runs them on database/sql, with the
-//     dialect's placeholders and, on Postgres, array parameters.
+//     dialect's placeholders and, on Postgres, array parameters; the two
+//     statements of the Postgres feed claim run there too, their $n
+//     placeholders numbered by hand because each is used more than once.
+//
+// TestSQLTextOnlyWhereTheRuleAllows fails on SQL text given to Exec or Raw
+// that uses none of the constructs above.
 //
 // A condition several statements share is one function next to its
-// aggregate (pausedSQL in pause.go), never spelled out again; a
-// difference between the databases is a method of dialect, never a test
-// of which database runs inside a query.
+// aggregate (pausedSQL in pause.go, polledSQL in feeds.go), never spelled
+// out again; a difference between the databases is a method of dialect
+// (dialect.go), never a test of which database runs inside a query.
 //
 // Two databases are supported: Postgres (any number of feedmail processes)
 // and SQLite (the embedded default, one process). All times are written in

@@ -59,7 +59,7 @@ func (s *Store) leaseDueFeeds(ctx context.Context, owner string, until, now time
 	var out []Feed
 	err := s.DB.WithContext(ctx).Raw(`UPDATE feeds SET lease_owner = ?, lease_until = ?
 WHERE id IN (SELECT id FROM feeds
-  WHERE state = 'active' AND subscriber_count > 0 AND next_poll_at <= ? AND next_poll_at >= ?
+  WHERE `+polledSQL("")+` AND next_poll_at <= ? AND next_poll_at >= ?
     AND (lease_until IS NULL OR lease_until <= ?)
   ORDER BY next_poll_at LIMIT ?)
 RETURNING *`, owner, until, utc(now), utc(after), utc(now), limit).Scan(&out).Error
@@ -78,7 +78,7 @@ func pgLeaseDueHosts(ctx context.Context, c gorm.ConnPool, owner string, until, 
 	var reach time.Time
 	rows, err := c.QueryContext(ctx, `WITH d AS MATERIALIZED (
   SELECT f.host, f.next_poll_at FROM feeds f LEFT JOIN hosts h ON h.host = f.host
-  WHERE f.state = 'active' AND f.subscriber_count > 0 AND f.next_poll_at <= $3 AND f.next_poll_at >= $6
+  WHERE `+polledSQL("f")+` AND f.next_poll_at <= $3 AND f.next_poll_at >= $6
     AND (f.lease_until IS NULL OR f.lease_until <= $3)
     AND (h.lease_until IS NULL OR h.lease_until <= $3 OR h.lease_owner = $1)
     AND f.id NOT IN (SELECT unnest($5::bigint[]))
@@ -118,7 +118,7 @@ SELECT up.*, (SELECT max(next_poll_at) FROM d) FROM up ORDER BY up.host`,
 // rather than by gorm's reflection.
 func pgDueFeedsOfHosts(ctx context.Context, c gorm.ConnPool, hosts []Host, now time.Time, held []int64, limit int, after, reach time.Time) ([]Feed, error) {
 	rows, err := c.QueryContext(ctx, `SELECT `+feedColumns+` FROM feeds
-WHERE host = ANY($1::text[]) AND state = 'active' AND subscriber_count > 0
+WHERE host = ANY($1::text[]) AND `+polledSQL("")+`
   AND next_poll_at <= $2 AND next_poll_at >= $5 AND next_poll_at <= $6
   AND (lease_until IS NULL OR lease_until <= $2) AND id NOT IN (SELECT unnest($3::bigint[]))
 ORDER BY next_poll_at LIMIT $4`, hostNames(hosts), utc(now), held, limit, utc(after), utc(reach))
@@ -228,10 +228,10 @@ func (s *Store) NextPollDue(ctx context.Context, owner string) (t time.Time, ok 
 		err = db.Raw(`SELECT f.next_poll_at, f.lease_until,
   CASE WHEN h.lease_owner <> ? THEN h.lease_until END AS host_leased
 FROM feeds f LEFT JOIN hosts h ON h.host = f.host
-WHERE f.state = ? AND f.subscriber_count > 0 ORDER BY f.next_poll_at LIMIT ?`, owner, FeedActive, nextPollDueScan).Scan(&out).Error
+WHERE `+polledSQL("f")+` ORDER BY f.next_poll_at LIMIT ?`, owner, nextPollDueScan).Scan(&out).Error
 	} else {
 		err = db.Model(&Feed{}).Select("next_poll_at", "lease_until").
-			Where("state = ? AND subscriber_count > 0", FeedActive).Order("next_poll_at").Limit(nextPollDueScan).Scan(&out).Error
+			Where(polledSQL("")).Order("next_poll_at").Limit(nextPollDueScan).Scan(&out).Error
 	}
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next poll due: %w", err)

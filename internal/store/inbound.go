@@ -170,8 +170,8 @@ func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out
 	db := s.DB.WithContext(ctx)
 	last := strings.TrimSpace(r.Severity + " " + r.Status + " " + clip(r.Detail, 200))
 	if r.Severity != "" {
-		if err := db.Exec(`UPDATE users SET last_bounce = ?, last_bounce_at = ? WHERE id = ?`,
-			last, s.now(), row.UserID).Error; err != nil {
+		if err := db.Model(&User{}).Where("id = ?", row.UserID).
+			UpdateColumns(map[string]any{"last_bounce": last, "last_bounce_at": s.now()}).Error; err != nil {
 			return fmt.Errorf("record bounce: %w", err)
 		}
 	}
@@ -190,8 +190,8 @@ func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out
 		}
 		out.Action = "soft bounce counted"
 	case SeverityHard:
-		if err := db.Exec(`UPDATE outbox SET last_error = ? WHERE id = ?`,
-			outboxClip("bounced after sending: "+last), row.ID).Error; err != nil {
+		if err := db.Model(&OutboxEmail{}).Where("id = ?", row.ID).
+			UpdateColumn("last_error", outboxClip("bounced after sending: "+last)).Error; err != nil {
 			return fmt.Errorf("note bounce on the email: %w", err)
 		}
 		var err error
@@ -200,8 +200,8 @@ func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out
 		}
 		out.Action = "hard bounce counted"
 	default:
-		if err := db.Exec(`UPDATE outbox SET last_error = ? WHERE id = ?`,
-			outboxClip("bounced after sending ("+r.Reason+", not the reader's): "+strings.TrimSpace(r.Status+" "+clip(r.Detail, 200))), row.ID).Error; err != nil {
+		note := "bounced after sending (" + r.Reason + ", not the reader's): " + strings.TrimSpace(r.Status+" "+clip(r.Detail, 200))
+		if err := db.Model(&OutboxEmail{}).Where("id = ?", row.ID).UpdateColumn("last_error", outboxClip(note)).Error; err != nil {
 			return fmt.Errorf("note bounce on the email: %w", err)
 		}
 		out.Action = "not counted against the reader (" + r.Reason + ")"

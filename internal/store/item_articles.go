@@ -83,8 +83,8 @@ func (s *Store) ClaimArticles(ctx context.Context, owner string, lease time.Dura
 	// A read first: with nothing due (no subscription wants articles) the
 	// pass costs one indexed read and takes no write lock (SQLite).
 	var due []int64
-	if err := s.DB.WithContext(ctx).Raw(`SELECT item_id FROM item_articles WHERE state = 'pending' AND next_try_at <= ? LIMIT 1`,
-		utc(now)).Scan(&due).Error; err != nil || len(due) == 0 {
+	if err := s.DB.WithContext(ctx).Model(&ItemArticle{}).Where("state = ? AND next_try_at <= ?", ArticlePending, utc(now)).
+		Limit(1).Pluck("item_id", &due).Error; err != nil || len(due) == 0 {
 		if err != nil {
 			return nil, fmt.Errorf("claim articles: %w", err)
 		}

@@ -192,9 +192,9 @@ type lockedUser struct {
 // lockUser locks userID's row until the transaction ends and returns its
 // balance. It must run inside Tx.
 func (s *Store) ledgerLockUser(ctx context.Context, userID int64) (int64, error) {
-	q := "SELECT id, balance FROM users WHERE id = ?" + s.sqlDialect().forUpdate()
 	var rows []lockedUser
-	if err := s.DB.WithContext(ctx).Raw(q, userID).Scan(&rows).Error; err != nil {
+	q := s.DB.WithContext(ctx).Model(&User{}).Select("id, balance").Where("id = ?", userID)
+	if err := s.sqlDialect().lockRow(q).Scan(&rows).Error; err != nil {
 		return 0, fmt.Errorf("lock user %d: %w", userID, err)
 	}
 	if len(rows) == 0 {
@@ -210,9 +210,9 @@ func (s *Store) ledgerLockUsers(ctx context.Context, ids []int64) (map[int64]int
 	if len(ids) == 0 {
 		return out, nil
 	}
-	q := "SELECT id, balance FROM users WHERE id IN ? ORDER BY id" + s.sqlDialect().forUpdate()
 	var rows []lockedUser
-	if err := s.DB.WithContext(ctx).Raw(q, ids).Scan(&rows).Error; err != nil {
+	q := s.DB.WithContext(ctx).Model(&User{}).Select("id, balance").Where("id IN ?", ids).Order("id")
+	if err := s.sqlDialect().lockRow(q).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("lock users: %w", err)
 	}
 	for _, r := range rows {
@@ -299,8 +299,8 @@ func (s *Store) releaseHeldForCredits(ctx context.Context, userID, balance int64
 	if len(ids) == 0 {
 		return 0, len(held), nil
 	}
-	res := s.DB.WithContext(ctx).Exec(`UPDATE outbox SET state = ?, next_attempt_at = ?, last_error = ''
-WHERE id IN ? AND state = ?`, OutboxQueued, s.now(), ids, OutboxHeld)
+	res := s.DB.WithContext(ctx).Model(&OutboxEmail{}).Where("id IN ? AND state = ?", ids, OutboxHeld).
+		UpdateColumns(map[string]any{"state": OutboxQueued, "next_attempt_at": s.now(), "last_error": ""})
 	if res.Error != nil {
 		return 0, 0, fmt.Errorf("release held email of user %d: %w", userID, res.Error)
 	}
@@ -320,8 +320,8 @@ func applyAmount(balance, amount int64) (int64, error) {
 // releaseHeld moves userID's emails held for reason back to the queue, due
 // now.
 func (s *Store) releaseHeld(ctx context.Context, userID int64, reason string) (int64, error) {
-	res := s.DB.WithContext(ctx).Exec(`UPDATE outbox SET state = ?, next_attempt_at = ?, last_error = ''
-WHERE user_id = ? AND state = ? AND last_error = ?`, OutboxQueued, s.now(), userID, OutboxHeld, reason)
+	res := s.DB.WithContext(ctx).Model(&OutboxEmail{}).Where("user_id = ? AND state = ? AND last_error = ?", userID, OutboxHeld, reason).
+		UpdateColumns(map[string]any{"state": OutboxQueued, "next_attempt_at": s.now(), "last_error": ""})
 	if res.Error != nil {
 		return 0, fmt.Errorf("release held email of user %d: %w", userID, res.Error)
 	}

@@ -68,8 +68,8 @@ func (s *Store) warnLowOne(ctx context.Context, userID int64, notice LowNotice) 
 		if err != nil {
 			return err
 		}
-		res := tx.DB.WithContext(ctx).Exec(`UPDATE users SET low_notice_at = ? WHERE id = ? AND `+lowWhere,
-			utc(tx.now()), userID)
+		res := tx.DB.WithContext(ctx).Model(&User{}).Where("id = ? AND "+lowWhere, userID).
+			UpdateColumn("low_notice_at", utc(tx.now()))
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
@@ -124,8 +124,8 @@ func (s *Store) SetLowLines(ctx context.Context, lines []LowLineUpdate) error {
 	}
 	err := s.Tx(ctx, func(tx *Store) error {
 		for _, l := range lines {
-			if err := tx.DB.WithContext(ctx).Exec(`UPDATE users SET low_line = ?, low_line_due = ? WHERE id = ?`,
-				l.Line, utc(l.Due), l.UserID).Error; err != nil {
+			if err := tx.DB.WithContext(ctx).Model(&User{}).Where("id = ?", l.UserID).
+				UpdateColumns(map[string]any{"low_line": l.Line, "low_line_due": utc(l.Due)}).Error; err != nil {
 				return err
 			}
 		}
@@ -141,8 +141,8 @@ func (s *Store) SetLowLines(ctx context.Context, lines []LowLineUpdate) error {
 // new balance, after credits from outside) is at their line or above. It
 // runs inside Tx with the user locked.
 func (s *Store) rearmLow(ctx context.Context, userID, balance int64) error {
-	err := s.DB.WithContext(ctx).Exec(`UPDATE users SET low_notice_at = NULL
-WHERE id = ? AND low_notice_at IS NOT NULL AND low_line <= ?`, userID, balance).Error
+	err := s.DB.WithContext(ctx).Model(&User{}).Where("id = ? AND low_notice_at IS NOT NULL AND low_line <= ?", userID, balance).
+		UpdateColumn("low_notice_at", nil).Error
 	if err != nil {
 		return fmt.Errorf("arm running-low warning of user %d: %w", userID, err)
 	}
@@ -155,8 +155,8 @@ WHERE id = ? AND low_notice_at IS NOT NULL AND low_line <= ?`, userID, balance).
 // again within a minute, not a week later.
 func (s *Store) lowLineStale(ctx context.Context, userID int64) error {
 	now := utc(s.now())
-	err := s.DB.WithContext(ctx).Exec(`UPDATE users SET low_line_due = ? WHERE id = ? AND low_line_due > ?`,
-		now, userID, now).Error
+	err := s.DB.WithContext(ctx).Model(&User{}).Where("id = ? AND low_line_due > ?", userID, now).
+		UpdateColumn("low_line_due", now).Error
 	if err != nil {
 		return fmt.Errorf("running-low line of user %d: %w", userID, err)
 	}

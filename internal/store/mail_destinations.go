@@ -80,8 +80,8 @@ VALUES (?, ?, ?, ?, ?) ON CONFLICT (domain) DO NOTHING`, fresh.Domain, fresh.Pau
 			streak = 1
 		}
 		d.Failures, d.PausedUntil, d.Reason, d.UpdatedAt, paused = streak, now.Add(delay(streak)), reason, now, true
-		return db.Exec(`UPDATE mail_destinations SET paused_until = ?, reason = ?, failures = ?, updated_at = ? WHERE domain = ?`,
-			d.PausedUntil, d.Reason, d.Failures, now, domain).Error
+		return db.Model(&MailDestination{}).Where("domain = ?", domain).UpdateColumns(map[string]any{
+			"paused_until": d.PausedUntil, "reason": d.Reason, "failures": d.Failures, "updated_at": now}).Error
 	})
 	if err != nil {
 		return MailDestination{}, false, fmt.Errorf("pause mail to %s: %w", domain, err)
@@ -98,7 +98,7 @@ func (s *Store) ClearMailDestinations(ctx context.Context, domains []string, bef
 		return 0, nil
 	}
 	sort.Strings(domains)
-	res := s.DB.WithContext(ctx).Exec(`DELETE FROM mail_destinations WHERE domain IN ? AND updated_at <= ?`, domains, utc(before))
+	res := s.DB.WithContext(ctx).Where("domain IN ? AND updated_at <= ?", domains, utc(before)).Delete(&MailDestination{})
 	if res.Error != nil {
 		return 0, fmt.Errorf("clear mail destinations: %w", res.Error)
 	}
@@ -153,7 +153,7 @@ func (s *Store) PruneMailRecords(ctx context.Context, before, endedBefore time.T
 	if res.Error != nil {
 		return 0, fmt.Errorf("prune mail events: %w", res.Error)
 	}
-	if err := db.Exec(`DELETE FROM mail_destinations WHERE paused_until < ?`, utc(endedBefore)).Error; err != nil {
+	if err := db.Where("paused_until < ?", utc(endedBefore)).Delete(&MailDestination{}).Error; err != nil {
 		return res.RowsAffected, fmt.Errorf("prune mail destinations: %w", err)
 	}
 	return res.RowsAffected, nil

@@ -27,16 +27,6 @@ type DomainHealth struct {
 	Pause *MailDestination
 }
 
-// domainExpr is the SQL of the lower-cased domain of outbox.to_addr (after
-// its first "@"; addresses with more than one are not worth a regular
-// expression in both dialects).
-func (d dialect) domainExpr() string {
-	if d.pg {
-		return "lower(substr(to_addr, strpos(to_addr, '@') + 1))"
-	}
-	return "lower(substr(to_addr, instr(to_addr, '@') + 1))"
-}
-
 // MailHealth returns the health of every recipient domain mail went to,
 // failed at or was complained about since since, or that has a
 // mail_destinations row, sorted by volume (sent, then failures and

@@ -109,8 +109,8 @@ func (s *Store) MarkOutboxSent(ctx context.Context, owner string, marks []SentMa
 	}
 	// Outside any transaction on purpose: the user row is locked after the
 	// outbox rows only in statements of their own (see the notes above).
-	if err := s.DB.WithContext(ctx).Exec(`UPDATE users SET hard_bounces = 0 WHERE id IN ? AND hard_bounces > 0`,
-		outboxSortedKeys(users)).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Model(&User{}).Where("id IN ? AND hard_bounces > 0", outboxSortedKeys(users)).
+		UpdateColumn("hard_bounces", 0).Error; err != nil {
 		return res.RowsAffected, fmt.Errorf("reset bounces: %w", err)
 	}
 	return res.RowsAffected, nil
@@ -214,8 +214,8 @@ func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (n
 	if err := db.Exec(`UPDATE users SET hard_bounces = hard_bounces + 1 WHERE id = ?`, userID).Error; err != nil {
 		return false, 0, fmt.Errorf("count bounce: %w", err)
 	}
-	res := db.Exec(`UPDATE users SET bouncing_since = ? WHERE id = ? AND bouncing_since IS NULL AND hard_bounces >= ?`,
-		s.now(), userID, max(limit, 1))
+	res := db.Model(&User{}).Where("id = ? AND bouncing_since IS NULL AND hard_bounces >= ?", userID, max(limit, 1)).
+		UpdateColumn("bouncing_since", s.now())
 	if res.Error != nil {
 		return false, 0, fmt.Errorf("mark bouncing: %w", res.Error)
 	}
@@ -241,8 +241,8 @@ func (s *Store) ClearBouncing(ctx context.Context, userID int64) (int64, error) 
 		if _, err := tx.ledgerLockUser(ctx, userID); err != nil {
 			return err
 		}
-		if err := tx.DB.WithContext(ctx).Exec(`UPDATE users SET hard_bounces = 0, bouncing_since = NULL WHERE id = ?`,
-			userID).Error; err != nil {
+		if err := tx.DB.WithContext(ctx).Model(&User{}).Where("id = ?", userID).
+			UpdateColumns(map[string]any{"hard_bounces": 0, "bouncing_since": nil}).Error; err != nil {
 			return err
 		}
 		var err error
@@ -276,8 +276,8 @@ func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Dura
 			if err := tx.lockForRefund(ctx, row.UserID, charge); err != nil {
 				return err
 			}
-			res := tx.DB.WithContext(ctx).Exec(`UPDATE outbox SET state = ?, last_error = ? WHERE id = ? AND state = ?`,
-				OutboxExpired, outboxClip("expired: "+row.LastError), row.ID, OutboxHeld)
+			res := tx.DB.WithContext(ctx).Model(&OutboxEmail{}).Where("id = ? AND state = ?", row.ID, OutboxHeld).
+				UpdateColumns(map[string]any{"state": OutboxExpired, "last_error": outboxClip("expired: " + row.LastError)})
 			if res.Error != nil {
 				return res.Error
 			}

@@ -273,8 +273,8 @@ func (s *Store) noticeShortage(ctx context.Context, userID int64, notice CreditN
 	if notice == nil {
 		return nil
 	}
-	res := s.DB.WithContext(ctx).Exec(`UPDATE users SET credit_notice_at = ? WHERE id = ? AND credit_notice_at IS NULL`,
-		s.now(), userID)
+	res := s.DB.WithContext(ctx).Model(&User{}).Where("id = ? AND credit_notice_at IS NULL", userID).
+		UpdateColumn("credit_notice_at", s.now())
 	if res.Error != nil {
 		return fmt.Errorf("mark credit notice: %w", res.Error)
 	}

@@ -203,8 +203,8 @@ func (s *Store) markLapses(ctx context.Context, paid, failed map[int64]bool) err
 WHERE feed_id IN ? AND lapsed_at IS NOT NULL)`, ended).Error; err != nil {
 			return fmt.Errorf("drop choices of paid feeds: %w", err)
 		}
-		if err := db.Exec(`UPDATE feed_owners SET lapsed_at = NULL, swept_at = NULL WHERE feed_id IN ? AND lapsed_at IS NOT NULL`,
-			ended).Error; err != nil {
+		if err := db.Model(&FeedOwner{}).Where("feed_id IN ? AND lapsed_at IS NOT NULL", ended).
+			UpdateColumns(map[string]any{"lapsed_at": nil, "swept_at": nil}).Error; err != nil {
 			return fmt.Errorf("end lapses: %w", err)
 		}
 	}

@@ -157,8 +157,8 @@ func (s *Store) SweepOwnerLapses(ctx context.Context, period time.Duration, n La
 func (s *Store) sweepLapse(ctx context.Context, feed int64, period time.Duration, n LapseNotices) (int, error) {
 	db := s.DB.WithContext(ctx)
 	now := s.now()
-	res := db.Exec(`UPDATE feed_owners SET swept_at = ? WHERE feed_id = ? AND lapsed_at IS NOT NULL AND swept_at IS NULL AND lapsed_at <= ?`,
-		now, feed, now.Add(-period))
+	res := db.Model(&FeedOwner{}).Where("feed_id = ? AND lapsed_at IS NOT NULL AND swept_at IS NULL AND lapsed_at <= ?", feed, now.Add(-period)).
+		UpdateColumn("swept_at", now)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return 0, res.Error
 	}

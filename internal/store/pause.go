@@ -89,8 +89,9 @@ paused_until = ? WHERE `+where, append([]any{now, now, end}, args...)...)
 		if res.RowsAffected == 0 {
 			return fmt.Errorf("pause %s %d: %w", table, max(subID, userID), ErrNotFound)
 		}
-		if err := db.Exec(`UPDATE outbox SET state = ?, last_error = ? WHERE `+hold+` AND (state = ? OR (state = ? AND last_error IN ?))`,
-			append([]any{OutboxHeld, HoldPaused}, append(holdArgs, OutboxQueued, OutboxHeld, []string{HoldCredits, HoldBouncing})...)...).Error; err != nil {
+		if err := db.Model(&OutboxEmail{}).Where(hold, holdArgs...).
+			Where("(state = ? OR (state = ? AND last_error IN ?))", OutboxQueued, OutboxHeld, []string{HoldCredits, HoldBouncing}).
+			UpdateColumns(map[string]any{"state": OutboxHeld, "last_error": HoldPaused}).Error; err != nil {
 			return fmt.Errorf("hold email for the pause: %w", err)
 		}
 		return nil

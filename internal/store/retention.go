@@ -76,7 +76,7 @@ func (s *Store) DeleteRetained(ctx context.Context, t RetainedTable, ids []int64
 	}
 	var n int64
 	for part := range slices.Chunk(ids, psChunk) {
-		res := s.DB.WithContext(ctx).Exec(`DELETE FROM `+string(t)+` WHERE id IN ?`, part)
+		res := s.DB.WithContext(ctx).Table(string(t)).Where("id IN ?", part).Delete(map[string]any{})
 		if res.Error != nil {
 			return n, fmt.Errorf("retention: delete from %s: %w", t, res.Error)
 		}
@@ -92,7 +92,8 @@ func (s *Store) DeleteRetained(ctx context.Context, t RetainedTable, ids []int64
 func (s *Store) ClearItemContent(ctx context.Context, ids []int64) (int64, error) {
 	var n int64
 	for part := range slices.Chunk(ids, psChunk) {
-		res := s.DB.WithContext(ctx).Exec(`UPDATE items SET content = '', media = '' WHERE id IN ? AND (content <> '' OR media <> '')`, part)
+		res := s.DB.WithContext(ctx).Model(&Item{}).Where("id IN ? AND (content <> '' OR media <> '')", part).
+			UpdateColumns(map[string]any{"content": "", "media": ""})
 		if res.Error != nil {
 			return n, fmt.Errorf("retention: clear item content: %w", res.Error)
 		}

@@ -152,8 +152,8 @@ WHERE id = ? AND websub_hub = ? AND websub_topic = ? AND websub_state = ? AND we
 // requests for that hub and topic leave the lease out. It changes nothing
 // when the feed's subscription has moved to another hub or topic since.
 func (s *Store) SetWebSubNoLease(ctx context.Context, id int64, hub, topic string) error {
-	err := s.DB.WithContext(ctx).Exec(`UPDATE feeds SET websub_no_lease = TRUE, updated_at = ?
-WHERE id = ? AND websub_hub = ? AND websub_topic = ?`, s.now(), id, hub, topic).Error
+	err := s.DB.WithContext(ctx).Model(&Feed{}).Where("id = ? AND websub_hub = ? AND websub_topic = ?", id, hub, topic).
+		UpdateColumns(map[string]any{"websub_no_lease": true, "updated_at": s.now()}).Error
 	if err != nil {
 		return fmt.Errorf("set websub no-lease of feed %d: %w", id, err)
 	}
@@ -190,15 +190,15 @@ func (s *Store) RetireOrphanWebSubs(ctx context.Context, now time.Time) (int64, 
 	orphan := `(subscriber_count = 0 OR state <> 'active')`
 	var n int64
 	err := s.Tx(ctx, func(tx *Store) error {
-		r := tx.DB.Exec(`UPDATE feeds SET websub_state = ?, websub_renew_at = ?, updated_at = ?
-WHERE websub_state IN (?, ?) AND `+orphan, WebSubStateLeaving, utc(now), utc(now), WebSubStateActive, WebSubStatePending)
+		r := tx.DB.Model(&Feed{}).Where("websub_state IN ? AND "+orphan, []string{WebSubStateActive, WebSubStatePending}).
+			UpdateColumns(map[string]any{"websub_state": WebSubStateLeaving, "websub_renew_at": utc(now), "updated_at": utc(now)})
 		if r.Error != nil {
 			return r.Error
 		}
 		n += r.RowsAffected
-		r = tx.DB.Exec(`UPDATE feeds SET websub_hub = '', websub_topic = '', websub_state = '', websub_secret = '',
-  websub_expires_at = NULL, websub_renew_at = NULL, updated_at = ?
-WHERE websub_state IN (?, ?, ?) AND `+orphan, utc(now), WebSubStateWanted, WebSubStateDenied, WebSubStateFailed)
+		r = tx.DB.Model(&Feed{}).Where("websub_state IN ? AND "+orphan, []string{WebSubStateWanted, WebSubStateDenied, WebSubStateFailed}).
+			UpdateColumns(map[string]any{"websub_hub": "", "websub_topic": "", "websub_state": "", "websub_secret": "",
+				"websub_expires_at": nil, "websub_renew_at": nil, "updated_at": utc(now)})
 		if r.Error != nil {
 			return r.Error
 		}
@@ -302,7 +302,7 @@ func (s *Store) PingFeed(ctx context.Context, f *Feed, now time.Time, minGap tim
 	cutoff := now.Add(-minGap)
 	var tx = s.DB.WithContext(ctx)
 	if f.State == FeedBlacklisted {
-		r := tx.Exec(`UPDATE feeds SET last_ping_at = ? WHERE id = ? AND state = ? AND `+gap, now, f.ID, FeedBlacklisted, cutoff)
+		r := tx.Model(&Feed{}).Where("id = ? AND state = ? AND "+gap, f.ID, FeedBlacklisted, cutoff).UpdateColumn("last_ping_at", now)
 		if r.Error != nil {
 			return 0, fmt.Errorf("ping feed %d: %w", f.ID, r.Error)
 		}
@@ -328,19 +328,19 @@ UPDATE feeds SET last_ping_at = @now,
   ping_queued_at = CASE WHEN o.free THEN feeds.ping_queued_at ELSE @now END,
   poll_reason = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @reason ELSE feeds.poll_reason END,
   next_poll_at = CASE WHEN o.free AND feeds.next_poll_at > @now THEN @now ELSE feeds.next_poll_at END
-FROM o WHERE feeds.id = o.id AND feeds.state = @state AND feeds.subscriber_count > 0
+FROM o WHERE feeds.id = o.id AND `+polledSQL("feeds")+`
   AND (feeds.last_ping_at IS NULL OR feeds.last_ping_at <= @cutoff)
 RETURNING o.free`, sql.Named("now", now), sql.Named("id", f.ID), sql.Named("reason", "publisher ping: poll now"),
-			sql.Named("state", FeedActive), sql.Named("cutoff", cutoff)).Scan(&out)
+			sql.Named("cutoff", cutoff)).Scan(&out)
 	} else {
 		free := `(lease_until IS NULL OR lease_until <= ?)`
 		r = tx.Raw(`UPDATE feeds SET last_ping_at = ?,
   ping_queued_at = CASE WHEN `+free+` THEN ping_queued_at ELSE ? END,
   poll_reason = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE poll_reason END,
   next_poll_at = CASE WHEN `+free+` AND next_poll_at > ? THEN ? ELSE next_poll_at END
-WHERE id = ? AND state = ? AND subscriber_count > 0 AND `+gap+`
+WHERE id = ? AND `+polledSQL("")+` AND `+gap+`
 RETURNING (lease_until IS NULL OR lease_until <= ?) AS free`,
-			now, now, now, now, now, "publisher ping: poll now", now, now, now, f.ID, FeedActive, cutoff, now).Scan(&out)
+			now, now, now, now, now, "publisher ping: poll now", now, now, now, f.ID, cutoff, now).Scan(&out)
 	}
 	if r.Error != nil {
 		return 0, fmt.Errorf("ping feed %d: %w", f.ID, r.Error)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/store"
 )
 
 // bareLoop makes, with serve stopped, the requests serve would make next —
@@ -79,11 +80,8 @@ func (s *steady) bareLoop(ctx context.Context, rep *SteadyReport) error {
 // bareRequests lists every feed's URL and stored validators in the order
 // the feeds come due.
 func (s *steady) bareRequests(ctx context.Context) ([]bareReq, error) {
-	var rows []struct {
-		URL, ETag, LastModified string
-	}
-	err := s.st.DB.WithContext(ctx).Raw("SELECT url, etag AS e_tag, last_modified FROM feeds ORDER BY next_poll_at, id").
-		Scan(&rows).Error
+	var rows []store.Feed
+	err := s.st.DB.WithContext(ctx).Select("url", "etag", "last_modified").Order("next_poll_at, id").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("read the feeds' validators: %w", err)
 	}
