@@ -175,46 +175,17 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 	}
 	digestCost := s.digestForecasts(digests, subs, hist, ownerPaid, now)
 	for _, sub := range subs {
-		as := accountSub{SubscriptionView: sub, Title: orURL(sub.FeedTitle, sub.FeedURL),
-			StatusURL: links.PathFeedStatus + "?url=" + url.QueryEscape(sub.FeedURL), Delivery: deliveryInstant,
-			FeedWords: feedStateWords(sub.FeedState)}
+		as := subRow(sub, hist[sub.ID], digestCost, ownerPaid, now, u.Timezone)
 		if sub.DigestID != nil {
-			as.Delivery = "digest-" + strconv.FormatInt(*sub.DigestID, 10)
-			as.DigestName = sub.DigestName
 			perDigest[*sub.DigestID]++
 		}
-		as.Forecast = subForecast(sub, hist[sub.ID], digestCost)
-		as.Paused = pauseWords(sub.PausedAt, sub.PausedUntil, now, u.Timezone)
-		if st, ok := ownerPaid[sub.ID]; ok {
-			as.OwnerPaid, as.CanPay = ownerPaidWords(st)
-			if !st.ReaderPays() {
-				as.Forecast = "" // the publisher pays (or the notice period is free)
-			}
-		}
-		as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
-		as.ChannelForm = channelFormOf(store.ChannelChoice{Channel: sub.Channel, Target: sub.Target, Secret: sub.ChannelSecret})
 		d.Subs = append(d.Subs, as)
 		if sub.State == store.SubPending {
 			d.Pending++
 		}
 	}
 	for _, dg := range digests {
-		f := digestForm{ID: dg.ID, Name: dg.Name, Spec: dg.Schedule, Zone: dg.Timezone, Next: dg.NextSlotAt,
-			Feeds: perDigest[dg.ID], Preset: customSchedule,
-			ChannelForm: channelFormOf(store.ChannelChoice{Channel: dg.Channel, Target: dg.Target, Secret: dg.ChannelSecret})}
-		for _, p := range d.Presets {
-			if p.Spec == dg.Schedule {
-				f.Preset = p.Key
-				f.Schedule = p.Label
-			}
-		}
-		if f.Schedule == "" {
-			f.Schedule = "cron “" + dg.Schedule + "”"
-		}
-		f.Zones = zoneOptions(f.Zone)
-		f.NextLocal = localTime(dg.NextSlotAt, dg.Timezone)
-		f.Forecast = digestCost[dg.ID]
-		d.Digests = append(d.Digests, f)
+		d.Digests = append(d.Digests, digestRow(dg, perDigest[dg.ID], d.Presets, digestCost[dg.ID]))
 	}
 	zone := u.Timezone
 	if zone == "" {
