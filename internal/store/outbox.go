@@ -207,8 +207,9 @@ WHERE id = ? AND lease_owner = ? AND state = ?`, OutboxFailed, outboxClip(f.Reas
 // countHardBounce counts one hard bounce against userID's address, inside
 // the caller's transaction (which holds the user's ledger lock). The one
 // that reaches limit marks the address bouncing (users.bouncing_since) and
-// holds the person's queued paid email that no worker holds; it returns
-// whether this bounce did so and how many emails it held.
+// holds the person's queued paid email that no worker holds (not their
+// deliveries by other channels, which never go to the address); it
+// returns whether this bounce did so and how many emails it held.
 func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (nowBouncing bool, held int64, err error) {
 	db := s.DB.WithContext(ctx)
 	if err := db.Exec(`UPDATE users SET hard_bounces = hard_bounces + 1 WHERE id = ?`, userID).Error; err != nil {
@@ -223,8 +224,8 @@ func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (n
 		return false, 0, nil
 	}
 	res = db.Exec(`UPDATE outbox SET state = ?, last_error = ?
-WHERE user_id = ? AND state = ? AND credits > 0 AND (lease_until IS NULL OR lease_until <= ?)`,
-		OutboxHeld, HoldBouncing, userID, OutboxQueued, s.now())
+WHERE user_id = ? AND state = ? AND credits > 0 AND channel = ? AND (lease_until IS NULL OR lease_until <= ?)`,
+		OutboxHeld, HoldBouncing, userID, OutboxQueued, ChannelEmail, s.now())
 	if res.Error != nil {
 		return true, 0, fmt.Errorf("hold for bouncing: %w", res.Error)
 	}
