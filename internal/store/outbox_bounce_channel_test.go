@@ -53,3 +53,40 @@ func TestBouncingHoldsOnlyEmail(t *testing.T) {
 		}
 	}
 }
+
+// TestChannelDeliveryKeepsBounceCount: a delivery made by another channel
+// than email says nothing of the person's address, so it leaves their
+// count of hard bounces as it is; accepted email resets it.
+func TestChannelDeliveryKeepsBounceCount(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	s := storetest.Open(t, storetest.Options{Clock: clk})
+	ctx := context.Background()
+	now := clk.Now()
+	u := newUser(t, s, "half@example.com", 10)
+	if err := s.DB.Model(&store.User{}).Where("id = ?", u.ID).UpdateColumn("hard_bounces", 2).Error; err != nil {
+		t.Fatal(err)
+	}
+	hook := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:2:1", UserID: u.ID, Credits: 1,
+		Channel: "webhook", State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
+	email := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
+		Channel: store.ChannelEmail, State: store.OutboxQueued, NextAttemptAt: now.Add(time.Hour), CreatedAt: now})
+	if rows := claimAll(t, s, "w1", now); len(rows) != 1 || rows[0].ID != hook {
+		t.Fatalf("claimed %+v, want the webhook row", rows)
+	}
+	if n, err := s.MarkOutboxSent(ctx, "w1", []store.SentMark{{ID: hook, UserID: u.ID, MessageID: "feedmail-1", Channel: "webhook"}}); err != nil || n != 1 {
+		t.Fatalf("MarkOutboxSent = %d, %v", n, err)
+	}
+	if got, _ := s.UserByID(ctx, u.ID); got.HardBounces != 2 {
+		t.Errorf("hard_bounces %d after a webhook delivery, want 2 (kept)", got.HardBounces)
+	}
+	clk.Advance(time.Hour)
+	if rows := claimAll(t, s, "w1", clk.Now()); len(rows) != 1 || rows[0].ID != email {
+		t.Fatalf("claimed %+v, want the email row", rows)
+	}
+	if n, err := s.MarkOutboxSent(ctx, "w1", []store.SentMark{{ID: email, UserID: u.ID, MessageID: "<m@x>", Channel: store.ChannelEmail}}); err != nil || n != 1 {
+		t.Fatalf("MarkOutboxSent = %d, %v", n, err)
+	}
+	if got, _ := s.UserByID(ctx, u.ID); got.HardBounces != 0 {
+		t.Errorf("hard_bounces %d after accepted email, want 0", got.HardBounces)
+	}
+}
