@@ -239,7 +239,7 @@ func (o *Outbox) deliverChannels(ctx, rec context.Context, js []*job) (release [
 	for i, j := range js {
 		switch err := results[i]; {
 		case err == nil:
-			marks = append(marks, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: DeliveryID(j.row)})
+			marks = append(marks, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: DeliveryID(j.row), Channel: j.row.Channel})
 			o.count(j.row.Kind, "sent")
 		case stopped && !errors.As(err, new(*channelError)):
 			release = append(release, j.row.ID)

@@ -1,6 +1,7 @@
 package mailer
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -64,5 +65,24 @@ func TestUnknownChannelIsRetried(t *testing.T) {
 	fx.pass(fx.ob)
 	if rows := fx.rowsOf(); len(rc.Accepted()) != 1 || rows[0].State != store.OutboxSent {
 		t.Fatalf("after a pass that knows webhooks: %d accepted, rows = %+v; want the delivery made", len(rc.Accepted()), rows)
+	}
+}
+
+// A delivery by a channel says nothing of the person's email address: it
+// leaves their count of hard bounces as it was.
+func TestChannelDeliveryKeepsBounceCount(t *testing.T) {
+	rc := channeltest.Webhook(t)
+	fx, _ := newChanFixture(t, webhook.Name, channel.Target{URL: rc.URL() + "/hook"})
+	if err := fx.s.DB.Model(&store.User{}).Where("id = ?", fx.u.ID).UpdateColumn("hard_bounces", 2).Error; err != nil {
+		t.Fatal(err)
+	}
+	fx.push(newPost(1))
+	fx.pass(fx.ob)
+	if rows := fx.rowsOf(); len(rc.Accepted()) != 1 || len(rows) != 1 || rows[0].State != store.OutboxSent {
+		t.Fatalf("%d accepted, rows %+v; want the delivery made", len(rc.Accepted()), rows)
+	}
+	u, err := fx.s.UserByID(context.Background(), fx.u.ID)
+	if err != nil || u.HardBounces != 2 {
+		t.Errorf("hard_bounces %d (%v) after a webhook delivery, want 2", u.HardBounces, err)
 	}
 }

@@ -82,11 +82,14 @@ type SentMark struct {
 	ID        int64
 	UserID    int64
 	MessageID string
+	// Channel is the row's channel; "" is email.
+	Channel string
 }
 
 // MarkOutboxSent records accepted rows as sent in one statement, with their
-// Message-IDs, and returns how many owner still held. Accepted mail also
-// resets its recipients' count of consecutive hard bounces.
+// Message-IDs, and returns how many owner still held. Accepted email also
+// resets its recipients' count of consecutive hard bounces (a delivery by
+// another channel says nothing of the address).
 func (s *Store) MarkOutboxSent(ctx context.Context, owner string, marks []SentMark) (int64, error) {
 	if len(marks) == 0 {
 		return 0, nil
@@ -95,7 +98,9 @@ func (s *Store) MarkOutboxSent(ctx context.Context, owner string, marks []SentMa
 	users := map[int64]bool{}
 	for _, m := range marks {
 		vals[m.ID] = m.MessageID
-		users[m.UserID] = true
+		if m.Channel == "" || m.Channel == ChannelEmail {
+			users[m.UserID] = true
+		}
 	}
 	q, args := caseUpdate("outbox", "message_id", vals,
 		"state = ?, sent_at = ?, attempts = attempts + 1, lease_owner = '', lease_until = NULL, last_error = ''")
@@ -106,6 +111,9 @@ func (s *Store) MarkOutboxSent(ctx context.Context, owner string, marks []SentMa
 	res := s.DB.WithContext(ctx).Exec(q, args...)
 	if res.Error != nil {
 		return 0, fmt.Errorf("mark sent: %w", res.Error)
+	}
+	if len(users) == 0 {
+		return res.RowsAffected, nil
 	}
 	// Outside any transaction on purpose: the user row is locked after the
 	// outbox rows only in statements of their own (see the notes above).
@@ -207,8 +215,9 @@ WHERE id = ? AND lease_owner = ? AND state = ?`, OutboxFailed, outboxClip(f.Reas
 // countHardBounce counts one hard bounce against userID's address, inside
 // the caller's transaction (which holds the user's ledger lock). The one
 // that reaches limit marks the address bouncing (users.bouncing_since) and
-// holds the person's queued paid email that no worker holds; it returns
-// whether this bounce did so and how many emails it held.
+// holds the person's queued paid email that no worker holds (not their
+// deliveries by other channels, which never go to the address); it
+// returns whether this bounce did so and how many emails it held.
 func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (nowBouncing bool, held int64, err error) {
 	db := s.DB.WithContext(ctx)
 	if err := db.Exec(`UPDATE users SET hard_bounces = hard_bounces + 1 WHERE id = ?`, userID).Error; err != nil {
@@ -223,8 +232,8 @@ func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (n
 		return false, 0, nil
 	}
 	res = db.Exec(`UPDATE outbox SET state = ?, last_error = ?
-WHERE user_id = ? AND state = ? AND credits > 0 AND (lease_until IS NULL OR lease_until <= ?)`,
-		OutboxHeld, HoldBouncing, userID, OutboxQueued, s.now())
+WHERE user_id = ? AND state = ? AND credits > 0 AND channel = ? AND (lease_until IS NULL OR lease_until <= ?)`,
+		OutboxHeld, HoldBouncing, userID, OutboxQueued, ChannelEmail, s.now())
 	if res.Error != nil {
 		return true, 0, fmt.Errorf("hold for bouncing: %w", res.Error)
 	}
