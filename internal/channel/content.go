@@ -9,15 +9,22 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// CheckURL returns raw as an absolute http(s) URL with a host, or an
-// ErrBadTarget error that says what is wrong. Whether its address may be
-// reached is decided when it is dialled (the guarded client).
+// MaxTargetLen is the longest target URL a person may give, in bytes,
+// whichever way they give it (command, form, API).
+const MaxTargetLen = 2000
+
+// CheckURL returns raw as an absolute http(s) URL with a host, at most
+// MaxTargetLen long, or an ErrBadTarget error that says what is wrong.
+// Whether its address may be reached is decided when it is dialled (the
+// guarded client).
 func CheckURL(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	u, err := url.Parse(raw)
 	switch {
 	case raw == "":
 		return "", fmt.Errorf("%w: a target URL is needed (--target)", ErrBadTarget)
+	case len(raw) > MaxTargetLen:
+		return "", fmt.Errorf("%w: the target URL is %d characters long; at most %d are taken", ErrBadTarget, len(raw), MaxTargetLen)
 	case err != nil:
 		return "", fmt.Errorf("%w: %q is not a URL", ErrBadTarget, raw)
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":

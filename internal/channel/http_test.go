@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +74,8 @@ func TestCheckURL(t *testing.T) {
 		{"hooks.example.org/x", "", false},
 		{"https://user:pw@h.example.org/", "", false},
 		{"https://", "", false},
+		{"https://h.example.org/" + strings.Repeat("a", channel.MaxTargetLen-22), "https://h.example.org/" + strings.Repeat("a", channel.MaxTargetLen-22), true},
+		{"https://h.example.org/" + strings.Repeat("a", channel.MaxTargetLen-21), "", false},
 	}
 	for _, c := range cases {
 		got, err := channel.CheckURL(c.in)

@@ -59,8 +59,10 @@ type channelSubject struct {
 	sent   string
 }
 
-// maxChannelField is the longest target or token read from the form.
-const maxChannelField = 2000
+// maxChannelField is the longest target or token read from the form: one
+// more than a target may be, so that a longer one is refused (by
+// channel.CheckURL) rather than cut short.
+const maxChannelField = channel.MaxTargetLen + 1
 
 // chosenChannel reads a posted channel form over the stored cur: channel,
 // target and token, or remove=1 to go back to email. A token left empty
