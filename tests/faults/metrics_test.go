@@ -3,6 +3,7 @@ package faults
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -132,9 +133,23 @@ func TestMetricsAfterActivity(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = ob.Run(ctx) })
-	testutil.Eventually(t, 30*time.Second, func() bool {
-		return sm.Count() >= 3 && counter(t, e.m.Emails.WithLabelValues(store.KindNotice, "sent")) >= 1
-	}, "the outbox worker sends the instant emails, the digest and the credits notice")
+	// Wait for every outcome asserted below, not only for the accepted
+	// mail: the outbox's workers run passes side by side, and stopping
+	// them while a pass still settles its failures gives those rows back
+	// unsettled (no "retry" counted).
+	outcomes := []struct{ kind, result string }{
+		{store.KindItem, "sent"}, {store.KindItem, "retry"}, {store.KindItem, "failed"}, {store.KindItem, "held"},
+		{store.KindDigest, "sent"}, {store.KindNotice, "sent"},
+	}
+	testutil.EventuallySeen(t, 60*time.Second, func() (bool, string) {
+		ok, seen := sm.Count() >= 3, fmt.Sprintf("%d accepted by the SMTP server", sm.Count())
+		for _, o := range outcomes {
+			n := counter(t, e.m.Emails.WithLabelValues(o.kind, o.result))
+			ok = ok && n >= 1
+			seen += fmt.Sprintf(", %s %s %v", o.kind, o.result, n)
+		}
+		return ok, seen
+	}, "the outbox worker sends, retries, fails and holds the instant emails, sends the digest and the credits notice")
 	cancel()
 	wg.Wait()
 

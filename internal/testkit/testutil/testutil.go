@@ -77,3 +77,20 @@ func Eventually(t testing.TB, within time.Duration, cond func() bool, msg string
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// EventuallySeen is Eventually for a condition that can say what it saw:
+// when the deadline passes, the test fails with msg and the last seen.
+func EventuallySeen(t testing.TB, within time.Duration, cond func() (ok bool, seen string), msg string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ok, seen := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %s; seen: %s", within, msg, seen)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
