@@ -1,9 +1,12 @@
 package api
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/feedmail/feedmail/internal/channel/channels"
 )
 
 // TestOpenAPIDocument: openapi.json is a valid OpenAPI 3.1 document
@@ -39,5 +42,26 @@ func TestOpenAPIServed(t *testing.T) {
 	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || w.Body.String() != string(OpenAPI) {
 		t.Fatalf("GET openapi.json: %d %q, %d bytes; want 200, application/json, the document", w.Code,
 			w.Header().Get("Content-Type"), w.Body.Len())
+	}
+}
+
+// TestOpenAPIChannels: the document's Channel enum is email and the
+// channels this build registers, so a new channel cannot be left out of
+// the document (or a removed one linger in it).
+func TestOpenAPIChannels(t *testing.T) {
+	doc := loadDoc(t)
+	ref, ok := doc.Components.Schemas["Channel"]
+	if !ok || ref.Value == nil {
+		t.Fatal("openapi.json has no Channel schema")
+	}
+	var documented []string
+	for _, v := range ref.Value.Enum {
+		documented = append(documented, fmt.Sprint(v))
+	}
+	registered := channels.All().Names() // email first, then the registry
+	slices.Sort(documented)
+	slices.Sort(registered)
+	if !slices.Equal(documented, registered) {
+		t.Errorf("Channel enum %q; the channels of this build are %q", documented, registered)
 	}
 }
