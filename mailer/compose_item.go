@@ -103,7 +103,7 @@ func (s Sender) itemFor(e ItemEmail, p *itemPost) (*mail.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	htmlPart, textPart, err := tpl.render("item", p.view(e))
+	htmlPart, textPart, err := tpl.render("item", p.view(e), len(p.content.HTML), len(p.content.Text))
 	if err != nil {
 		return nil, err
 	}
