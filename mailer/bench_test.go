@@ -59,6 +59,35 @@ func BenchmarkCompose(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "emails/s")
 }
 
+// BenchmarkComposeReaders measures Sender.Item's work per email when a
+// post goes to several readers in one outbox pass: the post's part made
+// once (newItemPost) and shared, each reader's part and MIME
+// serialization per email.
+func BenchmarkComposeReaders(b *testing.B) {
+	s := testSender()
+	for _, readers := range []int{1, 2, 10} {
+		b.Run(fmt.Sprintf("readers=%d", readers), func(b *testing.B) {
+			es := make([]ItemEmail, readers)
+			for i := range es {
+				es[i] = benchItem(i)
+			}
+			for b.Loop() {
+				p := newItemPost(es[0])
+				for _, e := range es {
+					m, err := s.itemFor(e, p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := Render(m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*readers), "ns/email")
+		})
+	}
+}
+
 // BenchmarkComposeRender adds MIME serialization (quoted-printable etc.).
 func BenchmarkComposeRender(b *testing.B) {
 	s := testSender()

@@ -199,7 +199,7 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 			DigestLabel:    label,
 		},
 	}
-	htmlPart, textPart, err := tpl.render("digest", view)
+	htmlPart, textPart, err := tpl.render("digest", view, 0, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -91,27 +91,31 @@ func itemBase(link, feedURL string) string {
 
 // Item composes the email for one new item.
 func (s Sender) Item(e ItemEmail) (*mail.Msg, error) {
+	return s.itemFor(e, newItemPost(e))
+}
+
+// itemFor composes the email of e for its reader from p, the part of it
+// that is the same for every reader of the post (newItemPost(e), or one
+// made for another reader of the same post in the same format): the
+// recipient, byline, footer and headers are e's own.
+func (s Sender) itemFor(e ItemEmail, p *itemPost) (*mail.Msg, error) {
 	tpl, err := s.templates()
 	if err != nil {
 		return nil, err
 	}
-	feedURL := firstNonEmpty(e.FeedURL, e.Footer.FeedURL)
-	feedTitle := itemFeedTitle(e, feedURL)
-	itemTitle, subject := itemTitleSubject(e.ItemTitle, feedTitle)
-	view := newItemView(e, feedURL, feedTitle, itemTitle)
-	htmlPart, textPart, err := tpl.render("item", view)
+	htmlPart, textPart, err := tpl.render("item", p.view(e), len(p.content.HTML), len(p.content.Text))
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.newMsg(e.To, truncateRunes(feedTitle, maxFromTitle)+" via feedmail", subject, e.MessageID, e.Date)
+	m, err := s.newMsg(e.To, truncateRunes(p.feedTitle, maxFromTitle)+" via feedmail", p.subject, e.MessageID, e.Date)
 	if err != nil {
 		return nil, err
 	}
 	listID := strings.TrimSpace(e.ListID)
 	if listID == "" {
-		listID = s.urlListID(feedURL)
+		listID = s.urlListID(p.feedURL)
 	}
-	if err := setListHeaders(m, feedTitle, listID, e.Footer); err != nil {
+	if err := setListHeaders(m, p.feedTitle, listID, e.Footer); err != nil {
 		return nil, err
 	}
 	setBody(m, textPart, htmlPart)
@@ -140,37 +144,63 @@ func itemTitleSubject(raw, feedTitle string) (title, subject string) {
 	return title, title
 }
 
-// newItemView returns the data of the item templates: the item's link,
-// content in the subscription's format, enclosures, byline and footer.
-func newItemView(e ItemEmail, feedURL, feedTitle, itemTitle string) itemView {
-	base := itemBase(e.ItemLink, feedURL)
-	link := bodyURL(base, false)
+// itemPost is the part of an item email that depends only on the post,
+// its feed and the subscription's format (and article), not on the
+// reader: titles, subject and the content, sanitized and converted to
+// text, which is most of an email's cost. It is read-only once made, so
+// the readers of one post can share it.
+type itemPost struct {
+	feedURL, feedTitle, itemTitle, subject string
+	link                                   string
+	content                                Content
+	enclosures                             []enclosureView
+	openPost, readMore                     Link
+	noText                                 bool
+	note                                   string
+}
+
+// newItemPost returns the reader-independent part of e: the item's link,
+// content in the subscription's format, enclosures and the links under
+// it.
+func newItemPost(e ItemEmail) *itemPost {
+	p := &itemPost{feedURL: firstNonEmpty(e.FeedURL, e.Footer.FeedURL)}
+	p.feedTitle = itemFeedTitle(e, p.feedURL)
+	p.itemTitle, p.subject = itemTitleSubject(e.ItemTitle, p.feedTitle)
+	base := itemBase(e.ItemLink, p.feedURL)
+	p.link = bodyURL(base, false)
 	if strings.TrimSpace(e.ItemLink) == "" {
-		link = "" // the base fell back to the feed URL: no item link to show
+		p.link = "" // the base fell back to the feed URL: no item link to show
 	}
 	var video *videoPost
-	if v, ok := postVideo(link, e.ItemHTML, e.Media); ok {
+	if v, ok := postVideo(p.link, e.ItemHTML, e.Media); ok {
 		video = &v
 	}
-	content := formattedBody(e, base, link, itemTitle, video)
-	enclosures := enclosureViews(e.Media.Enclosures)
-	openPost, readMore, noText := itemLinks(link, content.Empty() && len(enclosures) == 0, video)
+	p.content = formattedBody(e, base, p.link, p.itemTitle, video)
+	p.enclosures = enclosureViews(e.Media.Enclosures)
+	p.openPost, p.readMore, p.noText = itemLinks(p.link, p.content.Empty() && len(p.enclosures) == 0, video)
+	p.note = articleNote(e)
+	return p
+}
+
+// view returns the data of the item templates for e's reader: p's
+// content with e's byline (in the reader's time zone) and footer.
+func (p *itemPost) view(e ItemEmail) itemView {
 	siteURL := bodyURL(e.Footer.SiteURL, false)
 	return itemView{
-		Title:      itemTitle,
-		FeedTitle:  feedTitle,
+		Title:      p.itemTitle,
+		FeedTitle:  p.feedTitle,
 		SiteURL:    siteURL,
-		ItemTitle:  itemTitle,
-		ItemLink:   link,
+		ItemTitle:  p.itemTitle,
+		ItemLink:   p.link,
 		Byline:     itemByline(e.Author, e.Published, e.Location),
-		Content:    htmltemplate.HTML(content.HTML), // sanitized by PrepareHTML
-		Text:       content.Text,
-		Enclosures: enclosures,
-		OpenPost:   openPost,
-		NoText:     noText,
-		ReadMore:   readMore,
-		Note:       articleNote(e),
-		Footer:     itemFooter(e, feedURL, feedTitle, siteURL),
+		Content:    htmltemplate.HTML(p.content.HTML), // sanitized by PrepareHTML
+		Text:       p.content.Text,
+		Enclosures: p.enclosures,
+		OpenPost:   p.openPost,
+		NoText:     p.noText,
+		ReadMore:   p.readMore,
+		Note:       p.note,
+		Footer:     itemFooter(e, p.feedURL, p.feedTitle, siteURL),
 	}
 }
 

@@ -67,7 +67,7 @@ func (s Sender) Notice(e NoticeEmail) (*mail.Msg, error) {
 		Title: subject, To: strings.TrimSpace(e.To),
 		Text: text, Paragraphs: paras, Links: links,
 	}
-	htmlPart, textPart, err := tpl.render("notice", view)
+	htmlPart, textPart, err := tpl.render("notice", view, 0, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -87,8 +87,11 @@ func writeLinked(b *strings.Builder, link, style, inner string) {
 // escAttr escapes an attribute value as the HTML renderer does, so our
 // markup renders back to itself.
 func escAttr(s string) string {
-	return strings.NewReplacer(`&`, "&amp;", `"`, "&#34;", "<", "&lt;", ">", "&gt;", "'", "&#39;").Replace(s)
+	return attrEscaper.Replace(s)
 }
+
+// attrEscaper is escAttr's replacer, built once.
+var attrEscaper = strings.NewReplacer(`&`, "&amp;", `"`, "&#34;", "<", "&lt;", ">", "&gt;", "'", "&#39;")
 
 // imageLedWords is the number of words under which a post that shows an
 // image is led by it (a photo post): it gets a caption.

@@ -178,6 +178,9 @@ func formatListID(title, id string) (string, error) {
 	return phrase + " <" + id + ">", nil
 }
 
+// phraseEscaper escapes the inside of an RFC 5322 quoted string.
+var phraseEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
 // encodePhrase renders display text as an RFC 5322 phrase: a quoted string
 // when it is printable ASCII, RFC 2047 encoded-words folded onto separate
 // lines otherwise.
@@ -193,8 +196,7 @@ func encodePhrase(s string) string {
 		}
 	}
 	if ascii {
-		r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
-		return `"` + r.Replace(s) + `"`
+		return `"` + phraseEscaper.Replace(s) + `"`
 	}
 	enc := mime.QEncoding.Encode("UTF-8", s)
 	return strings.ReplaceAll(enc, "?= =?", "?=\r\n =?")

@@ -50,7 +50,7 @@ func (w *mailWay) render(ctx context.Context, j *job, in *renderInput) error {
 		if !ok {
 			return fmt.Errorf("%w: outbox %d: item or subscription no longer exists", ErrPermanent, j.row.ID)
 		}
-		j.msg, err = o.renderItem(j.row, j.user, d, in.articles, in.now)
+		j.msg, err = o.renderItem(j.row, j.user, d, in)
 	} else {
 		r := o.renderers[j.row.Kind]
 		if r == nil {

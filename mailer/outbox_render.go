@@ -24,7 +24,7 @@ func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
 			items = append(items, j.row)
 		}
 	}
-	in := &renderInput{now: now}
+	in := &renderInput{now: now, memo: &renderMemo{}}
 	if len(items) > 0 {
 		var err error
 		if in.deliveries, err = o.cfg.Store.ItemDeliveries(ctx, items); err != nil {
@@ -76,8 +76,10 @@ func recipient(row *store.OutboxEmail, u *store.User) string {
 	return ""
 }
 
-// renderItem composes an instant email.
-func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemDelivery, arts map[int64]store.ItemArticle, now time.Time) (*mail.Msg, error) {
+// renderItem composes an instant email; the post's part of it is made
+// once per pass for all its readers in the same format (memo).
+func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemDelivery, in *renderInput) (*mail.Msg, error) {
+	now := in.now
 	if d.Subscription.State != store.SubActive {
 		return nil, fmt.Errorf("%w: subscription %d is %s", ErrCancelled, d.Subscription.ID, d.Subscription.State)
 	}
@@ -100,12 +102,10 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 	if it.PublishedAt != nil {
 		e.Published = *it.PublishedAt
 	}
-	if u != nil && u.Timezone != "" {
-		if loc, err := time.LoadLocation(u.Timezone); err == nil {
-			e.Location = loc
-		}
+	if u != nil {
+		e.Location = in.memo.location(u.Timezone)
 	}
-	withArticle(&e, it.ID, arts)
+	withArticle(&e, it.ID, in.articles)
 	l := o.cfg.Links
 	if l.Base != "" {
 		e.Footer.StatusURL = l.Status(f.URL)
@@ -115,7 +115,8 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 			e.Footer.UnsubscribeMailto = l.UnsubscribeMailto(row.ID)
 		}
 	}
-	m, err := o.cfg.Sender.Item(e)
+	p := in.memo.post(postKey{item: it.ID, format: e.Format}, func() *itemPost { return newItemPost(e) })
+	m, err := o.cfg.Sender.itemFor(e, p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: outbox %d: %w", ErrPermanent, row.ID, err)
 	}

@@ -54,6 +54,8 @@ type renderInput struct {
 	deliveries map[int64]store.ItemDelivery
 	articles   map[int64]store.ItemArticle
 	now        time.Time
+	// memo is shared by the pass's renders (outbox_memo.go).
+	memo *renderMemo
 }
 
 // wayOf returns the way row goes by: its channel ("" is email) picks the

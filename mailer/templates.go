@@ -88,12 +88,24 @@ var textFuncs = texttemplate.FuncMap{
 	},
 }
 
+// templateHTMLSize and templateTextSize are about what the templates add
+// around the content they are given.
+const (
+	templateHTMLSize = 8 << 10
+	templateTextSize = 2 << 10
+)
+
 // render executes the HTML and text forms of the template called name.
-func (t *Templates) render(name string, data any) (htmlPart, textPart string, err error) {
+// The parts are written into buffers of at least htmlSize and textSize
+// bytes plus the templates' own markup, so that a large body is not
+// copied over and over as they grow.
+func (t *Templates) render(name string, data any, htmlSize, textSize int) (htmlPart, textPart string, err error) {
 	if t == nil || t.html == nil || t.text == nil {
 		return "", "", errors.New("mailer: templates not loaded")
 	}
 	var hb, tb strings.Builder
+	hb.Grow(htmlSize + templateHTMLSize)
+	tb.Grow(textSize + templateTextSize)
 	if err := t.html.ExecuteTemplate(&hb, name+".html", data); err != nil {
 		return "", "", fmt.Errorf("render %s.html: %w", name, err)
 	}
