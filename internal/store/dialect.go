@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -237,6 +238,24 @@ func (q *psQuery) query(ctx context.Context, c gorm.ConnPool) (*sql.Rows, error)
 	return c.QueryContext(ctx, q.String(), q.args...)
 }
 
+// psScan runs q and returns its rows' single column.
+func psScan[T any](ctx context.Context, c gorm.ConnPool, q *psQuery) ([]T, error) {
+	rows, err := q.query(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // psChunk is how many rows go into one multi-row statement: well under the
 // parameter limits of both databases (Postgres 65535, SQLite 32766) for the
 // widest statement here (~24 columns).
@@ -261,6 +280,36 @@ func (q *psQuery) psUnnestV(cols []psCol, arrays []any) {
 		q.arg(arrays[k], col.pgType+"[]")
 	}
 	q.sql(") AS v(").names(cols).sql("))")
+}
+
+// psRowsV appends "WITH v(c1, …) AS …" holding n rows, arrays[k] (a
+// slice of n values) being column cols[k]: psUnnestV where the dialect
+// takes array parameters, so the text is the same for every n, a VALUES
+// list otherwise.
+func (q *psQuery) psRowsV(cols []psCol, arrays []any, n int) *psQuery {
+	if q.d.arrayParams() {
+		q.psUnnestV(cols, arrays)
+		return q
+	}
+	vals := make([]reflect.Value, len(arrays))
+	for k, a := range arrays {
+		vals[k] = reflect.ValueOf(a)
+	}
+	q.sql("WITH v(").names(cols).sql(") AS (VALUES ")
+	for i := range n {
+		if i > 0 {
+			q.sql(", ")
+		}
+		q.sql("(")
+		for k := range cols {
+			if k > 0 {
+				q.sql(", ")
+			}
+			q.arg(vals[k].Index(i).Interface(), "")
+		}
+		q.sql(")")
+	}
+	return q.sql(")")
 }
 
 // names appends the names of cols, separated by commas.

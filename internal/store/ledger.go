@@ -210,13 +210,21 @@ func (s *Store) ledgerLockUsers(ctx context.Context, ids []int64) (map[int64]int
 	if len(ids) == 0 {
 		return out, nil
 	}
-	q := "SELECT id, balance FROM users WHERE id IN ? ORDER BY id" + s.sqlDialect().forUpdate()
-	var rows []lockedUser
-	if err := s.DB.WithContext(ctx).Raw(q, ids).Scan(&rows).Error; err != nil {
+	q := s.psNew().sql("SELECT id, balance FROM users WHERE id").in(ids).sql(" ORDER BY id" + s.sqlDialect().forUpdate())
+	rows, err := q.query(ctx, s.psConn(ctx))
+	if err != nil {
 		return nil, fmt.Errorf("lock users: %w", err)
 	}
-	for _, r := range rows {
+	defer rows.Close()
+	for rows.Next() {
+		var r lockedUser
+		if err := rows.Scan(&r.ID, &r.Balance); err != nil {
+			return nil, fmt.Errorf("lock users: %w", err)
+		}
 		out[r.ID] = r.Balance
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lock users: %w", err)
 	}
 	return out, nil
 }
