@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"reflect"
 	"sort"
 	"strconv"
@@ -109,6 +110,18 @@ func (d dialect) skipLocked() string {
 	return ""
 }
 
+// genericPlans is the statement that makes the rest of the current
+// transaction run prepared statements on their generic plans (Postgres),
+// "" where there is none (SQLite). Postgres otherwise plans anew each
+// execution of a statement whose generic plan it judges costlier than a
+// custom one, as it does for the routing joins over = ANY($n) arrays.
+func (d dialect) genericPlans() string {
+	if d.pg {
+		return "SET LOCAL plan_cache_mode = force_generic_plan"
+	}
+	return ""
+}
+
 // addSeconds is the SQL expression of the time parameter plus a number
 // of seconds: the first placeholder is the time, the second the seconds
 // expression's parameter inside secs (which must contain one ?).
@@ -168,6 +181,21 @@ func caseUpdate(table, col string, vals map[int64]any, extra string) (string, []
 	b.WriteString(" ELSE " + col + " END WHERE id IN ?")
 	args = append(args, ids)
 	return b.String(), args
+}
+
+// useGenericPlans runs genericPlans inside the caller's transaction on c:
+// for transactions whose statements' plans do not depend on their
+// arguments' values (rows by key, arrays of ids), so that each is planned
+// once per connection, not once per execution.
+func (s *Store) useGenericPlans(ctx context.Context, c gorm.ConnPool) error {
+	q := s.sqlDialect().genericPlans()
+	if q == "" {
+		return nil
+	}
+	if _, err := c.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("generic plans: %w", err)
+	}
+	return nil
 }
 
 // psConn is the connection (or transaction) a Store runs raw SQL on.

@@ -78,6 +78,9 @@ func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxEm
 // chargeOutboxTx does ChargeOutbox's work inside its transaction, setting
 // out[i] for each row.
 func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*OutboxEmail, keys KeyFunc, notice CreditNotice, out []ChargeOutcome) error {
+	if err := s.useGenericPlans(ctx, s.psConn(ctx)); err != nil {
+		return err
+	}
 	ownerPaid, err := s.chargeOwnerPaid(ctx, owner, rows, keys, out)
 	if err != nil {
 		return err
