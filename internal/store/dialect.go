@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -63,6 +64,18 @@ func (d dialect) valuesParam(pgType string) string {
 		return "CAST(? AS " + pgType + ")"
 	}
 	return "?"
+}
+
+// idsIn is the gorm condition "col IN ?" over ids with its argument: on
+// Postgres "col = ANY(?)" with one array parameter, so that the text is
+// the same whatever the number of ids and its prepared statement is
+// reused; an IN list on SQLite.
+func (d dialect) idsIn(col string, ids []int64) (string, any) {
+	if d.arrayParams() {
+		return col + " = ANY(?)", pgtype.Array[int64]{Elements: ids, Valid: true,
+			Dims: []pgtype.ArrayDimension{{Length: int32(len(ids)), LowerBound: 1}}}
+	}
+	return col + " IN ?", ids
 }
 
 // forUpdate is the suffix that locks the rows a SELECT reads until the
