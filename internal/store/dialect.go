@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -169,31 +168,6 @@ func (s *Store) valuesCTE(name string, cols, pgTypes []string, rows [][]any) (st
 	}
 	sb.WriteString(")")
 	return sb.String(), args
-}
-
-// caseUpdate builds "UPDATE table SET [extra, ]col = CASE id WHEN ? THEN ?
-// … ELSE col END WHERE id IN ?" for per-row values in one statement, for
-// gorm. The caller supplies extra's arguments before the returned ones.
-func caseUpdate(table, col string, vals map[int64]any, extra string) (string, []any) {
-	ids := make([]int64, 0, len(vals))
-	for id := range vals {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
-	var b strings.Builder
-	args := make([]any, 0, 2*len(ids)+1)
-	b.WriteString("UPDATE " + table + " SET ")
-	if extra != "" {
-		b.WriteString(extra + ", ")
-	}
-	b.WriteString(col + " = CASE id")
-	for _, id := range ids {
-		b.WriteString(" WHEN ? THEN ?")
-		args = append(args, id, vals[id])
-	}
-	b.WriteString(" ELSE " + col + " END WHERE id IN ?")
-	args = append(args, ids)
-	return b.String(), args
 }
 
 // useGenericPlans runs genericPlans inside the caller's transaction on c:

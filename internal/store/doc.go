@@ -21,8 +21,13 @@
 //     and the conditional UPDATEs of claims and leases whose row count is
 //     the answer;
 //   - psQuery (dialect.go) builds the batch statements of the hot paths (a
-//     poll's write, the fan-out) and runs them on database/sql, with the
-//     dialect's placeholders and, on Postgres, array parameters.
+//     poll's write, the fan-out, the mailer's charges and sent marks) and
+//     runs them on database/sql, with the dialect's placeholders and, on
+//     Postgres, array parameters, so that a statement has one text
+//     whatever the number of rows (a gorm read by many ids takes
+//     dialect.idsIn for the same reason). Transactions of such statements
+//     start with useGenericPlans, so Postgres plans each once per
+//     connection.
 //
 // A condition several statements share is one function next to its
 // aggregate (pausedSQL in pause.go), never spelled out again; a
