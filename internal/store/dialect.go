@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
-	"sort"
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -63,6 +65,18 @@ func (d dialect) valuesParam(pgType string) string {
 	return "?"
 }
 
+// idsIn is the gorm condition "col IN ?" over ids with its argument: on
+// Postgres "col = ANY(?)" with one array parameter, so that the text is
+// the same whatever the number of ids and its prepared statement is
+// reused; an IN list on SQLite.
+func (d dialect) idsIn(col string, ids []int64) (string, any) {
+	if d.arrayParams() {
+		return col + " = ANY(?)", pgtype.Array[int64]{Elements: ids, Valid: true,
+			Dims: []pgtype.ArrayDimension{{Length: int32(len(ids)), LowerBound: 1}}}
+	}
+	return col + " IN ?", ids
+}
+
 // forUpdate is the suffix that locks the rows a SELECT reads until the
 // transaction ends. SQLite transactions are BEGIN IMMEDIATE (one writer at
 // a time), so it needs none.
@@ -104,6 +118,18 @@ func (d dialect) lockRow(q *gorm.DB) *gorm.DB {
 func (d dialect) skipLocked() string {
 	if d.pg {
 		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+// genericPlans is the statement that makes the rest of the current
+// transaction run prepared statements on their generic plans (Postgres),
+// "" where there is none (SQLite). Postgres otherwise plans anew each
+// execution of a statement whose generic plan it judges costlier than a
+// custom one, as it does for the routing joins over = ANY($n) arrays.
+func (d dialect) genericPlans() string {
+	if d.pg {
+		return "SET LOCAL plan_cache_mode = force_generic_plan"
 	}
 	return ""
 }
@@ -154,29 +180,19 @@ func (s *Store) valuesCTE(name string, cols, pgTypes []string, rows [][]any) (st
 	return sb.String(), args
 }
 
-// caseUpdate builds "UPDATE table SET [extra, ]col = CASE id WHEN ? THEN ?
-// … ELSE col END WHERE id IN ?" for per-row values in one statement, for
-// gorm. The caller supplies extra's arguments before the returned ones.
-func caseUpdate(table, col string, vals map[int64]any, extra string) (string, []any) {
-	ids := make([]int64, 0, len(vals))
-	for id := range vals {
-		ids = append(ids, id)
+// useGenericPlans runs genericPlans inside the caller's transaction on c:
+// for transactions whose statements' plans do not depend on their
+// arguments' values (rows by key, arrays of ids), so that each is planned
+// once per connection, not once per execution.
+func (s *Store) useGenericPlans(ctx context.Context, c gorm.ConnPool) error {
+	q := s.sqlDialect().genericPlans()
+	if q == "" {
+		return nil
 	}
-	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
-	var b strings.Builder
-	args := make([]any, 0, 2*len(ids)+1)
-	b.WriteString("UPDATE " + table + " SET ")
-	if extra != "" {
-		b.WriteString(extra + ", ")
+	if _, err := c.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("generic plans: %w", err)
 	}
-	b.WriteString(col + " = CASE id")
-	for _, id := range ids {
-		b.WriteString(" WHEN ? THEN ?")
-		args = append(args, id, vals[id])
-	}
-	b.WriteString(" ELSE " + col + " END WHERE id IN ?")
-	args = append(args, ids)
-	return b.String(), args
+	return nil
 }
 
 // psConn is the connection (or transaction) a Store runs raw SQL on.
@@ -247,6 +263,24 @@ func (q *psQuery) query(ctx context.Context, c gorm.ConnPool) (*sql.Rows, error)
 	return c.QueryContext(ctx, q.String(), q.args...)
 }
 
+// psScan runs q and returns its rows' single column.
+func psScan[T any](ctx context.Context, c gorm.ConnPool, q *psQuery) ([]T, error) {
+	rows, err := q.query(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // psChunk is how many rows go into one multi-row statement: well under the
 // parameter limits of both databases (Postgres 65535, SQLite 32766) for the
 // widest statement here (~24 columns).
@@ -271,6 +305,36 @@ func (q *psQuery) psUnnestV(cols []psCol, arrays []any) {
 		q.arg(arrays[k], col.pgType+"[]")
 	}
 	q.sql(") AS v(").names(cols).sql("))")
+}
+
+// psRowsV appends "WITH v(c1, …) AS …" holding n rows, arrays[k] (a
+// slice of n values) being column cols[k]: psUnnestV where the dialect
+// takes array parameters, so the text is the same for every n, a VALUES
+// list otherwise.
+func (q *psQuery) psRowsV(cols []psCol, arrays []any, n int) *psQuery {
+	if q.d.arrayParams() {
+		q.psUnnestV(cols, arrays)
+		return q
+	}
+	vals := make([]reflect.Value, len(arrays))
+	for k, a := range arrays {
+		vals[k] = reflect.ValueOf(a)
+	}
+	q.sql("WITH v(").names(cols).sql(") AS (VALUES ")
+	for i := range n {
+		if i > 0 {
+			q.sql(", ")
+		}
+		q.sql("(")
+		for k := range cols {
+			if k > 0 {
+				q.sql(", ")
+			}
+			q.arg(vals[k].Index(i).Interface(), "")
+		}
+		q.sql(")")
+	}
+	return q.sql(")")
 }
 
 // names appends the names of cols, separated by commas.

@@ -22,10 +22,15 @@
 //     computed from columns (n = n + 1, a = b), and the UPDATEs of claims
 //     and leases (lease_owner or lease_until in the WHERE);
 //   - psQuery (dialect.go) builds the batch statements of the hot paths (a
-//     poll's write, the fan-out) and runs them on database/sql, with the
-//     dialect's placeholders and, on Postgres, array parameters; the two
-//     statements of the Postgres feed claim run there too, their $n
-//     placeholders numbered by hand because each is used more than once.
+//     poll's write, the fan-out, the mailer's charges and sent marks) and
+//     runs them on database/sql, with the dialect's placeholders and, on
+//     Postgres, array parameters, so that a statement has one text
+//     whatever the number of rows (a gorm read by many ids takes
+//     dialect.idsIn for the same reason). Transactions of such statements
+//     start with useGenericPlans, so Postgres plans each once per
+//     connection. The two statements of the Postgres feed claim run there
+//     too, their $n placeholders numbered by hand because each is used
+//     more than once.
 //
 // TestSQLTextOnlyWhereTheRuleAllows fails on SQL text given to Exec or Raw
 // that uses none of the constructs above.

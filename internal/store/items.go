@@ -110,13 +110,13 @@ func (s *Store) ItemDeliveries(ctx context.Context, rows []*OutboxEmail) (map[in
 	if len(itemIDs) == 0 {
 		return out, nil
 	}
-	db := s.DB.WithContext(ctx)
+	db, d := s.DB.WithContext(ctx), s.sqlDialect()
 	var items []Item
-	if err := db.Where("id IN ?", outboxUniq(itemIDs)).Find(&items).Error; err != nil {
+	if err := db.Where(d.idsIn("id", outboxUniq(itemIDs))).Find(&items).Error; err != nil {
 		return nil, fmt.Errorf("load items: %w", err)
 	}
 	var subs []Subscription
-	if err := db.Where("id IN ?", outboxUniq(subIDs)).Find(&subs).Error; err != nil {
+	if err := db.Where(d.idsIn("id", outboxUniq(subIDs))).Find(&subs).Error; err != nil {
 		return nil, fmt.Errorf("load subscriptions: %w", err)
 	}
 	itemBy := make(map[int64]*Item, len(items))
@@ -126,7 +126,7 @@ func (s *Store) ItemDeliveries(ctx context.Context, rows []*OutboxEmail) (map[in
 		feedIDs = append(feedIDs, items[i].FeedID)
 	}
 	var feeds []Feed
-	if err := db.Where("id IN ?", outboxUniq(feedIDs)).Find(&feeds).Error; err != nil {
+	if err := db.Where(d.idsIn("id", outboxUniq(feedIDs))).Find(&feeds).Error; err != nil {
 		return nil, fmt.Errorf("load feeds: %w", err)
 	}
 	feedBy := make(map[int64]*Feed, len(feeds))

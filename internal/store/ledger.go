@@ -211,8 +211,10 @@ func (s *Store) ledgerLockUsers(ctx context.Context, ids []int64) (map[int64]int
 		return out, nil
 	}
 	var rows []lockedUser
-	q := s.DB.WithContext(ctx).Model(&User{}).Select("id, balance").Where("id IN ?", ids).Order("id")
-	if err := s.sqlDialect().lockRow(q).Scan(&rows).Error; err != nil {
+	d := s.sqlDialect()
+	cond, arg := d.idsIn("id", ids)
+	q := s.DB.WithContext(ctx).Model(&User{}).Select("id, balance").Where(cond, arg).Order("id")
+	if err := d.lockRow(q).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("lock users: %w", err)
 	}
 	for _, r := range rows {

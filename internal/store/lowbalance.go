@@ -42,7 +42,8 @@ func (s *Store) WarnRunningLow(ctx context.Context, userIDs []int64, notice LowN
 		return 0, nil
 	}
 	var due []int64
-	if err := s.DB.WithContext(ctx).Model(&User{}).Where("id IN ? AND "+lowWhere, userIDs).
+	cond, arg := s.sqlDialect().idsIn("id", userIDs)
+	if err := s.DB.WithContext(ctx).Model(&User{}).Where(cond+" AND "+lowWhere, arg).
 		Order("id").Pluck("id", &due).Error; err != nil {
 		return 0, fmt.Errorf("running low: look up readers: %w", err)
 	}

@@ -86,43 +86,56 @@ type SentMark struct {
 	Channel string
 }
 
-// MarkOutboxSent records accepted rows as sent in one statement, with their
-// Message-IDs, and returns how many owner still held. Accepted email also
-// resets its recipients' count of consecutive hard bounces (a delivery by
-// another channel says nothing of the address).
+// MarkOutboxSent records accepted rows as sent, with their Message-IDs,
+// and returns how many owner still held: one statement of the same text
+// whatever the number of rows (on Postgres). Accepted email also resets
+// its recipients' count of consecutive hard bounces (a delivery by another
+// channel says nothing of the address).
 func (s *Store) MarkOutboxSent(ctx context.Context, owner string, marks []SentMark) (int64, error) {
 	if len(marks) == 0 {
 		return 0, nil
 	}
-	vals := make(map[int64]any, len(marks))
+	c := s.psConn(ctx)
+	now := s.now()
+	var total int64
+	for start, chunk := 0, s.psChunkOf(len(marks)); start < len(marks); start += chunk {
+		part := marks[start:min(start+chunk, len(marks))]
+		ids, msgIDs := make([]int64, len(part)), make([]string, len(part))
+		for i, m := range part {
+			ids[i], msgIDs[i] = m.ID, m.MessageID
+		}
+		q := s.psNew().psRowsV(sentCols, []any{ids, msgIDs}, len(part)).sql("\nUPDATE outbox SET state = ").arg(OutboxSent, "text").
+			sql(", sent_at = ").arg(now, "timestamptz").
+			sql(", attempts = attempts + 1, lease_owner = '', lease_until = NULL, last_error = '', message_id = v.message_id"+
+				"\nFROM v WHERE outbox.id = v.id AND outbox.lease_owner = ").arg(owner, "text").
+			sql(" AND outbox.state = ").arg(OutboxQueued, "text")
+		n, err := q.exec(ctx, c)
+		if err != nil {
+			return total, fmt.Errorf("mark sent: %w", err)
+		}
+		total += n
+	}
 	users := map[int64]bool{}
 	for _, m := range marks {
-		vals[m.ID] = m.MessageID
 		if m.Channel == "" || m.Channel == ChannelEmail {
 			users[m.UserID] = true
 		}
 	}
-	q, args := caseUpdate("outbox", "message_id", vals,
-		"state = ?, sent_at = ?, attempts = attempts + 1, lease_owner = '', lease_until = NULL, last_error = ''")
-	// caseUpdate puts the extra assignments first; their arguments lead.
-	args = append([]any{OutboxSent, s.now()}, args...)
-	q += " AND lease_owner = ? AND state = ?"
-	args = append(args, owner, OutboxQueued)
-	res := s.DB.WithContext(ctx).Exec(q, args...)
-	if res.Error != nil {
-		return 0, fmt.Errorf("mark sent: %w", res.Error)
-	}
 	if len(users) == 0 {
-		return res.RowsAffected, nil
+		return total, nil
 	}
 	// Outside any transaction on purpose: the user row is locked after the
 	// outbox rows only in statements of their own (see the notes above).
-	if err := s.DB.WithContext(ctx).Model(&User{}).Where("id IN ? AND hard_bounces > 0", outboxSortedKeys(users)).
+	cond, arg := s.sqlDialect().idsIn("id", outboxSortedKeys(users))
+	if err := s.DB.WithContext(ctx).Model(&User{}).Where(cond, arg).Where("hard_bounces > 0").
 		UpdateColumn("hard_bounces", 0).Error; err != nil {
-		return res.RowsAffected, fmt.Errorf("reset bounces: %w", err)
+		return total, fmt.Errorf("reset bounces: %w", err)
 	}
-	return res.RowsAffected, nil
+	return total, nil
 }
+
+// sentCols are the per-row values of MarkOutboxSent.
+var sentCols = []psCol{{"id", "bigint"}, {"message_id", "text"}}
 
 // RetryOutbox puts a row owner holds back in the queue, due at next, after
 // a failed attempt (attempts + 1, the failure kept in last_error). It

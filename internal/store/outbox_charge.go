@@ -78,6 +78,9 @@ func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxEm
 // chargeOutboxTx does ChargeOutbox's work inside its transaction, setting
 // out[i] for each row.
 func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*OutboxEmail, keys KeyFunc, notice CreditNotice, out []ChargeOutcome) error {
+	if err := s.useGenericPlans(ctx, s.psConn(ctx)); err != nil {
+		return err
+	}
 	ownerPaid, err := s.chargeOwnerPaid(ctx, owner, rows, keys, out)
 	if err != nil {
 		return err
@@ -114,9 +117,10 @@ func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*Outb
 	for i, r := range rows {
 		ids[i] = r.ID
 	}
-	var mine []int64
-	if err := s.DB.WithContext(ctx).Model(&OutboxEmail{}).Where("id IN ? AND lease_owner = ? AND state = ?", ids, owner, OutboxQueued).
-		Pluck("id", &mine).Error; err != nil {
+	q := s.psNew().sql("SELECT id FROM outbox WHERE lease_owner = ").arg(owner, "text").
+		sql(" AND state = ").arg(OutboxQueued, "text").sql(" AND id").in(ids)
+	mine, err := psScan[int64](ctx, s.psConn(ctx), q)
+	if err != nil {
 		return nil, nil, fmt.Errorf("check leases: %w", err)
 	}
 	held := make(map[int64]bool, len(mine))
@@ -144,9 +148,9 @@ func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*Outb
 // ChargedBefore, and returns the people of the rows still to charge, in
 // the order first met.
 func (s *Store) skipChargedBefore(ctx context.Context, rows []*OutboxEmail, chargeKeys, paidKeys []string, out []ChargeOutcome) ([]int64, error) {
-	var existing []string
-	if err := s.DB.WithContext(ctx).Model(&LedgerEntry{}).Where("idempotency_key IN ?", paidKeys).
-		Pluck("idempotency_key", &existing).Error; err != nil {
+	existing, err := psScan[string](ctx, s.psConn(ctx),
+		inList(s.psNew().sql("SELECT idempotency_key FROM ledger_entries WHERE idempotency_key"), paidKeys, "text"))
+	if err != nil {
 		return nil, fmt.Errorf("look up charges: %w", err)
 	}
 	done := make(map[string]bool, len(existing))
@@ -228,26 +232,38 @@ func chargeReason(r *OutboxEmail) string {
 	return reason
 }
 
-// writeCharges inserts the charge entries and writes the changed balances
-// in one statement.
+// writeCharges inserts the charge entries and writes the changed balances:
+// one statement each, of the same text whatever the number of rows (on
+// Postgres).
 func (s *Store) writeCharges(ctx context.Context, c charges, balances map[int64]int64) error {
 	if len(c.entries) == 0 {
 		return nil
 	}
-	db := s.DB.WithContext(ctx)
-	if err := db.CreateInBatches(&c.entries, 500).Error; err != nil {
-		return fmt.Errorf("insert charges: %w", err)
+	conn := s.psConn(ctx)
+	for start, chunk := 0, s.psChunkOf(len(c.entries)); start < len(c.entries); start += chunk {
+		part := c.entries[start:min(start+chunk, len(c.entries))]
+		if _, err := s.insertLedgerEntries(part).exec(ctx, conn); err != nil {
+			return fmt.Errorf("insert charges: %w", err)
+		}
 	}
-	vals := make(map[int64]any, len(c.changed))
-	for u := range c.changed {
-		vals[u] = balances[u]
-	}
-	q, args := caseUpdate("users", "balance", vals, "")
-	if err := db.Exec(q, args...).Error; err != nil {
-		return fmt.Errorf("update balances: %w", err)
+	users := outboxSortedKeys(c.changed)
+	for start, chunk := 0, s.psChunkOf(len(users)); start < len(users); start += chunk {
+		part := users[start:min(start+chunk, len(users))]
+		bals := make([]int64, len(part))
+		for i, u := range part {
+			bals[i] = balances[u]
+		}
+		q := s.psNew().psRowsV(balanceCols, []any{part, bals}, len(part)).
+			sql("\nUPDATE users SET balance = v.balance FROM v WHERE users.id = v.id")
+		if _, err := q.exec(ctx, conn); err != nil {
+			return fmt.Errorf("update balances: %w", err)
+		}
 	}
 	return nil
 }
+
+// balanceCols are the per-row values of writeCharges' balance update.
+var balanceCols = []psCol{{"id", "bigint"}, {"balance", "bigint"}}
 
 // holdForCredits holds the rows chargeRows could not charge and queues
 // the out-of-credits notice of each of their people not told yet.

@@ -90,16 +90,32 @@ func (s *Store) ownerPayersOfRows(ctx context.Context, leaseOwner string, rows [
 	for i, r := range rows {
 		ids[i] = r.ID
 	}
-	var found []payerRow
-	q := `SELECT o.id AS row_id, s.feed_id, ` + payerCols("s.id") + `
+	heldBy := func(q *psQuery, kind string) *psQuery {
+		return q.sql(" AND o.kind = ").arg(kind, "text").sql(" AND o.lease_owner = ").arg(leaseOwner, "text").
+			sql(" AND o.state = ").arg(OutboxQueued, "text")
+	}
+	q := s.psNew().sql(`SELECT o.id AS row_id, s.feed_id, ` + payerCols("s.id") + `
 FROM outbox o JOIN subscriptions s ON s.id = o.subscription_id JOIN feed_owners fo ON fo.feed_id = s.feed_id
-WHERE o.id IN ? AND o.kind = ? AND o.lease_owner = ? AND o.state = ?
+WHERE o.id`).in(ids)
+	q = heldBy(q, KindItem).sql(`
 UNION ALL
 SELECT DISTINCT o.id AS row_id, di.feed_id, ` + payerCols("di.subscription_id") + `
 FROM outbox o JOIN digest_items di ON di.issue_id = o.issue_id JOIN feed_owners fo ON fo.feed_id = di.feed_id
-WHERE o.id IN ? AND o.kind = ? AND o.lease_owner = ? AND o.state = ?`
-	if err := s.DB.WithContext(ctx).Raw(q, ids, KindItem, leaseOwner, OutboxQueued, ids, KindDigest, leaseOwner, OutboxQueued).
-		Scan(&found).Error; err != nil {
+WHERE o.id`).in(ids)
+	res, err := heldBy(q, KindDigest).query(ctx, s.psConn(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("owner-paid feeds of claimed email: %w", err)
+	}
+	defer res.Close()
+	var found []payerRow
+	for res.Next() {
+		var p payerRow
+		if err := res.Scan(&p.RowID, &p.FeedID, &p.Owner, &p.Lapsed, &p.Chose); err != nil {
+			return nil, fmt.Errorf("owner-paid feeds of claimed email: %w", err)
+		}
+		found = append(found, p)
+	}
+	if err := res.Err(); err != nil {
 		return nil, fmt.Errorf("owner-paid feeds of claimed email: %w", err)
 	}
 	out := make(map[int64][]billing.FeedPayer, len(found))

@@ -152,6 +152,9 @@ func (s *Store) RecordPolls(ctx context.Context, owner string, recs []PollRecord
 // the top of this file gives.
 func (s *Store) recordPollsSteps(ctx context.Context, owner string, recs []PollRecord) ([]PollOutcome, error) {
 	c := s.psConn(ctx)
+	if err := s.useGenericPlans(ctx, c); err != nil {
+		return nil, err
+	}
 	outs := make([]PollOutcome, len(recs))
 	now := s.now()
 	idx, err := s.holdLeases(ctx, c, owner, recs, outs)

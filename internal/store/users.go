@@ -102,7 +102,8 @@ func (s *Store) UsersByIDs(ctx context.Context, ids []int64) (map[int64]*User, e
 		return out, nil
 	}
 	var us []User
-	if err := s.DB.WithContext(ctx).Where("id IN ? AND deleted_at IS NULL", outboxUniq(ids)).Find(&us).Error; err != nil {
+	cond, arg := s.sqlDialect().idsIn("id", outboxUniq(ids))
+	if err := s.DB.WithContext(ctx).Where(cond+" AND deleted_at IS NULL", arg).Find(&us).Error; err != nil {
 		return nil, fmt.Errorf("load users: %w", err)
 	}
 	for i := range us {
