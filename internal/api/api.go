@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
@@ -44,6 +45,7 @@ type Server struct {
 	Deps
 	mux     *http.ServeMux
 	buckets *buckets
+	doc     []byte // the OpenAPI document served (Document)
 }
 
 // New returns the API server.
@@ -58,6 +60,12 @@ func New(d Deps) *Server {
 		d.Limit = DefaultLimit
 	}
 	s := &Server{Deps: d, mux: http.NewServeMux(), buckets: newBuckets(d.Limit)}
+	doc, err := Document(channels.All().Names())
+	if err != nil {
+		d.Log.Error("the API's OpenAPI document", "err", err)
+		doc = openAPIFile
+	}
+	s.doc = doc
 	s.routes()
 	return s
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/store"
@@ -25,12 +26,23 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
+// servedDoc is the OpenAPI document the server serves (Document with this
+// build's channels).
+func servedDoc(t *testing.T) []byte {
+	t.Helper()
+	b, err := Document(channels.All().Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // loadDoc loads and validates openapi.json with kin-openapi (OpenAPI 3.1,
 // JSON Schema 2020-12 for the schemas).
 func loadDoc(t *testing.T) *openapi3.T {
 	t.Helper()
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(OpenAPI)
+	doc, err := loader.LoadFromData(servedDoc(t))
 	if err != nil {
 		t.Fatalf("openapi.json does not load: %v", err)
 	}
