@@ -286,3 +286,54 @@ func TestAutoReply(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayWordings: the failure notices of gateways that send from an
+// ordinary address (MDaemon, InterScan, Symantec, a moderation system) or
+// from a MAILER-DAEMON envelope are recognised by their own sentences and
+// subjects; a delay among them never counts hard. A person's mail that
+// quotes none of them stays unknown.
+func TestGatewayWordings(t *testing.T) {
+	tests := []struct {
+		name, header, body string
+		kind               Kind
+		action             string
+	}{
+		{"MDaemon permanent", "From: MDaemon@mx.example.net\nSubject: Permanent Delivery Failure",
+			"The attached message had PERMANENT fatal delivery errors!", KindBounce, "failed"},
+		{"MDaemon user unknown", "From: MDaemon@mx.example.net\nSubject: Warning: a@b.example - User unknown!",
+			"a@b.example - no such user here.", KindBounce, "failed"},
+		{"InterScan by its envelope", "Return-Path: <MAILER-DAEMON@relay.example.net>\nFrom: imss@b.example\nSubject: Mail could not be delivered",
+			"Sent <<< RCPT TO:<a@b.example>\nReceived >>> 550 5.1.1 unknown user.", KindBounce, "failed"},
+		{"moderation notice", "From: admin@b.example\nSubject: Non-Delivery: Your message awaits moderator approval",
+			"--- Non-Delivery Report ---\nThe email below could not be delivered to the following user:\n\"a\" <a@b.example>", KindBounce, "failed"},
+		{"bilingual", "From: gw@b.example\nSubject: RE: hello : non remis (delivery failed)",
+			"Your message could not be delivered to\na@b.example\n", KindBounce, "failed"},
+		{"system administrator", "From: \"System Administrator\"@b.example\nSubject: Delivery Failure",
+			"Could not deliver message to the following recipient(s):\nFailed Recipient: a@b.example\nReason: Remote host said: 550 unknown user", KindBounce, "failed"},
+		{"returned for an error", "From: MAILER-DAEMON@b.example\nSubject: Processing Error",
+			"Intended recipient: a@b.example\nThe following mail has been returned because it encountered an error", KindBounce, "failed"},
+		{"failed mail subject", "From: postmaster@b.example (Automated response)\nSubject: FAILED MAIL to \"a\"",
+			"The address to which your message was addressed did not match.", KindBounce, "failed"},
+		{"Sina", "From: MAILER-DAEMON@sina.example\nSubject: x\nContent-Type: text/plain; charset=utf-8",
+			"邮件无法发送到您指定的地址中。\n<a@b.example>:", KindBounce, "failed"},
+		{"automated, not yet delivered", "From: MAILER-DAEMON@b.example (Mail Delivery System)\nSubject: Warning: message has not yet been delivered",
+			"This is an automated message created by mail delivery software.\nYour message to:\n\ta@b.example\nhas not yet been delivered. This is just a warning.", KindBounce, "delayed"},
+		{"Symantec, attempts continue", "From: gw@b.example\nSubject: Delivery failure notification",
+			"could not be delivered to the following recipients:\na@b.example\nDelivery attempts will continue to be made for 5 day(s).", KindBounce, "delayed"},
+		{"postponed, mailbox full", "From: <Postmaster@b.example>\nSubject: Mail Delivery Warning",
+			"Delivery of email to this address has been postponed due to a full mailbox.", KindBounce, "delayed"},
+		{"a person's mail", "From: friend@b.example\nSubject: lunch?",
+			"Your message has been read. Could we meet at noon?", KindUnknown, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(strings.NewReader(tt.header+"\n\n"+tt.body+"\n"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Kind != tt.kind || got.Action != tt.action || got.Action == "delayed" && got.Severity == SeverityHard {
+				t.Errorf("got %q %q %q (%+v), want %q %q, never hard when delayed", got.Kind, got.Action, got.Severity, got, tt.kind, tt.action)
+			}
+		})
+	}
+}

@@ -34,12 +34,18 @@ var bodySignatures = []signature{
 	sig(`(?i)this is the mailer-daemon, please do not reply|a message is delayed for more than`, FormatOpenSMTPD, false),
 	sig(`(?i)a message that you sent (could not be delivered|contained one or more recipient addresses)|message log follows:|failed addresses follow:`, FormatExim, false),
 	sig(`(?i)could not be delivered to: <|each of the following recipients was rejected by a remote mail server|unable to deliver message to the following address|automatically generated delivery status notification|error: invalid user address|you are not a member of this mailing list`, FormatGeneric, false),
+	// MDaemon, InterScan, Symantec and other gateways' own wordings.
+	sig(`(?i)permanent fatal delivery errors|the following addresses did not receive a copy of your message|(?:a message|the email below) could not be delivered to|could not be delivered to the following (?:user|recipient)|could not deliver message to the following recipient|your message could not be delivered to[ \t]*\r?\n|your message has not been delivered|the following mail has been returned because it encountered an error|^[ \t]*-+ ?non-delivery report ?-+`, FormatGeneric, false),
+	sig(`(?i)this is an automated message created by mail delivery software`, FormatGeneric, false),
+	sig(`邮件无法发送到您指定的地址`, FormatGeneric, false), // Sina
 }
 
 // subjectSignatures are bounce subjects; alone they need a daemon sender,
 // a null envelope sender or a returned original to count.
 var subjectSignatures = []signature{
 	sig(`(?i)^failure notice`, FormatQmail, false),
+	sig(`(?i)^failed mail\b|^non-delivery\b`, FormatGeneric, false),
+	sig(`(?i)^mail delivery warning|^warning: message has not yet been delivered`, FormatGeneric, true),
 	sig(`(?i)^mail delivery failed`, FormatExim, false),
 	sig(`(?i)^warning: message .* delayed`, FormatExim, true),
 	sig(`(?i)^returned mail:`, FormatSendmail, false),
@@ -55,7 +61,7 @@ var subjectSignatures = []signature{
 
 var (
 	// delayRe: text saying delivery is still being retried.
-	delayRe = regexp.MustCompile(`(?i)has been delayed|still being retried|will (continue to )?(retry|try)|could not send message for past|message [^\n]* delayed|only a temporary failure|you do not need to re-?send`)
+	delayRe = regexp.MustCompile(`(?i)has been delayed|still being retried|will (continue to )?(retry|try)|could not send message for past|message [^\n]* delayed|only a temporary failure|you do not need to re-?send|has not yet been delivered|continue to attempt delivery|delivery attempts will continue|this is just a warning|has been postponed`)
 	// failStatusRe: an enhanced status code of class 4 or 5, not part of
 	// a dotted number such as an IP address.
 	failStatusRe = regexp.MustCompile(`(?:^|[^0-9.])([45]\.[0-9]{1,3}\.[0-9]{1,3})(?:[^0-9.]|\.[^0-9]|\.?$)`)
@@ -84,7 +90,7 @@ func classifyTextBounce(m *message) (Report, bool) {
 	bsig := firstMatch(bodySignatures, head)
 	ssig := firstMatch(subjectSignatures, subject)
 	daemon := isDaemon(m.root.header)
-	null := strings.TrimSpace(m.root.header.get("Return-Path")) == "<>"
+	null := daemonEnvelope(m.root.header)
 	var quotedHdr header
 	if len(m.originals) == 0 && quoted != "" {
 		quotedHdr, _, _ = parseHeader([]byte(strings.TrimLeft(quoted, " \t\r\n")), true)
@@ -169,12 +175,19 @@ func splitQuoted(text string) (head, quoted string) {
 func isDaemon(h header) bool {
 	from := strings.ToLower(decodeHeader(capped(h.get("From"), 998)))
 	for _, s := range []string{"mailer-daemon", "mailer_daemon", "mailerdaemon", "mail-daemon",
-		"postmaster", "post_master", "mail delivery", "mail.delivery", "microsoftexchange", "mail administrator"} {
+		"postmaster", "post_master", "mdaemon@", "mail delivery", "mail.delivery", "microsoftexchange", "mail administrator"} {
 		if strings.Contains(from, s) {
 			return true
 		}
 	}
 	return false
+}
+
+// daemonEnvelope reports whether the envelope sender (Return-Path) is
+// null or a mail system's MAILER-DAEMON: a report, not a person's mail.
+func daemonEnvelope(h header) bool {
+	rp := strings.ToLower(strings.TrimSpace(capped(h.get("Return-Path"), 998)))
+	return rp == "<>" || strings.Contains(rp, "mailer-daemon@")
 }
 
 // bounceRecipient returns the failed address: X-Failed-Recipients (Exim,
