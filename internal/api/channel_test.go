@@ -31,6 +31,13 @@ func TestSubscriptionChannels(t *testing.T) {
 	if g := decode(t, w); g["channel"] != "webhook" || g["signing_secret"] != nil {
 		t.Errorf("read back: %v; want the channel and no secret", g)
 	}
+	repeatWebhook(t, h, tok, "/api/v1/subscriptions/"+id, "https://hooks.example.net/in", secret, func() string {
+		subs, err := h.st.SubscriptionsOfUser(context.Background(), u.ID)
+		if err != nil || len(subs) != 1 {
+			t.Fatalf("subscriptions: %+v %v", subs, err)
+		}
+		return subs[0].ChannelSecret
+	})
 	for _, c := range []struct {
 		name, field string
 		body        map[string]any
@@ -93,6 +100,13 @@ func TestDigestChannels(t *testing.T) {
 	if g := decode(t, h.do(call{method: "GET", path: path, token: tok})); g["channel"] != "webhook" || g["signing_secret"] != nil {
 		t.Errorf("read back: %v; want the webhook and no secret", g)
 	}
+	secret = repeatWebhook(t, h, tok, path, "https://hooks.example.net/d", secret, func() string {
+		d, err := h.st.AccountDigest(ctx, u.ID, int64(m["id"].(float64)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.ChannelSecret
+	})
 	w = h.do(call{method: "PATCH", path: path, token: tok, docInvalid: true,
 		body: map[string]any{"name": "Renamed", "channel": "pigeon", "target": "https://x.example.net/"}})
 	if p := decode(t, w); w.Code != http.StatusBadRequest || p["field"] != "channel" {
@@ -109,4 +123,24 @@ func TestDigestChannels(t *testing.T) {
 	if d, err := h.st.AccountDigest(ctx, u.ID, ds[0].ID); err != nil || d.Target != "" || d.ChannelSecret != "" {
 		t.Errorf("stored after email: %+v %v; want no target or secret", d, err)
 	}
+}
+
+// repeatWebhook PATCHes path with the webhook and target it already has:
+// the stored secret stays (stored() reads it) and the answer shows none,
+// so the receiver's checks go on passing. A new target then makes a new
+// secret, shown once; repeatWebhook returns it.
+func repeatWebhook(t *testing.T, h *harness, tok, path, target, secret string, stored func() string) string {
+	t.Helper()
+	w := h.do(call{method: "PATCH", path: path, token: tok, body: map[string]any{"channel": "webhook", "target": target}})
+	if p := decode(t, w); w.Code != http.StatusOK || p["signing_secret"] != nil || stored() != secret {
+		t.Errorf("the same webhook again: %d %v, stored secret changed %v; want 200, no secret shown, the secret kept",
+			w.Code, p, stored() != secret)
+	}
+	w = h.do(call{method: "PATCH", path: path, token: tok, body: map[string]any{"channel": "webhook", "target": target + "/v2"}})
+	p := decode(t, w)
+	fresh, _ := p["signing_secret"].(string)
+	if w.Code != http.StatusOK || !strings.HasPrefix(fresh, "whsec_") || fresh == secret || stored() != fresh {
+		t.Errorf("a new target: %d %v; want 200 and a new secret, stored", w.Code, p)
+	}
+	return fresh
 }

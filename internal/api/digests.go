@@ -150,15 +150,19 @@ func (s *Server) patchDigest(w http.ResponseWriter, r *http.Request, u *store.Us
 		s.fail(w, r, "", err)
 		return
 	}
+	if ch != nil {
+		req.keepSecret(ch, old.Channel, old.Target, old.ChannelSecret)
+	}
 	s.saveDigest(w, r, u, id, req, *old, ch)
 }
 
 // saveDigest checks req over old's values and saves digest id (0: new)
 // with its channel ch (nil: as it is), in one transaction. A digest whose
 // name, schedule and zone stay keeps its next slot. The answer shows a
-// webhook's signing secret when ch chose it.
+// webhook's signing secret when ch chose a new one.
 func (s *Server) saveDigest(w http.ResponseWriter, r *http.Request, u *store.User, id int64, req digestRequest, old store.Digest,
 	ch *store.ChannelChoice) {
+	freshSecret := ch != nil && ch.Channel == webhook.Name && ch.Secret != old.ChannelSecret
 	sched, bad := digestSchedule(req, old)
 	if bad != nil {
 		writeProblem(w, *bad)
@@ -192,7 +196,7 @@ func (s *Server) saveDigest(w http.ResponseWriter, r *http.Request, u *store.Use
 		w.Header().Set("Location", Prefix+"digests/"+strconv.FormatInt(d.ID, 10))
 	}
 	out := toDigest(*d)
-	if ch != nil && ch.Channel == webhook.Name {
+	if freshSecret {
 		out.SigningSecret = ch.Secret
 	}
 	writeJSON(w, status, out)

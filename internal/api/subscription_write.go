@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/channel/channels"
+	"github.com/feedmail/feedmail/internal/channel/webhook"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -53,6 +54,19 @@ func (c channelRequest) choice() (choice store.ChannelChoice, set bool, p proble
 		return choice, true, invalid(field, err.Error()), true
 	}
 	return choice, true, p, false
+}
+
+// keepSecret gives ch the stored signing secret when the request chose
+// the webhook it already had, at the same target, without a token of its
+// own: a PATCH that repeats the channel must not break the receiver's
+// signature checks. It reports whether the secret was kept (the answer
+// then leaves it out, since the client has it).
+func (c channelRequest) keepSecret(ch *store.ChannelChoice, oldChannel, oldTarget, oldSecret string) bool {
+	if c.Token != nil || ch.Channel != webhook.Name || oldChannel != webhook.Name || ch.Target != oldTarget || oldSecret == "" {
+		return false
+	}
+	ch.Secret = oldSecret
+	return true
 }
 
 // createSubscription is POST /api/v1/subscriptions: the signup form's
@@ -184,7 +198,8 @@ func (s *Server) patchSubscription(w http.ResponseWriter, r *http.Request, u *st
 		writeProblem(w, p)
 		return
 	}
-	if _, err := s.Store.AccountSubscriptionView(r.Context(), u.ID, id); err != nil {
+	old, err := s.Store.AccountSubscriptionView(r.Context(), u.ID, id)
+	if err != nil {
 		if isNotFound(err) {
 			writeProblem(w, notFound("subscription", id))
 			return
@@ -192,6 +207,7 @@ func (s *Server) patchSubscription(w http.ResponseWriter, r *http.Request, u *st
 		s.fail(w, r, "", err)
 		return
 	}
+	newSecret := chSet && !req.keepSecret(&ch, old.Channel, old.Target, old.ChannelSecret)
 	if req.DigestID.Set && !req.DigestID.Null {
 		if _, err := s.Store.AccountDigest(r.Context(), u.ID, req.DigestID.V); err != nil {
 			if isNotFound(err) {
@@ -212,7 +228,7 @@ func (s *Server) patchSubscription(w http.ResponseWriter, r *http.Request, u *st
 			return
 		}
 	}
-	s.writeSubscription(w, r, u, id, http.StatusOK, chSet)
+	s.writeSubscription(w, r, u, id, http.StatusOK, newSecret)
 }
 
 // checkPause returns the problem with req's pause members, if any.
