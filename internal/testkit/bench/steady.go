@@ -55,6 +55,12 @@ type SteadyConfig struct {
 	// Bare is how long the paced bare loop runs (default: the window, at
 	// most one minute).
 	Bare time.Duration
+	// WarmStart does the first round before serve starts, as one batch
+	// pass of the poller in feedbench (see warmStart), so that serve's
+	// warm-up and window see the steady state at sizes whose first round
+	// serve could not finish in a session. Off, serve polls every feed
+	// first (a full 200 with every item) during the warm-up.
+	WarmStart bool
 	// Keep leaves the database in place.
 	Keep bool
 	// Log receives the run's own log lines (default: discarded).
@@ -127,6 +133,7 @@ func RunSteady(ctx context.Context, cfg SteadyConfig) (*SteadyReport, error) {
 		{"database", s.createDB},
 		{"feed farms", s.startFarms},
 		{"seed", s.seed},
+		{"warm start", s.warmStart},
 		{"serve", s.startServe},
 		{"warm-up", s.warmUp},
 		{"window", func(ctx context.Context) error { return s.window(ctx, rep) }},

@@ -21,6 +21,7 @@ type SteadyReport struct {
 	Cadence      string  `json:"cadence"`
 	Warmup       string  `json:"warmup"`
 	PublishShare float64 `json:"publish_share"`
+	WarmStart    bool    `json:"warm_start"` // the first round was a batch pass before serve started
 
 	Window       float64 `json:"window_s"`     // measured, seconds
 	PollsNeeded  float64 `json:"polls_needed"` // per second: Feeds / Cadence
@@ -28,6 +29,8 @@ type SteadyReport struct {
 	Polls        int64   `json:"polls"`
 	NotModified  int64   `json:"polls_304"`
 	OK           int64   `json:"polls_200_new"`
+	NewItems     int64   `json:"items_new"`        // items first seen and delivered in the window
+	FirstItems   int64   `json:"items_first_poll"` // items a first poll recorded in the window
 	LagP50       float64 `json:"lag_p50_s"`
 	LagP99       float64 `json:"lag_p99_s"`
 	ServeCPU     float64 `json:"serve_cpu_ms_per_poll"`
@@ -72,7 +75,7 @@ func newSteadyReport(cfg SteadyConfig) *SteadyReport {
 		warm = "none"
 	}
 	return &SteadyReport{Machine: machine(""), Feeds: cfg.Feeds, Hosts: cfg.Hosts, Subscribers: cfg.Feeds * subsPerFeed,
-		Cadence: cfg.Cadence.String(), Warmup: warm, PublishShare: cfg.PublishShare,
+		Cadence: cfg.Cadence.String(), Warmup: warm, PublishShare: cfg.PublishShare, WarmStart: cfg.WarmStart,
 		PollsNeeded: float64(cfg.Feeds) / cfg.Cadence.Seconds(), LagP50: -1, LagP99: -1}
 }
 
@@ -89,6 +92,8 @@ func (r *SteadyReport) fill(begin, end snap, backends, vacuum pgCPU) {
 	r.PollsDone = polls / el
 	r.NotModified = int64(d("feedmail_polls_total", `outcome="not_modified"`))
 	r.OK = int64(d("feedmail_polls_total", `outcome="ok"`))
+	r.NewItems = int64(d("feedmail_items_total", `result="new"`))
+	r.FirstItems = int64(d("feedmail_items_total", `result="first_poll"`))
 	before, after := begin.m.buckets("feedmail_poll_lag_seconds"), end.m.buckets("feedmail_poll_lag_seconds")
 	r.LagP50, r.LagP99 = finite(quantile(0.5, before, after)), finite(quantile(0.99, before, after))
 	perPoll := func(v float64) float64 {
@@ -145,10 +150,14 @@ func (r *SteadyReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "database: %s\n", m.Database)
 	fmt.Fprintf(w, "sizes:    %d feeds on %d loopback hosts (one feedfarm process each), %d instant subscriptions; cadence %s, %.0f %% of feeds publish per cadence; warm-up %s, window %.0f s\n\n",
 		r.Feeds, r.Hosts, r.Subscribers, r.Cadence, r.PublishShare*100, r.Warmup, r.Window)
+	if r.WarmStart {
+		fmt.Fprintf(w, "start:    WARM START: every feed's first poll was done by a batch pass in feedbench before serve started\n\n")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
 	row("polls needed", "%.1f polls/s (feeds ÷ cadence)", r.PollsNeeded)
 	row("polls done", "%.1f polls/s (%d polls: %s 304, %s 200 new body)", r.PollsDone, r.Polls, pct(r.NotModified, r.Polls), pct(r.OK, r.Polls))
+	row("items new / first poll", "%d / %d", r.NewItems, r.FirstItems)
 	row("lag p50 / p99", "%s / %s", secs(r.LagP50), secs(r.LagP99))
 	row("feedmail CPU", "%s/poll (%.1f %% of a core)", ms(r.ServeCPU), r.ServeCores*100)
 	row("Postgres backends CPU", "%s/poll (%.1f %% of a core, %d backends)", ms(r.PGCPU), r.PGCores*100, r.PGBackends)

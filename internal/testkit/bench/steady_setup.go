@@ -241,8 +241,12 @@ func (s *steady) spread(ctx context.Context) error {
 		p++
 	}
 	step := s.cfg.Cadence.Seconds() / float64(n)
+	reason := "bench steady: first poll"
+	if s.cfg.WarmStart {
+		reason = "bench steady: spread after the warm start"
+	}
 	err := s.st.DB.WithContext(ctx).Exec(`UPDATE feeds SET next_poll_at = ?::timestamptz + make_interval(secs => ((id - ?) * ? % ?) * ?::float8),
-		poll_reason = 'bench steady: first poll'`, s.t0, s.minID, p, n, step).Error
+		poll_reason = ?`, s.t0, s.minID, p, n, step, reason).Error
 	if err != nil {
 		return fmt.Errorf("make the feeds due: %w", err)
 	}

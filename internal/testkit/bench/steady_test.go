@@ -79,3 +79,53 @@ func TestSteadyRefusesBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestSteadyWarmStart runs the steady scenario small with the warm start:
+// the first round is a batch pass before serve starts, so that serve's
+// first polls of the window must find the state a first poll leaves — the
+// farm's validators (a 304 unless the feed published since) and every
+// item known (a publish is one new item, not the whole feed again) — and
+// no first poll at all.
+func TestSteadyWarmStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs feedmail serve and feedfarm")
+	}
+	dsn := storetest.PostgresURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// The cadence is below the poller's floor: after the warm start each
+	// feed is due once within the first 10 s, then not for 5 min, so the
+	// 20 s window holds serve's first poll of each feed. A feed publishes
+	// every 50 s (20 % of 100 per 10 s on each farm), so at most once
+	// between its warm-start poll and serve's.
+	rep, err := bench.RunSteady(ctx, bench.SteadyConfig{
+		DatabaseURL: dsn, Feeds: 200, Hosts: 2, Cadence: 10 * time.Second, Window: 20 * time.Second,
+		Warmup: -1, PublishShare: 0.2, Bare: 2 * time.Second, WarmStart: true,
+	})
+	if err != nil {
+		t.Fatalf("steady: %v", err)
+	}
+	if !rep.WarmStart {
+		t.Error("the report does not say that the warm start was used")
+	}
+	if rep.Polls <= 0 || rep.Polls > 200 {
+		t.Fatalf("%d polls in the window; want 1…200 (each feed at most once)", rep.Polls)
+	}
+	if rep.NotModified+rep.OK != rep.Polls || rep.NotModified <= rep.OK {
+		t.Errorf("%d polls: %d × 304, %d × 200 with new items; want only those, most of them 304", rep.Polls, rep.NotModified, rep.OK)
+	}
+	if rep.FirstItems != 0 {
+		t.Errorf("%d items recorded by first polls in the window; want none after the warm start", rep.FirstItems)
+	}
+	if rep.NewItems != rep.OK {
+		t.Errorf("%d new items from %d polls answered 200; want one new item per publishing feed", rep.NewItems, rep.OK)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", table.String())
+	if !strings.Contains(table.String(), "WARM START") || !strings.Contains(strings.Join(rep.Notes, "\n"), "warm start") {
+		t.Errorf("the report does not say that the warm start was used:\n%s", table.String())
+	}
+}

@@ -50,12 +50,19 @@ func (s *steady) polls(ctx context.Context) float64 {
 // its first (cold) poll, so that the window sees the steady state. What
 // it waited, or that the first round did not end, goes into the notes.
 func (s *steady) warmUp(ctx context.Context) error {
+	if s.cfg.Warmup < 0 && s.cfg.WarmStart {
+		s.notes = append(s.notes, "no warm-up: the window starts with serve, after the warm start's first polls")
+		return nil
+	}
 	if s.cfg.Warmup < 0 {
 		s.notes = append(s.notes, "no warm-up: the window includes the first (cold) polls")
 		return nil
 	}
 	end := s.t0.Add(s.cfg.Warmup)
 	n := float64(s.cfg.Feeds)
+	if s.cfg.WarmStart {
+		n = 0 // every feed had its first poll before serve started
+	}
 	var polls float64
 	err := s.every(ctx, end.Add(s.cfg.Cadence), func(now time.Time) (bool, error) {
 		if now.Second()%5 != 0 && now.Before(end) {

@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
+)
+
+// TestWarmStartParksTheFeeds runs the steady run's steps up to the warm
+// start and checks that no feed is left due before spread makes them due:
+// a pass that outlasted the poll interval used to leave feeds due when
+// serve started, and serve's claims then deadlocked with spread's update
+// (500,000 feeds). It also checks that every feed's items were recorded.
+func TestWarmStartParksTheFeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs feedfarm")
+	}
+	dsn := storetest.PostgresURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s := &steady{cfg: SteadyConfig{DatabaseURL: dsn, Feeds: 20, Hosts: 2, Cadence: 10 * time.Second, WarmStart: true}}
+	if err := s.cfg.fill(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	for _, step := range []func(context.Context) error{s.build, s.createDB, s.startFarms, s.seed, s.warmStart} {
+		if err := step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var due, items int64
+	if err := s.st.DB.WithContext(ctx).Raw("SELECT COUNT(*) FROM feeds WHERE next_poll_at < ?", time.Now().AddDate(0, 0, 1)).Scan(&due).Error; err != nil {
+		t.Fatal(err)
+	}
+	if due != 0 {
+		t.Errorf("%d feeds due within a day after the warm start; want none before spread", due)
+	}
+	if err := s.st.DB.WithContext(ctx).Raw("SELECT COUNT(*) FROM items").Scan(&items).Error; err != nil {
+		t.Fatal(err)
+	}
+	if items != 20*10 {
+		t.Errorf("%d items recorded by the warm start; want 200 (10 per feed)", items)
+	}
+}
