@@ -59,14 +59,13 @@ func (c channelRequest) choice() (choice store.ChannelChoice, set bool, p proble
 // keepSecret gives ch the stored signing secret when the request chose
 // the webhook it already had, at the same target, without a token of its
 // own: a PATCH that repeats the channel must not break the receiver's
-// signature checks. It reports whether the secret was kept (the answer
-// then leaves it out, since the client has it).
-func (c channelRequest) keepSecret(ch *store.ChannelChoice, oldChannel, oldTarget, oldSecret string) bool {
+// signature checks. An answer shows the secret only when it differs from
+// the stored one (the client has that one already).
+func (c channelRequest) keepSecret(ch *store.ChannelChoice, oldChannel, oldTarget, oldSecret string) {
 	if c.Token != nil || ch.Channel != webhook.Name || oldChannel != webhook.Name || ch.Target != oldTarget || oldSecret == "" {
-		return false
+		return
 	}
 	ch.Secret = oldSecret
-	return true
 }
 
 // createSubscription is POST /api/v1/subscriptions: the signup form's
@@ -207,7 +206,8 @@ func (s *Server) patchSubscription(w http.ResponseWriter, r *http.Request, u *st
 		s.fail(w, r, "", err)
 		return
 	}
-	newSecret := chSet && !req.keepSecret(&ch, old.Channel, old.Target, old.ChannelSecret)
+	req.keepSecret(&ch, old.Channel, old.Target, old.ChannelSecret)
+	newSecret := chSet && ch.Secret != old.ChannelSecret
 	if req.DigestID.Set && !req.DigestID.Null {
 		if _, err := s.Store.AccountDigest(r.Context(), u.ID, req.DigestID.V); err != nil {
 			if isNotFound(err) {
