@@ -59,6 +59,25 @@ func LowLineRecheck(balance, line int64, perDay float64, unknown int) time.Durat
 	return max(time.Duration(half), MinLowRecheck)
 }
 
+// SpreadRecheck returns d shortened by a share in [0, RecheckSpread) that
+// depends only on the reader: lines computed together (every reader after
+// an upgrade or a bulk import) come due again over a quarter of d rather
+// than all in the same minute a week later, so the pass never has to catch
+// up a whole population at once. Earlier is always safe: a line is only
+// ever looked at sooner than LowLineRecheck asked.
+func SpreadRecheck(userID int64, d time.Duration) time.Duration {
+	// splitmix64's finaliser: consecutive ids land far apart.
+	x := uint64(userID) + 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	share := float64(x>>11) / (1 << 53) * RecheckSpread
+	return d - time.Duration(share*float64(d))
+}
+
+// RecheckSpread is the most of a recheck interval SpreadRecheck takes off.
+const RecheckSpread = 0.25
+
 // KeyLowNotice is the outbox dedupe key of the running-low notice for user
 // in one notice episode (as KeyCreditsNotice): "lowcredits:<user>:<episode>".
 func KeyLowNotice(user, episode int64) string {

@@ -90,3 +90,48 @@ func TestCreditWords(t *testing.T) {
 		}
 	}
 }
+
+func TestSpreadRecheck(t *testing.T) {
+	week := MaxLowRecheck
+	cases := []struct {
+		name string
+		user int64
+		d    time.Duration
+	}{
+		{"first reader, a week", 1, week},
+		{"next reader, a week", 2, week},
+		{"large id, a day", 1 << 40, MinLowRecheck},
+		{"zero interval stays zero", 7, 0},
+	}
+	for _, c := range cases {
+		got := SpreadRecheck(c.user, c.d)
+		low := c.d - time.Duration(RecheckSpread*float64(c.d))
+		if got > c.d || got < low {
+			t.Errorf("%s: SpreadRecheck(%d, %v) = %v, want within [%v, %v]", c.name, c.user, c.d, got, low, c.d)
+		}
+		if again := SpreadRecheck(c.user, c.d); again != got {
+			t.Errorf("%s: not the same twice: %v then %v", c.name, got, again)
+		}
+	}
+
+	// 10,000 readers whose lines were computed in the same minute come
+	// due over most of a quarter of the interval, no hour holding more
+	// than twice its even share.
+	const n = 10000
+	perHour := map[time.Duration]int{}
+	lo, hi := week, time.Duration(0)
+	for id := int64(1); id <= n; id++ {
+		d := SpreadRecheck(id, week)
+		lo, hi = min(lo, d), max(hi, d)
+		perHour[d.Truncate(time.Hour)]++
+	}
+	if span, want := hi-lo, time.Duration(0.9*RecheckSpread*float64(week)); span < want {
+		t.Errorf("%d readers come due over %v, want at least %v", n, span, want)
+	}
+	even := float64(n) / (RecheckSpread * week.Hours())
+	for h, k := range perHour {
+		if float64(k) > 2*even {
+			t.Errorf("hour %v holds %d readers, want at most %.0f (twice %0.f)", h, k, 2*even, even)
+		}
+	}
+}

@@ -144,3 +144,35 @@ func repeatWebhook(t *testing.T, h *harness, tok, path, target, secret string, s
 	}
 	return fresh
 }
+
+// TestSubscribeAgainAnswers200: a POST for a feed the account already
+// follows changes that subscription and answers 200 with it (no
+// Location); only a new subscription answers 201.
+func TestSubscribeAgainAnswers200(t *testing.T) {
+	h := newHarness(t, Limit{Burst: 1000})
+	_, tok := h.user("again@example.org")
+	f := h.farm.AddFeed(farm.Spec{Title: "Posts", ItemCount: 2})
+	cases := []struct {
+		name     string
+		body     map[string]any
+		code     int
+		location bool
+		format   string
+	}{
+		{"first", map[string]any{"feed_url": f.URL()}, http.StatusCreated, true, "full"},
+		{"again, new settings", map[string]any{"feed_url": f.URL(), "format": "summary"}, http.StatusOK, false, "summary"},
+	}
+	var first any
+	for _, c := range cases {
+		w := h.do(call{method: "POST", path: "/api/v1/subscriptions", token: tok, body: c.body})
+		m := decode(t, w)
+		if w.Code != c.code || (w.Header().Get("Location") != "") != c.location || m["format"] != c.format {
+			t.Errorf("%s: %d, Location %q, %v; want %d, a Location %v, format %s", c.name, w.Code, w.Header().Get("Location"), m, c.code, c.location, c.format)
+		}
+		if first == nil {
+			first = m["id"]
+		} else if m["id"] != first {
+			t.Errorf("%s: id %v; want the first subscription's %v", c.name, m["id"], first)
+		}
+	}
+}

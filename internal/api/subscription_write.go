@@ -73,7 +73,8 @@ func (c channelRequest) keepSecret(ch *store.ChannelChoice, oldChannel, oldTarge
 // or a page advertising exactly one; filters and format are valid), then
 // package subscribe's Subscribe for the account, active at once: the
 // token stands for the account, as its account page does. 201 with the
-// subscription; a feed the account already has takes the new settings.
+// new subscription; a feed the account already has takes the new settings
+// and answers 200, so a client can tell the two apart.
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, u *store.User) {
 	var req createRequest
 	if !readJSON(w, r, &req) {
@@ -117,7 +118,11 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, u *s
 		s.fail(w, r, "", err)
 		return
 	}
-	s.writeSubscription(w, r, u, res.Sub.ID, http.StatusCreated, ch.Channel != "")
+	status := http.StatusOK // a subscription the account had takes the new settings
+	if res.Created {
+		status = http.StatusCreated
+	}
+	s.writeSubscription(w, r, u, res.Sub.ID, status, ch.Channel != "")
 }
 
 // findFeed checks the typed address as the signup form does

@@ -382,3 +382,42 @@ func TestLineLikeTheCharge(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Readers whose lines are computed in the same pass must not all come due
+// again in the same minute: after an upgrade or a bulk import the whole
+// population would otherwise be recomputed at once, every week.
+func TestLinesComputedTogetherComeDueApart(t *testing.T) {
+	clk := clock.NewFake(t0)
+	s := storetest.Open(t, storetest.Options{Clock: clk})
+	const n = 12
+	var ids []int64
+	for i := range n {
+		ids = append(ids, newReader(t, s, clk, fmt.Sprintf("r%d@example.net", i), 1000).u.ID)
+	}
+	p, err := New(Config{Store: s, Clock: clk, Log: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := p.RunOnce(context.Background()); err != nil || k != n {
+		t.Fatalf("first pass: %d lines, %v; want %d", k, err, n)
+	}
+	users, err := s.UsersByIDs(context.Background(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[time.Time]bool{}
+	for _, u := range users {
+		if u.LowLineDue == nil {
+			t.Fatalf("user %d has no due time after the pass", u.ID)
+		}
+		d := u.LowLineDue.Sub(t0)
+		// 1,000 credits at a credit a day last long: a week, less the spread.
+		if d > 7*24*time.Hour || d < 5*24*time.Hour {
+			t.Errorf("user %d due after %v, want within [5d, 7d]", u.ID, d)
+		}
+		seen[u.LowLineDue.Truncate(time.Minute)] = true
+	}
+	if len(seen) < n*3/4 {
+		t.Errorf("%d readers computed together come due in %d distinct minutes, want at least %d", n, len(seen), n*3/4)
+	}
+}

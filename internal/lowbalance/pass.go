@@ -150,13 +150,14 @@ func (p *Pass) RunOnce(ctx context.Context) (int, error) {
 	return done, err
 }
 
-// line computes u's line and its next due time.
+// line computes u's line and its next due time, spread per reader
+// (billing.SpreadRecheck).
 func (p *Pass) line(ctx context.Context, hist Histories, u *store.User, now time.Time) (store.LowLineUpdate, error) {
 	r, err := ReaderRate(ctx, p.cfg.Store, hist, u, now)
 	if err != nil {
 		return store.LowLineUpdate{}, fmt.Errorf("running-low line of user %d: %w", u.ID, err)
 	}
 	line := billing.LowLine(r.PerDay())
-	due := now.Add(billing.LowLineRecheck(u.Balance, line, r.PerDay(), r.Unknown))
+	due := now.Add(billing.SpreadRecheck(u.ID, billing.LowLineRecheck(u.Balance, line, r.PerDay(), r.Unknown)))
 	return store.LowLineUpdate{UserID: u.ID, Line: line, Due: due}, nil
 }

@@ -16,7 +16,7 @@ import (
 // readers' balances with their stored lines (one indexed read by id); the
 // forecast runs only in the periodic pass that claims due lines
 // (ClaimLowLines) and writes them (SetLowLines), due again after
-// billing.LowLineRecheck or at once when the reader's subscriptions change
+// billing.LowLineRecheck (spread per reader) or at once when the reader's subscriptions change
 // (lowLineStale). Exactly once: the notice is
 // queued in the transaction that flips low_notice_at from NULL, under a
 // dedupe key per notice episode. Credits arriving from outside (a grant,

@@ -64,6 +64,9 @@ type Subscription struct {
 	Channel       string `gorm:"not null;default:email"`
 	Target        string
 	ChannelSecret string
+	// Created is true on the row SubscribeConfirmedBy has just inserted
+	// (not stored): an API answers 201 for it, 200 for a row it changed.
+	Created bool `gorm:"-"`
 }
 
 // ChannelEmail is the default channel: email to the person's address.
@@ -94,6 +97,7 @@ func (s *Store) SubscribeConfirmedBy(ctx context.Context, userID, feedID int64, 
 			if err := tx.DB.Create(&sub).Error; err != nil {
 				return fmt.Errorf("create subscription: %w", err)
 			}
+			sub.Created = true
 		case err != nil:
 			return err
 		default:

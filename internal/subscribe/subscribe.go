@@ -71,6 +71,9 @@ type Result struct {
 	Sub *store.Subscription
 	// Already is true when KeepActive found an active subscription.
 	Already bool
+	// Created is true when the subscription is new (not one the person
+	// had, active or ended, that took the request's settings).
+	Created bool
 	// ConfirmationSent is true when a confirmation email was queued now.
 	ConfirmationSent bool
 	// Trial is the credits granted by a Confirmed request (0: none).
@@ -138,6 +141,7 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	if res.Sub, err = s.Store.SubscribeConfirmedBy(ctx, u.ID, res.Feed.ID, digestID, by); err != nil {
 		return nil, err
 	}
+	res.Created = res.Sub.Created
 	if controls != (store.Controls{}) {
 		if res.Sub, err = s.Store.SetSubscriptionControls(ctx, u.ID, res.Sub.ID, controls); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -50,5 +51,24 @@ func (s *steady) seed(ctx context.Context) error {
 	if err := create(ctx, s.st, subs, 9, &done); err != nil {
 		return err
 	}
+	if err := s.spreadLowLines(ctx, now); err != nil {
+		return err
+	}
 	return e.analyze(ctx)
+}
+
+// spreadLowLines puts every person's running-low line due at a point of
+// the next billing.MaxLowRecheck, as on a system that has run for weeks
+// (billing.SpreadRecheck keeps them apart). Left never computed, every
+// line of the run would be due at serve's start, and the pass that
+// computes them (a few hundred a second) would take the first quarter of
+// an hour of a million-feed run: a one-off catch-up, not the steady state.
+func (s *steady) spreadLowLines(ctx context.Context, now time.Time) error {
+	err := s.st.DB.WithContext(ctx).Exec(`UPDATE users SET low_line_due = ?::timestamptz +
+  make_interval(secs => (abs(hashint8(id)::numeric) % 1000000) / 1000000.0 * ?::float8)`,
+		now, billing.MaxLowRecheck.Seconds()).Error
+	if err != nil {
+		return fmt.Errorf("spread the running-low lines: %w", err)
+	}
+	return nil
 }

@@ -12,7 +12,8 @@ import (
 // start and checks that no feed is left due before spread makes them due:
 // a pass that outlasted the poll interval used to leave feeds due when
 // serve started, and serve's claims then deadlocked with spread's update
-// (500,000 feeds). It also checks that every feed's items were recorded.
+// (500,000 feeds). It also checks that every feed's items were recorded,
+// and that the people's running-low lines are spread over the next week.
 func TestWarmStartParksTheFeeds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs feedfarm")
@@ -42,5 +43,16 @@ func TestWarmStartParksTheFeeds(t *testing.T) {
 	}
 	if items != 20*10 {
 		t.Errorf("%d items recorded by the warm start; want 200 (10 per feed)", items)
+	}
+	// The people's running-low lines are due over the next week, not all
+	// at serve's start.
+	var lines struct{ Users, Later, Hours int64 }
+	if err := s.st.DB.WithContext(ctx).Raw(`SELECT COUNT(*) AS users, COUNT(*) FILTER (WHERE low_line_due > ?) AS later,
+  COUNT(DISTINCT date_trunc('hour', low_line_due)) AS hours FROM users`, time.Now()).Scan(&lines).Error; err != nil {
+		t.Fatal(err)
+	}
+	if lines.Users == 0 || lines.Later != lines.Users || lines.Hours < lines.Users/2 {
+		t.Errorf("running-low lines: %d people, %d due later than now, in %d distinct hours; want all later, spread over at least %d hours",
+			lines.Users, lines.Later, lines.Hours, lines.Users/2)
 	}
 }
