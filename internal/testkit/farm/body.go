@@ -164,9 +164,9 @@ func jsonItemOf(it Item) jsonItem {
 	return ji
 }
 
-// buildDoc renders a whole document.
-func buildDoc(format Format, hostile Hostile, m docMeta, items []Item) []byte {
-	var buf bytes.Buffer
+// buildDoc appends a whole document to buf.
+func buildDoc(buf *bytes.Buffer, format Format, hostile Hostile, m docMeta, items []Item) {
+	start := buf.Len()
 	switch {
 	case hostile == HTMLPage:
 		buf.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(m.title) +
@@ -176,15 +176,15 @@ func buildDoc(format Format, hostile Hostile, m docMeta, items []Item) []byte {
 		}
 		buf.WriteString("</ul></body></html>\n")
 	case hostile == EntityBomb || format == RSS:
-		writeRSSHead(&buf, m, hostile == EntityBomb)
+		writeRSSHead(buf, m, hostile == EntityBomb)
 		for _, it := range items {
-			writeRSSItem(&buf, it, m.broken)
+			writeRSSItem(buf, it, m.broken)
 		}
 		buf.WriteString(rssTail)
 	case format == Atom:
-		writeAtomHead(&buf, m)
+		writeAtomHead(buf, m)
 		for _, it := range items {
-			writeAtomEntry(&buf, it, m.broken, m.updated)
+			writeAtomEntry(buf, it, m.broken, m.updated)
 		}
 		buf.WriteString(atomTail)
 	default:
@@ -198,26 +198,22 @@ func buildDoc(format Format, hostile Hostile, m docMeta, items []Item) []byte {
 		for _, it := range items {
 			doc.Items = append(doc.Items, jsonItemOf(it))
 		}
-		enc := json.NewEncoder(&buf)
+		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", " ")
 		_ = enc.Encode(doc)
 		if m.broken {
 			// JSON strings must be UTF-8 too: splice the bad bytes into the
 			// feed title after encoding (json.Encoder would replace them).
-			b := buf.Bytes()
+			b := buf.Bytes()[start:]
 			key := []byte(`"title": "`)
 			if i := bytes.Index(b, key); i >= 0 {
-				j := i + len(key)
-				out := make([]byte, 0, len(b)+len(badUTF8))
-				out = append(out, b[:j]...)
-				out = append(out, badUTF8...)
-				out = append(out, b[j:]...)
-				return out
+				tail := append([]byte(badUTF8), b[i+len(key):]...)
+				buf.Truncate(start + i + len(key))
+				buf.Write(tail)
 			}
 		}
 	}
-	return buf.Bytes()
 }
 
 // entityBombDTD is the classic "billion laughs": &lol9; expands to 10^9 "lol".

@@ -52,9 +52,11 @@ func TestLoadProcess(t *testing.T) {
 	t.Logf("target %s, %d feeds: RSS %.1f MiB after start, %.1f MiB after the load", p.name, cfg.feeds,
 		float64(rss0)/(1<<20), float64(procRSS(t, p.pid))/(1<<20))
 	t.Logf("%d requests in %.1f s (%.1f/s): statuses %v", res.n, res.wall.Seconds(), float64(res.n)/res.wall.Seconds(), res.statuses)
+	n, wall := float64(res.n), res.wall.Seconds()
 	t.Logf("CPU %.1f µs/request (%.1f %% of a core); allocations %.1f/request, %.0f bytes/request",
-		float64(res.cpu.Microseconds())/float64(res.n), 100*res.cpu.Seconds()/res.wall.Seconds(),
-		res.mallocs/float64(res.n), res.bytes/float64(res.n))
+		float64(res.cpu.Microseconds())/n, 100*res.cpu.Seconds()/wall, res.mallocs/n, res.bytes/n)
+	t.Logf("without requests: %.2f %% of a core, %.0f allocations/s; net of that: CPU %.1f µs/request, allocations %.1f/request",
+		100*res.idleCPU, res.idleMallocs, (res.cpu.Seconds()-res.idleCPU*wall)*1e6/n, (res.mallocs-res.idleMallocs*wall)/n)
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
 		t.Logf("load average %s", strings.TrimSpace(string(la)))
 	}
@@ -170,6 +172,9 @@ type loadResult struct {
 	wall, cpu      time.Duration
 	mallocs, bytes float64
 	statuses       map[int]int
+	// idleCPU is the share of a core the process used without requests
+	// (publishing), idleMallocs its allocations per second then.
+	idleCPU, idleMallocs float64
 }
 
 // runLoad polls rate×seconds feeds spread over the farm's, each once (as a
@@ -189,9 +194,16 @@ func runLoad(t *testing.T, p *loadProc, cfg loadConfig) loadResult {
 	parallel(2, total, func(i int) { _, etags[i] = poll(t, c, p.base, ids[i], "", false) })
 
 	res := loadResult{statuses: map[int]int{}}
+	// The farm publishes all along: its cost without requests is measured
+	// first, so that the cost per request can leave it out.
+	i0, _ := memstats(t, p.vars)
+	idle0, idleStart := procCPUTime(t, p.pid), time.Now()
+	time.Sleep(10 * time.Second)
 	m0, b0 := memstats(t, p.vars)
 	cpu0 := procCPUTime(t, p.pid)
 	start := time.Now()
+	res.idleCPU = float64(cpu0-idle0) / float64(start.Sub(idleStart))
+	res.idleMallocs = (m0 - i0) / start.Sub(idleStart).Seconds()
 	var mu sync.Mutex
 	every := time.Second / time.Duration(cfg.rate)
 	parallel(2, total, func(i int) {
