@@ -5,7 +5,9 @@
 //
 // It prints the URL of every feed on stdout, one a line, and serves an OPML
 // of them all at /opml (ready for `feedmail import-opml`), an index at /,
-// and a site page with autodiscovery links at /s/1. Every -publish-every, a
+// a site page with autodiscovery links at /s/1, and at /_stats/intervals
+// a histogram (JSON) of the time between successive requests for the
+// same feed: the polling interval as a publisher sees it. Every -publish-every, a
 // new item appears in the next feed (round robin), or in every feed with
 // -publish-all. Logs go to stderr. It stops on SIGINT or SIGTERM.
 //

@@ -97,6 +97,7 @@ type Farm struct {
 	// noRecord turns the request records off (SetRecording).
 	noRecord atomic.Bool
 
+	iv    *intervals // time between requests for the same feed
 	smu   sync.Mutex // guards specs
 	specs []*shared  // the latest specs interned, up to cap
 	bufs  sync.Pool  // *bytes.Buffer for rendering bodies
@@ -132,7 +133,8 @@ func Serve(clk clock.Clock, ln net.Listener) *Farm {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	f := &Farm{clk: clk, ln: ln, url: "http://" + ln.Addr().String(), specs: make([]*shared, 0, 8)}
+	f := &Farm{clk: clk, ln: ln, url: "http://" + ln.Addr().String(), iv: newIntervals(),
+		specs: make([]*shared, 0, 8)}
 	f.srv = &http.Server{
 		Handler:           f,
 		ReadHeaderTimeout: 10 * time.Second,

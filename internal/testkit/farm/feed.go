@@ -28,6 +28,10 @@ type Feed struct {
 
 	lmu sync.Mutex // guards log
 	log []Record
+
+	// last is the farm time of the latest request for the document, in
+	// Unix nanoseconds (0: none yet), kept even with recording off.
+	last atomic.Int64
 }
 
 // state is a snapshot of everything a request needs. Never modified after

@@ -42,7 +42,7 @@ func (fm *Farm) OPML() []byte {
 }
 
 // ServeHTTP routes /f/N (feeds), /f/N/home and /f/N/i/K (their pages),
-// /s/N (sites), /opml and / (an index).
+// /s/N (sites), /opml, / (an index) and IntervalsPath (statistics).
 func (fm *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if rest, ok := strings.CutPrefix(p, "/f/"); ok {
@@ -62,6 +62,10 @@ func (fm *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
+	}
+	if p == IntervalsPath {
+		fm.serveIntervals(w)
+		return
 	}
 	rec := fm.newRecord(r, 0)
 	var body []byte

@@ -18,6 +18,7 @@ func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 	st := f.st.Load()
 	spec := st.spec()
 	rec := fm.newRecord(r, f.id)
+	fm.iv.observe(f, rec.Time)
 
 	if spec.Latency > 0 || streams(spec.Hostile) {
 		if !fm.track() {
