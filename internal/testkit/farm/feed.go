@@ -328,7 +328,7 @@ func (fm *Farm) intern(spec Spec) *shared {
 	sh.ctype[0] = contentType(&spec)
 	sh.cc[0] = spec.CacheControl
 	if len(fm.specs) == cap(fm.specs) {
-		fm.specs = fm.specs[1:]
+		fm.specs = fm.specs[:copy(fm.specs, fm.specs[1:])] // forget the oldest
 	}
 	fm.specs = append(fm.specs, sh)
 	return sh
