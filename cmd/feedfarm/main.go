@@ -5,7 +5,9 @@
 //
 // It prints the URL of every feed on stdout, one a line, and serves an OPML
 // of them all at /opml (ready for `feedmail import-opml`), an index at /,
-// and a site page with autodiscovery links at /s/1. Every -publish-every, a
+// a site page with autodiscovery links at /s/1, and at /_stats/intervals
+// a histogram (JSON) of the time between successive requests for the
+// same feed: the polling interval as a publisher sees it. Every -publish-every, a
 // new item appears in the next feed (round robin), or in every feed with
 // -publish-all. Logs go to stderr. It stops on SIGINT or SIGTERM.
 //
@@ -23,10 +25,14 @@ package main
 import (
 	"context"
 	"errors"
+	"expvar"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -61,6 +67,7 @@ type options struct {
 	hub          string
 	record       bool
 	logLevel     slog.Level
+	pprof        string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -78,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.gzip, "gzip", true, "gzip feeds for clients that accept it")
 	fs.StringVar(&o.hub, "hub", "", "WebSub hub URL to advertise in every feed")
 	fs.BoolVar(&o.record, "record", true, "keep a record of every request (false: memory stays flat)")
+	fs.StringVar(&o.pprof, "pprof", "", "serve net/http/pprof and expvar on this address (\"\": off)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: feedfarm [flags]\n\nRuns a fake feed host; prints the feed URLs; serves /opml.\n\n")
@@ -138,6 +146,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer fm.Close()
 	fm.SetRecording(o.record)
+	if o.pprof != "" {
+		stopPprof, err := servePprof(o.pprof)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
 
 	feeds := make([]*farm.Feed, o.feeds)
 	for i := range feeds {
@@ -190,4 +205,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Info("published", "feeds", len(targets), "first", targets[0].URL())
 		}
 	}
+}
+
+// servePprof serves the profiles and expvar (memstats) on addr, apart from
+// the farm's listener, and returns the function that stops it.
+func servePprof(addr string) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/debug/vars", expvar.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }

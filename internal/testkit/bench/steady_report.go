@@ -23,16 +23,21 @@ type SteadyReport struct {
 	PublishShare float64 `json:"publish_share"`
 	WarmStart    bool    `json:"warm_start"` // the first round was a batch pass before serve started
 
-	Window       float64 `json:"window_s"`     // measured, seconds
-	PollsNeeded  float64 `json:"polls_needed"` // per second: Feeds / Cadence
-	PollsDone    float64 `json:"polls_done"`   // per second
-	Polls        int64   `json:"polls"`
-	NotModified  int64   `json:"polls_304"`
-	OK           int64   `json:"polls_200_new"`
-	NewItems     int64   `json:"items_new"`        // items first seen and delivered in the window
-	FirstItems   int64   `json:"items_first_poll"` // items a first poll recorded in the window
-	LagP50       float64 `json:"lag_p50_s"`
-	LagP99       float64 `json:"lag_p99_s"`
+	Window      float64 `json:"window_s"`     // measured, seconds
+	PollsNeeded float64 `json:"polls_needed"` // per second: Feeds / Cadence
+	PollsDone   float64 `json:"polls_done"`   // per second
+	Polls       int64   `json:"polls"`
+	NotModified int64   `json:"polls_304"`
+	OK          int64   `json:"polls_200_new"`
+	NewItems    int64   `json:"items_new"`        // items first seen and delivered in the window
+	FirstItems  int64   `json:"items_first_poll"` // items a first poll recorded in the window
+	LagP50      float64 `json:"lag_p50_s"`
+	LagP99      float64 `json:"lag_p99_s"`
+	// IntervalP50 and IntervalP99 are the time between successive requests
+	// for the same feed in the window, as the farms saw them: unlike the
+	// lag, they grow with a backlog that gives feeds back unfetched.
+	IntervalP50  float64 `json:"poll_interval_p50_s"`
+	IntervalP99  float64 `json:"poll_interval_p99_s"`
 	ServeCPU     float64 `json:"serve_cpu_ms_per_poll"`
 	ServeCores   float64 `json:"serve_cores"` // CPU seconds per second
 	PGCPU        float64 `json:"pg_backends_cpu_ms_per_poll"`
@@ -76,7 +81,7 @@ func newSteadyReport(cfg SteadyConfig) *SteadyReport {
 	}
 	return &SteadyReport{Machine: machine(""), Feeds: cfg.Feeds, Hosts: cfg.Hosts, Subscribers: cfg.Feeds * subsPerFeed,
 		Cadence: cfg.Cadence.String(), Warmup: warm, PublishShare: cfg.PublishShare, WarmStart: cfg.WarmStart,
-		PollsNeeded: float64(cfg.Feeds) / cfg.Cadence.Seconds(), LagP50: -1, LagP99: -1}
+		PollsNeeded: float64(cfg.Feeds) / cfg.Cadence.Seconds(), LagP50: -1, LagP99: -1, IntervalP50: -1, IntervalP99: -1}
 }
 
 // fill computes the window's figures from its two snapshots and the
@@ -96,6 +101,9 @@ func (r *SteadyReport) fill(begin, end snap, backends, vacuum pgCPU) {
 	r.FirstItems = int64(d("feedmail_items_total", `result="first_poll"`))
 	before, after := begin.m.buckets("feedmail_poll_lag_seconds"), end.m.buckets("feedmail_poll_lag_seconds")
 	r.LagP50, r.LagP99 = finite(quantile(0.5, before, after)), finite(quantile(0.99, before, after))
+	if begin.iv != nil && end.iv != nil {
+		r.IntervalP50, r.IntervalP99 = finite(quantile(0.5, begin.iv, end.iv)), finite(quantile(0.99, begin.iv, end.iv))
+	}
 	perPoll := func(v float64) float64 {
 		if polls <= 0 {
 			return -1
@@ -159,6 +167,7 @@ func (r *SteadyReport) WriteTable(w io.Writer) error {
 	row("polls done", "%.1f polls/s (%d polls: %s 304, %s 200 new body)", r.PollsDone, r.Polls, pct(r.NotModified, r.Polls), pct(r.OK, r.Polls))
 	row("items new / first poll", "%d / %d", r.NewItems, r.FirstItems)
 	row("lag p50 / p99", "%s / %s", secs(r.LagP50), secs(r.LagP99))
+	row("poll interval p50 / p99", "%s / %s (as the farms saw it)", interval(r.IntervalP50), interval(r.IntervalP99))
 	row("feedmail CPU", "%s/poll (%.1f %% of a core)", ms(r.ServeCPU), r.ServeCores*100)
 	row("Postgres backends CPU", "%s/poll (%.1f %% of a core, %d backends)", ms(r.PGCPU), r.PGCores*100, r.PGBackends)
 	row("Postgres autovacuum CPU", "%s/poll", ms(r.VacuumCPU))
@@ -199,6 +208,18 @@ func secs(v float64) string {
 		return fmt.Sprintf("%.0f ms", v*1000)
 	}
 	return fmt.Sprintf("%.1f s", v)
+}
+
+// interval is v seconds to the tenth under a minute ("6.2 s"), else as a
+// duration to the second ("5m12s"); "—" when unknown.
+func interval(v float64) string {
+	if v < 0 || math.IsNaN(v) {
+		return "—"
+	}
+	if v < 60 {
+		return fmt.Sprintf("%.1f s", v)
+	}
+	return (time.Duration(v * float64(time.Second))).Round(time.Second).String()
 }
 
 func ms(v float64) string {

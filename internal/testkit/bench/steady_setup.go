@@ -21,23 +21,24 @@ import (
 // steady is one steady run's world: the binaries, the database, the child
 // processes and the sink, and what the steps learned.
 type steady struct {
-	cfg     SteadyConfig
-	dir     string // temporary folder of the binaries
-	commit  string
-	dbName  string
-	dbDesc  string
-	dsn     string // the bench's own (probe) connections
-	appName string // serve's application_name: its backends
-	st      *store.Store
-	farms   []*child
-	urls    []string // feed i's URL (host i % Hosts)
-	sink    *smtptest.Server
-	serve   *child
-	base    string    // serve's http://addr
-	t0      time.Time // when the first feed came due
-	minID   int64     // the first feed's id
-	notes   []string  // what the report should say besides the figures
-	cleanup []func()
+	cfg      SteadyConfig
+	dir      string // temporary folder of the binaries
+	commit   string
+	dbName   string
+	dbDesc   string
+	dsn      string // the bench's own (probe) connections
+	appName  string // serve's application_name: its backends
+	st       *store.Store
+	farms    []*child
+	farmURLs []string // each farm's base URL
+	urls     []string // feed i's URL (host i % Hosts)
+	sink     *smtptest.Server
+	serve    *child
+	base     string    // serve's http://addr
+	t0       time.Time // when the first feed came due
+	minID    int64     // the first feed's id
+	notes    []string  // what the report should say besides the figures
+	cleanup  []func()
 }
 
 // close undoes every step, last first: children stopped by pid, the
@@ -161,6 +162,7 @@ func (s *steady) startFarms(ctx context.Context) error {
 			return err
 		}
 		perFarm[i] = c.lines.get()[:count]
+		s.farmURLs = append(s.farmURLs, farmBase(perFarm[i][0]))
 	}
 	s.urls = make([]string, n)
 	for i := range s.urls {

@@ -51,7 +51,7 @@ func TestSteadyTiny(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"polls needed", "polls done", "lag p50 / p99", "feedmail CPU", "Postgres backends CPU",
+	for _, want := range []string{"polls needed", "polls done", "lag p50 / p99", "poll interval p50 / p99", "feedmail CPU", "Postgres backends CPU",
 		"DB round trips", "feedmail RSS", "emails queued / sent", "bare loop", "feedmail ÷ bare"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table has no %q:\n%s", want, table.String())
@@ -123,6 +123,11 @@ func TestSteadyWarmStart(t *testing.T) {
 	}
 	if rep.NewItems != rep.OK {
 		t.Errorf("%d new items from %d polls answered 200; want one new item per publishing feed", rep.NewItems, rep.OK)
+	}
+	// The farms saw each feed twice: the warm start's poll, then serve's
+	// within the first cadence after serve started.
+	if rep.IntervalP50 <= 0 || rep.IntervalP99 < rep.IntervalP50 || rep.IntervalP99 > 300 {
+		t.Errorf("poll interval p50 %.1f s, p99 %.1f s as the farms saw it; want 0 < p50 ≤ p99 < 5 min", rep.IntervalP50, rep.IntervalP99)
 	}
 	var table bytes.Buffer
 	if err := rep.WriteTable(&table); err != nil {

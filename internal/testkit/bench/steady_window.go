@@ -92,6 +92,7 @@ type snap struct {
 	cpu      time.Duration // serve's
 	sent     int           // emails the sink received
 	outboxID int64         // the highest outbox id: emails queued so far
+	iv       []bucket      // the farms' intervals between requests for a feed; nil if unread
 }
 
 // snapshot reads serve's metrics and CPU, the sink and the outbox.
@@ -106,6 +107,9 @@ func (s *steady) snapshot(ctx context.Context) (snap, error) {
 		return sn, fmt.Errorf("serve's CPU: %w", err)
 	}
 	sn.sent = s.sink.Count()
+	if sn.iv, err = s.farmIntervals(ctx); err != nil {
+		s.cfg.Log.Warn("steady: reading the farms' poll intervals", "err", err)
+	}
 	err = s.st.DB.WithContext(ctx).Raw("SELECT COALESCE(MAX(id), 0) FROM outbox").Scan(&sn.outboxID).Error
 	return sn, err
 }

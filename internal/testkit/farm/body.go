@@ -34,102 +34,144 @@ func esc(s string) string {
 
 func escAttr(s string) string { return esc(s) } // EscapeText also escapes quotes
 
-func writeRSSHead(w io.Writer, m docMeta, entityBomb bool) {
-	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-	if entityBomb {
-		b.WriteString(entityBombDTD)
-	}
-	b.WriteString(`<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">` + "\n<channel>\n")
-	title := esc(m.title)
-	if m.broken {
-		title += badUTF8
-	}
-	if entityBomb {
-		title = "&lol9;"
-	}
-	b.WriteString("<title>" + title + "</title>\n")
-	b.WriteString("<link>" + esc(m.homeURL) + "</link>\n")
-	b.WriteString("<description>" + esc(m.title) + " on the feed farm</description>\n")
-	if !m.updated.IsZero() {
-		b.WriteString("<lastBuildDate>" + m.updated.Format(time.RFC1123Z) + "</lastBuildDate>\n")
-	}
-	b.WriteString(`<atom:link rel="self" type="application/rss+xml" href="` + escAttr(m.feedURL) + `"/>` + "\n")
-	if m.hub != "" {
-		b.WriteString(`<atom:link rel="hub" href="` + escAttr(m.hub) + `"/>` + "\n")
-	}
-	_, _ = io.WriteString(w, b.String())
+// docWriter is what the document writers write to (*bytes.Buffer,
+// *bufio.Writer).
+type docWriter interface {
+	io.Writer
+	io.StringWriter
 }
 
-func writeRSSItem(w io.Writer, it Item, broken bool) {
-	var b strings.Builder
-	b.WriteString("<item>\n<title>")
-	b.WriteString(esc(it.Title))
+// writeEsc writes s escaped as XML text, the same bytes as esc(s), without
+// allocating when nothing needs escaping.
+func writeEsc(w docWriter, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\'' || c == '&' || c == '<' || c == '>' {
+			_ = xml.EscapeText(w, []byte(s))
+			return
+		}
+	}
+	_, _ = w.WriteString(s)
+}
+
+// writeAll writes the strings in turn.
+func writeAll(w docWriter, ss ...string) {
+	for _, s := range ss {
+		_, _ = w.WriteString(s)
+	}
+}
+
+func writeRSSHead(w docWriter, m docMeta, entityBomb bool) {
+	writeAll(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
+	if entityBomb {
+		writeAll(w, entityBombDTD)
+	}
+	writeAll(w, `<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">`+"\n<channel>\n<title>")
+	switch {
+	case entityBomb:
+		writeAll(w, "&lol9;")
+	case m.broken:
+		writeEsc(w, m.title)
+		writeAll(w, badUTF8)
+	default:
+		writeEsc(w, m.title)
+	}
+	writeAll(w, "</title>\n<link>")
+	writeEsc(w, m.homeURL)
+	writeAll(w, "</link>\n<description>")
+	writeEsc(w, m.title)
+	writeAll(w, " on the feed farm</description>\n")
+	if !m.updated.IsZero() {
+		writeAll(w, "<lastBuildDate>", m.updated.Format(time.RFC1123Z), "</lastBuildDate>\n")
+	}
+	writeAll(w, `<atom:link rel="self" type="application/rss+xml" href="`)
+	writeEsc(w, m.feedURL)
+	writeAll(w, `"/>`+"\n")
+	if m.hub != "" {
+		writeAll(w, `<atom:link rel="hub" href="`)
+		writeEsc(w, m.hub)
+		writeAll(w, `"/>`+"\n")
+	}
+}
+
+func writeRSSItem(w docWriter, it Item, broken bool) {
+	writeAll(w, "<item>\n<title>")
+	writeEsc(w, it.Title)
 	if broken {
-		b.WriteString(badUTF8)
+		writeAll(w, badUTF8)
 	}
-	b.WriteString("</title>\n")
+	writeAll(w, "</title>\n")
 	if it.Link != "" {
-		b.WriteString("<link>" + esc(it.Link) + "</link>\n")
+		writeAll(w, "<link>")
+		writeEsc(w, it.Link)
+		writeAll(w, "</link>\n")
 	}
-	b.WriteString(`<guid isPermaLink="false">` + esc(it.ID) + "</guid>\n")
+	writeAll(w, `<guid isPermaLink="false">`)
+	writeEsc(w, it.ID)
+	writeAll(w, "</guid>\n")
 	if !it.Published.IsZero() {
-		b.WriteString("<pubDate>" + it.Published.Format(time.RFC1123Z) + "</pubDate>\n")
+		writeAll(w, "<pubDate>", it.Published.Format(time.RFC1123Z), "</pubDate>\n")
 	}
-	b.WriteString("<description>" + esc(it.Content) + "</description>\n</item>\n")
-	_, _ = io.WriteString(w, b.String())
+	writeAll(w, "<description>")
+	writeEsc(w, it.Content)
+	writeAll(w, "</description>\n</item>\n")
 }
 
 const rssTail = "</channel>\n</rss>\n"
 
-func writeAtomHead(w io.Writer, m docMeta) {
-	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-	b.WriteString(`<feed xmlns="http://www.w3.org/2005/Atom">` + "\n")
-	title := esc(m.title)
+func writeAtomHead(w docWriter, m docMeta) {
+	writeAll(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n", `<feed xmlns="http://www.w3.org/2005/Atom">`+"\n<title>")
+	writeEsc(w, m.title)
 	if m.broken {
-		title += badUTF8
+		writeAll(w, badUTF8)
 	}
-	b.WriteString("<title>" + title + "</title>\n")
-	b.WriteString("<id>" + esc(m.feedURL) + "</id>\n")
+	writeAll(w, "</title>\n<id>")
+	writeEsc(w, m.feedURL)
+	writeAll(w, "</id>\n")
 	updated := m.updated
 	if updated.IsZero() {
 		updated = time.Unix(0, 0).UTC()
 	}
-	b.WriteString("<updated>" + updated.Format(time.RFC3339) + "</updated>\n")
-	b.WriteString(`<link rel="alternate" type="text/html" href="` + escAttr(m.homeURL) + `"/>` + "\n")
-	b.WriteString(`<link rel="self" type="application/atom+xml" href="` + escAttr(m.feedURL) + `"/>` + "\n")
+	writeAll(w, "<updated>", updated.Format(time.RFC3339), "</updated>\n", `<link rel="alternate" type="text/html" href="`)
+	writeEsc(w, m.homeURL)
+	writeAll(w, `"/>`+"\n", `<link rel="self" type="application/atom+xml" href="`)
+	writeEsc(w, m.feedURL)
+	writeAll(w, `"/>`+"\n")
 	if m.hub != "" {
-		b.WriteString(`<link rel="hub" href="` + escAttr(m.hub) + `"/>` + "\n")
+		writeAll(w, `<link rel="hub" href="`)
+		writeEsc(w, m.hub)
+		writeAll(w, `"/>`+"\n")
 	}
-	b.WriteString("<author><name>Feed farm</name></author>\n")
-	_, _ = io.WriteString(w, b.String())
+	writeAll(w, "<author><name>Feed farm</name></author>\n")
 }
 
-func writeAtomEntry(w io.Writer, it Item, broken bool, fallback time.Time) {
-	var b strings.Builder
-	b.WriteString("<entry>\n<title>")
-	b.WriteString(esc(it.Title))
+func writeAtomEntry(w docWriter, it Item, broken bool, fallback time.Time) {
+	writeAll(w, "<entry>\n<title>")
+	writeEsc(w, it.Title)
 	if broken {
-		b.WriteString(badUTF8)
+		writeAll(w, badUTF8)
 	}
-	b.WriteString("</title>\n<id>" + esc(it.ID) + "</id>\n")
+	writeAll(w, "</title>\n<id>")
+	writeEsc(w, it.ID)
+	writeAll(w, "</id>\n")
 	if it.Link != "" {
-		b.WriteString(`<link rel="alternate" href="` + escAttr(it.Link) + `"/>` + "\n")
+		writeAll(w, `<link rel="alternate" href="`)
+		writeEsc(w, it.Link)
+		writeAll(w, `"/>`+"\n")
 	}
 	// Atom requires <updated>; an undated item gets the feed's time there
 	// and no <published>, which is what dateless Atom looks like in the wild.
 	if !it.Published.IsZero() {
-		b.WriteString("<published>" + it.Published.Format(time.RFC3339) + "</published>\n")
-		b.WriteString("<updated>" + it.Published.Format(time.RFC3339) + "</updated>\n")
+		pub := it.Published.Format(time.RFC3339)
+		writeAll(w, "<published>", pub, "</published>\n<updated>", pub, "</updated>\n")
 	} else {
 		if fallback.IsZero() {
 			fallback = time.Unix(0, 0).UTC()
 		}
-		b.WriteString("<updated>" + fallback.Format(time.RFC3339) + "</updated>\n")
+		writeAll(w, "<updated>", fallback.Format(time.RFC3339), "</updated>\n")
 	}
-	b.WriteString(`<content type="html">` + esc(it.Content) + "</content>\n</entry>\n")
-	_, _ = io.WriteString(w, b.String())
+	writeAll(w, `<content type="html">`)
+	writeEsc(w, it.Content)
+	writeAll(w, "</content>\n</entry>\n")
 }
 
 const atomTail = "</feed>\n"
@@ -164,9 +206,9 @@ func jsonItemOf(it Item) jsonItem {
 	return ji
 }
 
-// buildDoc renders a whole document.
-func buildDoc(format Format, hostile Hostile, m docMeta, items []Item) []byte {
-	var buf bytes.Buffer
+// buildDoc appends a whole document to buf.
+func buildDoc(buf *bytes.Buffer, format Format, hostile Hostile, m docMeta, items []Item) {
+	start := buf.Len()
 	switch {
 	case hostile == HTMLPage:
 		buf.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(m.title) +
@@ -176,15 +218,15 @@ func buildDoc(format Format, hostile Hostile, m docMeta, items []Item) []byte {
 		}
 		buf.WriteString("</ul></body></html>\n")
 	case hostile == EntityBomb || format == RSS:
-		writeRSSHead(&buf, m, hostile == EntityBomb)
+		writeRSSHead(buf, m, hostile == EntityBomb)
 		for _, it := range items {
-			writeRSSItem(&buf, it, m.broken)
+			writeRSSItem(buf, it, m.broken)
 		}
 		buf.WriteString(rssTail)
 	case format == Atom:
-		writeAtomHead(&buf, m)
+		writeAtomHead(buf, m)
 		for _, it := range items {
-			writeAtomEntry(&buf, it, m.broken, m.updated)
+			writeAtomEntry(buf, it, m.broken, m.updated)
 		}
 		buf.WriteString(atomTail)
 	default:
@@ -198,26 +240,22 @@ func buildDoc(format Format, hostile Hostile, m docMeta, items []Item) []byte {
 		for _, it := range items {
 			doc.Items = append(doc.Items, jsonItemOf(it))
 		}
-		enc := json.NewEncoder(&buf)
+		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", " ")
 		_ = enc.Encode(doc)
 		if m.broken {
 			// JSON strings must be UTF-8 too: splice the bad bytes into the
 			// feed title after encoding (json.Encoder would replace them).
-			b := buf.Bytes()
+			b := buf.Bytes()[start:]
 			key := []byte(`"title": "`)
 			if i := bytes.Index(b, key); i >= 0 {
-				j := i + len(key)
-				out := make([]byte, 0, len(b)+len(badUTF8))
-				out = append(out, b[:j]...)
-				out = append(out, badUTF8...)
-				out = append(out, b[j:]...)
-				return out
+				tail := append([]byte(badUTF8), b[i+len(key):]...)
+				buf.Truncate(start + i + len(key))
+				buf.Write(tail)
 			}
 		}
 	}
-	return buf.Bytes()
 }
 
 // entityBombDTD is the classic "billion laughs": &lol9; expands to 10^9 "lol".

@@ -664,6 +664,21 @@ func TestManyFeedsAreCheap(t *testing.T) {
 	if fm.Feed(5000).Path() != "/f/5000" || fm.Feed(5001) != nil || fm.Feed(0) != nil {
 		t.Fatal("Feed lookup")
 	}
+	// Feeds with equal specs share one, also when a few specs take turns
+	// after many different ones.
+	for i := range 20 {
+		fm.AddFeed(Spec{Title: "Distinct " + strconv.Itoa(i)})
+	}
+	for i := range 300 {
+		fm.AddFeed(Spec{Format: Format(i % 3), ItemCount: 3, CacheControl: "max-age=300"})
+	}
+	shared := map[*shared]bool{}
+	for _, f := range fm.Feeds() {
+		shared[f.st.Load().sh] = true
+	}
+	if len(shared) != 1+20+3 {
+		t.Errorf("%d specs kept for 5,320 feeds of %d different specs", len(shared), 1+20+3)
+	}
 }
 
 func TestETagMatch(t *testing.T) {

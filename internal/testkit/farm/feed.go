@@ -2,11 +2,12 @@ package farm
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"math"
 	"net/http"
-	"slices"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,8 +21,6 @@ import (
 type Feed struct {
 	farm *Farm
 	id   int
-	path string
-	url  string
 
 	wmu      sync.Mutex // serialises changes
 	nextItem int        // number of the next generated item (under wmu)
@@ -29,65 +28,90 @@ type Feed struct {
 
 	lmu sync.Mutex // guards log
 	log []Record
+
+	// last is the farm time of the latest request for the document, in
+	// Unix nanoseconds (0: none yet), kept even with recording off.
+	last atomic.Int64
 }
 
 // state is a snapshot of everything a request needs. Never modified after
-// it is stored.
+// it is stored. The body is not kept: it is rendered again, byte for byte
+// the same, for each answer that carries it (see render), so that a farm
+// of many feeds holds little more than their validators.
 type state struct {
-	spec        Spec
-	items       []Item // newest first
-	changed     time.Time
-	body        []byte
-	etag        string
-	lastMod     time.Time // changed, truncated to the second
-	lastModStr  string
-	contentType string
-	link        string // Link header ("" for none)
+	sh      *shared
+	items   []item // newest first
+	kept    []Item // the items that are not generated (see item)
+	changed time.Time
+	sum     uint64 // of the body: a change of body is a change of sum
 
-	gzOnce sync.Once
-	gz     []byte
+	// Header values ("" for none), ready to put in a header map as
+	// etag[:] (never modified).
+	etag, lastMod, link [1]string
 }
 
-// gzipped returns the gzip encoding of the body, computed once.
-func (s *state) gzipped() []byte {
-	s.gzOnce.Do(func() {
-		var b bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
-		_, _ = zw.Write(s.body)
-		_ = zw.Close()
-		s.gz = b.Bytes()
-	})
-	return s.gz
+// shared is a spec and what derives from it alone, shared by the feeds
+// that have equal specs (see Farm.intern). Never modified.
+type shared struct {
+	spec      Spec
+	ctype, cc [1]string
+}
+
+// noDate marks a generated item without a date.
+const noDate = math.MinInt64
+
+// item is one of a feed's items as the feed keeps it: a generated one
+// (gen > 0) is rebuilt from the feed and its number when needed; any other
+// is the state's kept[-gen-1].
+type item struct {
+	gen int
+	pub int64 // generated: Published in Unix seconds, or noDate
+}
+
+func (st *state) spec() *Spec { return &st.sh.spec }
+
+func (st *state) contentType() string { return st.sh.ctype[0] }
+
+// header returns v as a header value, nil for "".
+func header(v *[1]string) []string {
+	if v[0] == "" {
+		return nil
+	}
+	return v[:]
 }
 
 // ID returns the feed's number (its path is /f/ID).
 func (f *Feed) ID() int { return f.id }
 
 // URL returns the absolute URL of the feed.
-func (f *Feed) URL() string { return f.url }
+func (f *Feed) URL() string { return f.farm.url + f.Path() }
 
 // Path returns the path of the feed ("/f/ID").
-func (f *Feed) Path() string { return f.path }
+func (f *Feed) Path() string { return "/f/" + strconv.Itoa(f.id) }
 
 // HomeURL returns the URL of the feed's home page, an HTML page that links
 // to the feed for autodiscovery.
-func (f *Feed) HomeURL() string { return f.url + "/home" }
+func (f *Feed) HomeURL() string { return f.URL() + "/home" }
 
 // Spec returns the feed's current spec.
-func (f *Feed) Spec() Spec { return f.st.Load().spec }
+func (f *Feed) Spec() Spec {
+	s := *f.st.Load().spec()
+	s.Title = f.title(&s)
+	return s
+}
 
 // Items returns the feed's current items, newest first.
-func (f *Feed) Items() []Item { return slices.Clone(f.st.Load().items) }
+func (f *Feed) Items() []Item { return f.itemsOf(f.st.Load()) }
 
 // Body returns the document a 200 answer currently carries (uncompressed).
-func (f *Feed) Body() []byte { return f.st.Load().body }
+func (f *Feed) Body() []byte { return f.render(f.st.Load()) }
 
 // ETag returns the ETag header value currently sent ("" with ETagNone).
-func (f *Feed) ETag() string { return f.st.Load().etag }
+func (f *Feed) ETag() string { return f.st.Load().etag[0] }
 
 // LastModified returns the Last-Modified value currently sent ("" when the
 // spec sends none).
-func (f *Feed) LastModified() string { return f.st.Load().lastModStr }
+func (f *Feed) LastModified() string { return f.st.Load().lastMod[0] }
 
 // Changed returns the farm time of the last change of the body.
 func (f *Feed) Changed() time.Time { return f.st.Load().changed }
@@ -102,22 +126,25 @@ func (f *Feed) Publish(items ...Item) {
 	defer f.wmu.Unlock()
 	now := f.farm.clk.Now()
 	old := f.st.Load()
+	all := make([]item, 0, max(len(items), 1)+len(old.items))
+	kept := old.kept
 	if len(items) == 0 {
-		items = []Item{f.genItem(f.nextItem, now, old.spec.Undated)}
+		all = append(all, genRef(f.nextItem, now, old.spec().Undated))
 		f.nextItem++
 	} else {
-		items = slices.Clone(items)
-		for i := range items {
-			f.fillItem(&items[i])
-		}
+		all, kept = f.keep(all, nil, items)
+		kept = append(kept, old.kept...)
 	}
-	all := make([]Item, 0, len(items)+len(old.items))
-	all = append(all, items...)
-	all = append(all, old.items...)
-	if m := old.spec.MaxItems; m > 0 && len(all) > m {
+	for _, it := range old.items {
+		if it.gen < 0 {
+			it.gen -= len(kept) - len(old.kept) // kept[i] moved by the new ones
+		}
+		all = append(all, it)
+	}
+	if m := old.spec().MaxItems; m > 0 && len(all) > m {
 		all = all[:m]
 	}
-	f.st.Store(f.build(old.spec, all, now, old))
+	f.st.Store(f.build(old.sh, all, kept, now, old))
 }
 
 // SetStatus makes the feed answer code (0: serve the feed again).
@@ -125,9 +152,9 @@ func (f *Feed) SetStatus(code int) {
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
 	old := f.st.Load()
-	spec := old.spec
+	spec := *old.spec()
 	spec.Status = code
-	f.st.Store(f.build(spec, old.items, old.changed, old))
+	f.st.Store(f.build(f.farm.intern(spec), old.items, old.kept, old.changed, old))
 }
 
 // SetSpec replaces the feed's spec. The items stay (Spec.Items and
@@ -141,15 +168,57 @@ func (f *Feed) SetSpec(spec Spec) {
 	if m := spec.MaxItems; m > 0 && len(items) > m {
 		items = items[:m]
 	}
-	f.st.Store(f.build(spec, items, f.farm.clk.Now(), old))
+	f.st.Store(f.build(f.farm.intern(spec), items, old.kept, f.farm.clk.Now(), old))
+}
+
+// genRef is generated item k dated date (none if undated), as kept.
+func genRef(k int, date time.Time, undated bool) item {
+	if undated {
+		return item{gen: k, pub: noDate}
+	}
+	return item{gen: k, pub: date.Unix()}
+}
+
+// keep appends refs to copies of items, filled in (fillItem), to refs and
+// the copies to kept, and returns both.
+func (f *Feed) keep(refs []item, kept, items []Item) ([]item, []Item) {
+	for _, it := range items {
+		f.fillItem(&it)
+		kept = append(kept, it)
+		refs = append(refs, item{gen: -len(kept)})
+	}
+	return refs, kept
+}
+
+// itemsOf returns the items of st, newest first.
+func (f *Feed) itemsOf(st *state) []Item {
+	out := make([]Item, len(st.items))
+	url := f.URL()
+	for i, r := range st.items {
+		switch {
+		case r.gen < 0:
+			out[i] = st.kept[-r.gen-1]
+		case r.pub == noDate:
+			out[i] = genItemOf(f.id, url, r.gen, time.Time{}, true)
+		default:
+			out[i] = genItemOf(f.id, url, r.gen, time.Unix(r.pub, 0), false)
+		}
+	}
+	return out
 }
 
 func (f *Feed) genItem(k int, date time.Time, undated bool) Item {
+	return genItemOf(f.id, f.URL(), k, date, undated)
+}
+
+// genItemOf returns item k of feed id at url, dated date unless undated.
+func genItemOf(id int, url string, k int, date time.Time, undated bool) Item {
+	ks, ids := strconv.Itoa(k), strconv.Itoa(id)
 	it := Item{
-		ID:      "farm:f" + strconv.Itoa(f.id) + ":i" + strconv.Itoa(k),
-		Title:   "Item " + strconv.Itoa(k) + " of feed " + strconv.Itoa(f.id),
-		Link:    f.url + "/i/" + strconv.Itoa(k),
-		Content: "<p>Item " + strconv.Itoa(k) + " of feed " + strconv.Itoa(f.id) + ", posted on the feed farm.</p>",
+		ID:      "farm:f" + ids + ":i" + ks,
+		Title:   "Item " + ks + " of feed " + ids,
+		Link:    url + "/i/" + ks,
+		Content: "<p>Item " + ks + " of feed " + ids + ", posted on the feed farm.</p>",
 	}
 	if !undated {
 		it.Published = date.UTC().Truncate(time.Second)
@@ -170,18 +239,10 @@ func (f *Feed) fillItem(it *Item) {
 	}
 }
 
-// build renders a snapshot. changed is the time of the change; it only
-// becomes the new Last-Modified when the body differs from old's.
-func (f *Feed) build(spec Spec, items []Item, changed time.Time, old *state) *state {
-	if spec.Title == "" {
-		spec.Title = "Feed " + strconv.Itoa(f.id)
-	}
-	self := spec.Self
-	if self == "" {
-		self = f.url
-	}
+// meta returns what a document of spec needs besides its items.
+func (f *Feed) meta(spec *Spec, url string, items []Item, changed time.Time) docMeta {
 	m := docMeta{
-		title: spec.Title, feedURL: self, homeURL: f.HomeURL(),
+		title: f.title(spec), feedURL: self(spec, url), homeURL: url + "/home",
 		broken: spec.Hostile == InvalidUTF8, updated: changed.UTC().Truncate(time.Second),
 	}
 	if len(items) > 0 && !items[0].Published.IsZero() {
@@ -190,38 +251,100 @@ func (f *Feed) build(spec Spec, items []Item, changed time.Time, old *state) *st
 	if spec.Hub != "" && spec.HubPlacement != HubHeader {
 		m.hub = spec.Hub
 	}
-	s := &state{spec: spec, items: items}
-	s.body = buildDoc(spec.Format, spec.Hostile, m, items)
-	if old != nil && bytes.Equal(old.body, s.body) {
-		changed = old.changed
+	return m
+}
+
+// title is the feed's title: the spec's, or "Feed ID".
+func (f *Feed) title(spec *Spec) string {
+	if spec.Title == "" {
+		return "Feed " + strconv.Itoa(f.id)
 	}
-	s.changed = changed
-	sum := sha256.Sum256(s.body)
+	return spec.Title
+}
+
+// self is the feed's self URL: the spec's, or url (the feed's own).
+func self(spec *Spec, url string) string {
+	if spec.Self == "" {
+		return url
+	}
+	return spec.Self
+}
+
+// renderTo appends st's document to buf.
+func (f *Feed) renderTo(buf *bytes.Buffer, st *state) {
+	items := f.itemsOf(st)
+	spec := st.spec()
+	buildDoc(buf, spec.Format, spec.Hostile, f.meta(spec, f.URL(), items, st.changed), items)
+}
+
+// render returns st's document, the body of a 200.
+func (f *Feed) render(st *state) []byte {
+	var b bytes.Buffer
+	f.renderTo(&b, st)
+	return b.Bytes()
+}
+
+// build makes a snapshot. changed is the time of the change; it only
+// becomes the new Last-Modified when the body differs from old's.
+func (f *Feed) build(sh *shared, items []item, kept []Item, changed time.Time, old *state) *state {
+	spec := &sh.spec
+	s := &state{sh: sh, items: items, kept: kept, changed: changed}
+	buf := f.farm.getBuf()
+	f.renderTo(buf, s)
+	sum := sha256.Sum256(buf.Bytes())
+	f.farm.putBuf(buf)
+	s.sum = binary.BigEndian.Uint64(sum[:8])
+	if old != nil && old.sum == s.sum {
+		s.changed = old.changed
+	}
 	tag := `"` + hex.EncodeToString(sum[:8]) + `"`
 	switch spec.ETag {
 	case ETagStrong:
-		s.etag = tag
+		s.etag[0] = tag
 	case ETagWeak:
-		s.etag = "W/" + tag
+		s.etag[0] = "W/" + tag
 	}
 	if spec.LastModified {
-		s.lastMod = changed.UTC().Truncate(time.Second)
-		s.lastModStr = s.lastMod.Format(http.TimeFormat)
-	}
-	switch {
-	case spec.ContentType != "":
-		s.contentType = spec.ContentType
-	case spec.Hostile == HTMLPage:
-		s.contentType = "text/html; charset=utf-8"
-	case spec.Hostile == EntityBomb:
-		s.contentType = RSS.ContentType()
-	default:
-		s.contentType = spec.Format.ContentType()
+		s.lastMod[0] = s.changed.UTC().Truncate(time.Second).Format(http.TimeFormat)
 	}
 	if spec.Hub != "" && spec.HubPlacement != HubInFeed {
-		s.link = "<" + spec.Hub + `>; rel="hub", <` + self + `>; rel="self"`
+		s.link[0] = "<" + spec.Hub + `>; rel="hub", <` + self(spec, f.URL()) + `>; rel="self"`
 	}
 	return s
+}
+
+// intern returns the shared form of spec: the one of a feed added or
+// changed lately when their specs are equal (a farm's feeds mostly are),
+// else a new one.
+func (fm *Farm) intern(spec Spec) *shared {
+	fm.smu.Lock()
+	defer fm.smu.Unlock()
+	for _, sh := range fm.specs {
+		if reflect.DeepEqual(sh.spec, spec) {
+			return sh
+		}
+	}
+	sh := &shared{spec: spec}
+	sh.ctype[0] = contentType(&spec)
+	sh.cc[0] = spec.CacheControl
+	if len(fm.specs) == cap(fm.specs) {
+		fm.specs = fm.specs[:copy(fm.specs, fm.specs[1:])] // forget the oldest
+	}
+	fm.specs = append(fm.specs, sh)
+	return sh
+}
+
+// contentType is the media type spec's document is served with.
+func contentType(spec *Spec) string {
+	switch {
+	case spec.ContentType != "":
+		return spec.ContentType
+	case spec.Hostile == HTMLPage:
+		return "text/html; charset=utf-8"
+	case spec.Hostile == EntityBomb:
+		return RSS.ContentType()
+	}
+	return spec.Format.ContentType()
 }
 
 // notModified applies RFC 9110 §13.2.2: If-None-Match, when present, decides
@@ -230,19 +353,20 @@ func (f *Feed) build(spec Spec, items []Item, changed time.Time, old *state) *st
 // string the farm sent always matches; other dates are parsed.
 func (s *state) notModified(inm, ims string) bool {
 	if inm != "" {
-		return s.etag != "" && etagMatch(inm, s.etag)
+		return s.etag[0] != "" && etagMatch(inm, s.etag[0])
 	}
-	if ims == "" || s.lastModStr == "" {
+	lm := s.lastMod[0]
+	if ims == "" || lm == "" {
 		return false
 	}
-	if ims == s.lastModStr {
+	if ims == lm {
 		return true
 	}
 	t, err := http.ParseTime(ims)
 	if err != nil {
 		return false
 	}
-	return !s.lastMod.After(t)
+	return !s.changed.UTC().Truncate(time.Second).After(t)
 }
 
 // etagMatch reports whether the If-None-Match list matches tag by weak

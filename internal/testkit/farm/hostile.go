@@ -30,19 +30,19 @@ const endlessLimit = 1 << 30
 func (f *Feed) serveHostile(w http.ResponseWriter, r *http.Request, st *state, rec Record) {
 	ctx := r.Context()
 	rec.Status = http.StatusOK
-	if st.spec.Hostile == Reset {
+	if st.spec().Hostile == Reset {
 		rec.Status = 0
 	}
 	f.record(rec)
-	switch st.spec.Hostile {
+	switch st.spec().Hostile {
 	case Reset:
 		hostileReset(w)
 	case LyingLength:
-		hostileLyingLength(w, st)
+		hostileLyingLength(w, st, f.render(st))
 	case Endless:
-		hostileEndless(ctx, w, st)
+		hostileEndless(ctx, w, st, f.render(st))
 	case Trickle:
-		hostileTrickle(ctx, w, st)
+		hostileTrickle(ctx, w, st, f.render(st))
 	case GzipBomb:
 		f.hostileGzipBomb(ctx, w, st)
 	case HugeItems:
@@ -64,7 +64,7 @@ func hostileReset(w http.ResponseWriter) {
 
 // hostileLyingLength answers 200 with a Content-Length 1000 bytes longer
 // than the body it sends before closing the connection.
-func hostileLyingLength(w http.ResponseWriter, st *state) {
+func hostileLyingLength(w http.ResponseWriter, st *state, body []byte) {
 	date := w.Header().Get("Date")
 	conn, bw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
@@ -72,17 +72,17 @@ func hostileLyingLength(w http.ResponseWriter, st *state) {
 	}
 	defer conn.Close()
 	fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nDate: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
-		date, st.contentType, len(st.body)+1000)
-	_, _ = bw.Write(st.body)
+		date, st.contentType(), len(body)+1000)
+	_, _ = bw.Write(body)
 	_ = bw.Flush()
 }
 
 // hostileEndless sends the document's head and then RSS items until the
 // client goes away (or endlessLimit bytes).
-func hostileEndless(ctx context.Context, w http.ResponseWriter, st *state) {
-	w.Header()["Content-Type"] = []string{st.contentType}
+func hostileEndless(ctx context.Context, w http.ResponseWriter, st *state, body []byte) {
+	w.Header()["Content-Type"] = st.sh.ctype[:]
 	w.WriteHeader(http.StatusOK)
-	head := st.body
+	head := body
 	if i := bytes.Index(head, []byte("<item>")); i > 0 {
 		head = head[:i]
 	}
@@ -99,22 +99,22 @@ func hostileEndless(ctx context.Context, w http.ResponseWriter, st *state) {
 
 // hostileTrickle sends the document one byte every TrickleEvery (default
 // one second of real time), flushing each.
-func hostileTrickle(ctx context.Context, w http.ResponseWriter, st *state) {
+func hostileTrickle(ctx context.Context, w http.ResponseWriter, st *state, body []byte) {
 	h := w.Header()
-	h["Content-Type"] = []string{st.contentType}
-	h["Content-Length"] = []string{strconv.Itoa(len(st.body))}
+	h["Content-Type"] = st.sh.ctype[:]
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	every := st.spec.TrickleEvery
+	every := st.spec().TrickleEvery
 	if every <= 0 {
 		every = time.Second
 	}
 	_ = rc.Flush()
-	for i := range st.body {
+	for i := range body {
 		if !wait(ctx, every) {
 			return
 		}
-		if _, err := w.Write(st.body[i : i+1]); err != nil {
+		if _, err := w.Write(body[i : i+1]); err != nil {
 			return
 		}
 		if err := rc.Flush(); err != nil {
@@ -128,12 +128,12 @@ func hostileTrickle(ctx context.Context, w http.ResponseWriter, st *state) {
 func (f *Feed) hostileGzipBomb(ctx context.Context, w http.ResponseWriter, st *state) {
 	h := w.Header()
 	member := f.farm.bomb()
-	total := st.spec.BombBytes
+	total := st.spec().BombBytes
 	if total <= 0 {
 		total = 1 << 30
 	}
-	h["Content-Type"] = []string{st.contentType}
-	h["Content-Encoding"] = []string{"gzip"}
+	h["Content-Type"] = st.sh.ctype[:]
+	h["Content-Encoding"] = gzipH
 	w.WriteHeader(http.StatusOK)
 	for n := int64(0); n < total && ctx.Err() == nil; n += bombMemberSize {
 		if _, err := w.Write(member); err != nil {
@@ -145,10 +145,10 @@ func (f *Feed) hostileGzipBomb(ctx context.Context, w http.ResponseWriter, st *s
 // hostileHugeItems streams a document of ItemCount generated items, a
 // minute apart, without ever holding it in memory.
 func (f *Feed) hostileHugeItems(ctx context.Context, w http.ResponseWriter, st *state) {
-	spec := &st.spec
-	w.Header()["Content-Type"] = []string{st.contentType}
+	spec := st.spec()
+	w.Header()["Content-Type"] = st.sh.ctype[:]
 	w.WriteHeader(http.StatusOK)
-	m := docMeta{title: spec.Title, feedURL: f.url, homeURL: f.HomeURL(), updated: st.changed}
+	m := docMeta{title: f.title(spec), feedURL: f.URL(), homeURL: f.HomeURL(), updated: st.changed}
 	date := st.changed
 	_ = streamHuge(ctx, w, spec.Format, m, spec.ItemCount, func(k int) Item {
 		return f.genItem(k, date.Add(-time.Duration(spec.ItemCount-k)*time.Minute), spec.Undated)

@@ -15,11 +15,11 @@ func (fm *Farm) AddSite(feeds ...*Feed) string {
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>A site on the feed farm</title>\n")
 	for _, f := range feeds {
-		st := f.st.Load()
-		typ := st.spec.Format.ContentType()
+		spec := f.Spec()
+		typ := spec.Format.ContentType()
 		typ = typ[:strings.IndexByte(typ, ';')]
 		fmt.Fprintf(&b, "<link rel=\"alternate\" type=\"%s\" title=\"%s\" href=\"%s\">\n",
-			typ, escAttr(st.spec.Title), escAttr(f.url))
+			typ, escAttr(spec.Title), escAttr(f.URL()))
 	}
 	b.WriteString("</head><body><h1>A site on the feed farm</h1><p>Posts are in the feeds.</p></body></html>\n")
 	fm.mu.Lock()
@@ -33,16 +33,16 @@ func (fm *Farm) OPML() []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<opml version=\"2.0\">\n<head><title>Feed farm</title></head>\n<body>\n")
 	for _, f := range fm.Feeds() {
-		st := f.st.Load()
+		title := escAttr(f.title(f.st.Load().spec()))
 		fmt.Fprintf(&b, "<outline type=\"rss\" text=\"%s\" title=\"%s\" xmlUrl=\"%s\" htmlUrl=\"%s\"/>\n",
-			escAttr(st.spec.Title), escAttr(st.spec.Title), escAttr(f.url), escAttr(f.HomeURL()))
+			title, title, escAttr(f.URL()), escAttr(f.HomeURL()))
 	}
 	b.WriteString("</body>\n</opml>\n")
 	return b.Bytes()
 }
 
 // ServeHTTP routes /f/N (feeds), /f/N/home and /f/N/i/K (their pages),
-// /s/N (sites), /opml and / (an index).
+// /s/N (sites), /opml, / (an index) and IntervalsPath (statistics).
 func (fm *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if rest, ok := strings.CutPrefix(p, "/f/"); ok {
@@ -62,6 +62,10 @@ func (fm *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
+	}
+	if p == IntervalsPath {
+		fm.serveIntervals(w)
+		return
 	}
 	rec := fm.newRecord(r, 0)
 	var body []byte
@@ -90,9 +94,9 @@ func (fm *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeSimple(w, fm.httpDate(fm.clk.Now()), rec.Status, ctype, body)
 }
 
-func writeSimple(w http.ResponseWriter, date string, status int, ctype string, body []byte) {
+func writeSimple(w http.ResponseWriter, date []string, status int, ctype string, body []byte) {
 	h := w.Header()
-	h["Date"] = []string{date}
+	h["Date"] = date
 	h["Content-Type"] = []string{ctype}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
@@ -107,7 +111,7 @@ func (fm *Farm) index() []byte {
 			b.WriteString("<li>… (see the OPML for the rest)</li>\n")
 			break
 		}
-		fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a> (%s)</li>\n", escAttr(f.path), esc(f.Spec().Title), f.Spec().Format)
+		fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a> (%s)</li>\n", escAttr(f.Path()), esc(f.Spec().Title), f.Spec().Format)
 	}
 	b.WriteString("</ul></body></html>\n")
 	return b.Bytes()
@@ -115,12 +119,12 @@ func (fm *Farm) index() []byte {
 
 func (f *Feed) serveHome(w http.ResponseWriter, r *http.Request) {
 	rec := f.farm.newRecord(r, f.id)
-	st := f.st.Load()
-	typ := st.spec.Format.ContentType()
+	spec := f.Spec()
+	typ := spec.Format.ContentType()
 	typ = typ[:strings.IndexByte(typ, ';')]
-	body := []byte("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(st.spec.Title) + "</title>\n" +
-		"<link rel=\"alternate\" type=\"" + typ + "\" title=\"" + escAttr(st.spec.Title) + "\" href=\"" + escAttr(f.url) + "\">\n" +
-		"</head><body><h1>" + esc(st.spec.Title) + "</h1></body></html>\n")
+	body := []byte("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(spec.Title) + "</title>\n" +
+		"<link rel=\"alternate\" type=\"" + typ + "\" title=\"" + escAttr(spec.Title) + "\" href=\"" + escAttr(f.URL()) + "\">\n" +
+		"</head><body><h1>" + esc(spec.Title) + "</h1></body></html>\n")
 	rec.Status = http.StatusOK
 	f.record(rec)
 	writeSimple(w, f.farm.httpDate(rec.Time), rec.Status, "text/html; charset=utf-8", body)

@@ -16,8 +16,9 @@ func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 	fm.enter()
 	defer fm.inFlight.Add(-1)
 	st := f.st.Load()
-	spec := &st.spec
+	spec := st.spec()
 	rec := fm.newRecord(r, f.id)
+	fm.iv.observe(f, rec.Time)
 
 	if spec.Latency > 0 || streams(spec.Hostile) {
 		if !fm.track() {
@@ -34,7 +35,7 @@ func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	now := fm.clk.Now()
-	w.Header()["Date"] = []string{fm.httpDate(now)}
+	w.Header()["Date"] = fm.httpDate(now)
 
 	switch {
 	case spec.Status != 0:
@@ -70,7 +71,7 @@ func (f *Feed) serveRedirect(w http.ResponseWriter, spec *Spec, rec Record) {
 	code := spec.RedirectStatus
 	to := spec.RedirectTo
 	if spec.Hostile == RedirectLoop {
-		to = f.url
+		to = f.URL()
 		if code == 0 {
 			code = http.StatusFound
 		}
@@ -86,9 +87,9 @@ func (f *Feed) serveRedirect(w http.ResponseWriter, spec *Spec, rec Record) {
 
 // serveDocument answers the feed document with its validators and caching
 // headers: 304 when the conditional headers match, else 200 with the body
-// (gzipped when the spec and the client allow it).
+// rendered afresh (gzipped when the spec and the client allow it).
 func (f *Feed) serveDocument(w http.ResponseWriter, r *http.Request, st *state, rec Record, now time.Time) {
-	spec := &st.spec
+	spec := st.spec()
 	h := w.Header()
 	writeCacheHeaders(h, st, now)
 	if st.notModified(rec.IfNoneMatch, rec.IfModifiedSince) {
@@ -97,12 +98,19 @@ func (f *Feed) serveDocument(w http.ResponseWriter, r *http.Request, st *state, 
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	body := st.body
+	fm := f.farm
+	buf := fm.getBuf()
+	defer fm.putBuf(buf)
+	f.renderTo(buf, st)
+	body := buf.Bytes()
 	if spec.Gzip && acceptsGzip(rec.AcceptEncoding) {
-		body = st.gzipped()
-		h["Content-Encoding"] = []string{"gzip"}
+		zbuf := fm.getBuf()
+		defer fm.putBuf(zbuf)
+		fm.gzipTo(zbuf, body)
+		body = zbuf.Bytes()
+		h["Content-Encoding"] = gzipH
 	}
-	h["Content-Type"] = []string{st.contentType}
+	h["Content-Type"] = st.sh.ctype[:]
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	rec.Status = http.StatusOK
 	f.record(rec)
@@ -112,27 +120,33 @@ func (f *Feed) serveDocument(w http.ResponseWriter, r *http.Request, st *state, 
 	}
 }
 
+// Header values shared by every answer; never modified.
+var (
+	gzipH = []string{"gzip"}
+	varyH = []string{"Accept-Encoding"}
+)
+
 // writeCacheHeaders sets the validators, caching headers, WebSub Link,
 // Vary and the spec's extra headers of a document answer (200 or 304).
 func writeCacheHeaders(h http.Header, st *state, now time.Time) {
-	spec := &st.spec
-	if st.etag != "" {
-		h["Etag"] = []string{st.etag}
+	spec := st.spec()
+	if v := header(&st.etag); v != nil {
+		h["Etag"] = v
 	}
-	if st.lastModStr != "" {
-		h["Last-Modified"] = []string{st.lastModStr}
+	if v := header(&st.lastMod); v != nil {
+		h["Last-Modified"] = v
 	}
-	if spec.CacheControl != "" {
-		h["Cache-Control"] = []string{spec.CacheControl}
+	if v := header(&st.sh.cc); v != nil {
+		h["Cache-Control"] = v
 	}
 	if spec.Expires != 0 {
 		h["Expires"] = []string{now.Add(spec.Expires).UTC().Format(http.TimeFormat)}
 	}
-	if st.link != "" {
-		h["Link"] = []string{st.link}
+	if v := header(&st.link); v != nil {
+		h["Link"] = v
 	}
 	if spec.Gzip {
-		h["Vary"] = []string{"Accept-Encoding"}
+		h["Vary"] = varyH
 	}
 	for k, v := range spec.Header {
 		h[http.CanonicalHeaderKey(k)] = v

@@ -102,7 +102,13 @@ func (ss *session) Data(r io.Reader) error {
 		}
 		return errors.New("connection dropped by smtptest")
 	}
-	raw, err := io.ReadAll(r)
+	var raw []byte
+	var err error
+	if ss.s.opts.Discard {
+		_, err = io.Copy(io.Discard, r) // a pooled buffer: nothing kept
+	} else {
+		raw, err = io.ReadAll(r)
+	}
 	if err != nil {
 		return err
 	}
@@ -111,11 +117,9 @@ func (ss *session) Data(r io.Reader) error {
 		<-ss.s.done
 		return &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Shutting down"}
 	}
-	to := make([]string, len(ss.to))
-	copy(to, ss.to)
-	m := Message{From: ss.from, To: to, Session: ss.sessionID()}
+	var m Message
 	if !ss.s.opts.Discard {
-		m.Raw = raw
+		m = Message{From: ss.from, To: append([]string(nil), ss.to...), Session: ss.sessionID(), Raw: raw}
 	}
 	if ss.s.opts.BeforeAccept != nil {
 		ss.s.opts.BeforeAccept()

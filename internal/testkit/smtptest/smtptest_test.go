@@ -281,3 +281,28 @@ func TestCloseConnections(t *testing.T) {
 		t.Error("connection still usable")
 	}
 }
+
+// BenchmarkDiscard sends b.N messages of a typical size over one
+// connection to a Discard server (client and server both counted).
+func BenchmarkDiscard(b *testing.B) {
+	s, err := smtptest.Start(smtptest.Options{Discard: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	c, err := smtp.Dial(s.Addr())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	msg := body + strings.Repeat("A line of a feed item's text, as an email carries it.\r\n", 80)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.SendMail("a@example.com", []string{"b@example.com"}, strings.NewReader(msg)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if s.Count() != b.N {
+		b.Fatalf("%d accepted, want %d", s.Count(), b.N)
+	}
+}
