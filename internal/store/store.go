@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -44,6 +47,10 @@ type Options struct {
 	// statement, BEGIN, COMMIT and ROLLBACK; see stmtcount.go): serve
 	// counts them in feedmail_db_statements_total.
 	OnStatement func()
+	// OnConnect, if set, is called once per new Postgres connection the
+	// pool opens (serve counts them in feedmail_db_connections_opened_total:
+	// beyond the first MaxOpenConns, each is one a previous closed).
+	OnConnect func()
 }
 
 // Open connects to dsn — "postgres://…" or "sqlite://path" — checks that the
@@ -74,7 +81,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			return nil, fmt.Errorf("%w: %v", ErrBadDSN, perr)
 		}
 		dialect, maxOpen = migrations.Postgres, 20
-		db, err = gorm.Open(postgres.New(postgres.Config{DSN: dsn}), cfg)
+		db, err = gorm.Open(postgres.New(postgres.Config{DSN: dsn, OptionOpenDB: countConnects(opt.OnConnect)}), cfg)
 	case strings.HasPrefix(dsn, "sqlite://"):
 		path, _ := sqlitePath(dsn)
 		if path == "" {
@@ -113,6 +120,27 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, oneLine{fmt.Errorf("database %s does not answer: %w", redact(dsn), err)}
 	}
 	return &Store{DB: db, Dialect: dialect, Clock: opt.Clock, log: opt.Logger}, nil
+}
+
+// countConnects is the pool option calling count after each new connection
+// is set up (none when count is nil).
+func countConnects(count func()) []stdlib.OptionOpenDB {
+	if count == nil {
+		return nil
+	}
+	return []stdlib.OptionOpenDB{stdlib.OptionBeforeConnect(func(_ context.Context, c *pgx.ConnConfig) error {
+		after := c.AfterConnect // c is this attempt's copy
+		c.AfterConnect = func(ctx context.Context, pc *pgconn.PgConn) error {
+			if after != nil {
+				if err := after(ctx, pc); err != nil {
+					return err
+				}
+			}
+			count()
+			return nil
+		}
+		return nil
+	})}
 }
 
 // Migrate applies pending migrations.

@@ -40,6 +40,8 @@ type SteadyReport struct {
 	PGBackends   int     `json:"pg_backends_seen"`
 	VacuumCPU    float64 `json:"pg_autovacuum_cpu_ms_per_poll"`
 	Trips        float64 `json:"db_round_trips_per_poll"`
+	ConnsOpened  int64   `json:"db_connections_opened"`    // by serve's pool in the window
+	ConnsDropped int64   `json:"db_connections_discarded"` // closed in the window other than for idleness or age
 	Memory       Memory  `json:"serve_memory"`
 	EmailsQueued float64 `json:"emails_queued_per_s"`
 	EmailsSent   float64 `json:"emails_sent_per_s"`
@@ -110,6 +112,8 @@ func (r *SteadyReport) fill(begin, end snap, backends, vacuum pgCPU) {
 	r.PGBackends = backends.seen
 	r.VacuumCPU = perPoll(float64(vacuum.total) / float64(time.Millisecond))
 	r.Trips = perPoll(d("feedmail_db_statements_total"))
+	r.ConnsOpened = int64(d("feedmail_db_connections_opened_total"))
+	r.ConnsDropped = int64(d("feedmail_db_connections_discarded_total"))
 	r.EmailsQueued = float64(end.outboxID-begin.outboxID) / el
 	r.EmailsSent = float64(end.sent-begin.sent) / el
 }
@@ -163,6 +167,7 @@ func (r *SteadyReport) WriteTable(w io.Writer) error {
 	row("Postgres backends CPU", "%s/poll (%.1f %% of a core, %d backends)", ms(r.PGCPU), r.PGCores*100, r.PGBackends)
 	row("Postgres autovacuum CPU", "%s/poll", ms(r.VacuumCPU))
 	row("DB round trips", "%.2f/poll", r.Trips)
+	row("DB connections", "%d opened, %d discarded in the window", r.ConnsOpened, r.ConnsDropped)
 	row("feedmail RSS", "%s steady (median), %s peak in the window, %s peak before it",
 		mib(r.Memory.SteadyBytes), mib(r.Memory.PeakWindowBytes), mib(r.Memory.PeakRunBytes))
 	row("emails queued / sent", "%.2f/s / %.2f/s", r.EmailsQueued, r.EmailsSent)
