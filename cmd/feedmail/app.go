@@ -86,7 +86,7 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 		return a.store, nil
 	}
 	s, err := store.Open(ctx, a.cfg.DatabaseURL, store.Options{Clock: a.clock, Logger: a.log,
-		OnStatement: a.metrics.CountStatement})
+		OnStatement: a.metrics.CountStatement, OnConnect: a.metrics.CountConnect})
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +120,9 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 	if a.installID, err = s.SettingOrInit(ctx, "install_id", hex.EncodeToString(id[:])); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if sqlDB, err := s.DB.DB(); err == nil {
+		a.metrics.WatchPool(sqlDB)
 	}
 	a.store = s
 	return s, nil

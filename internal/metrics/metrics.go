@@ -6,7 +6,9 @@ package metrics
 
 import (
 	"context"
+	"database/sql"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +35,8 @@ type Metrics struct {
 	SenderFailures *prometheus.CounterVec // reason: emails refused for the sender's own sake
 	PollLag        prometheus.Histogram   // how late a due poll started against its next_poll_at
 	DBStatements   prometheus.Counter     // SQL statements and BEGIN/COMMIT/ROLLBACK sent
+
+	connects atomic.Int64 // database connections opened (CountConnect)
 }
 
 // New registers every metric on a fresh registry, with Go and process metrics.
@@ -87,6 +91,41 @@ func (m *Metrics) CountStatement() {
 	if m != nil {
 		m.DBStatements.Inc()
 	}
+}
+
+// CountConnect counts one new database connection (store.Options.OnConnect).
+func (m *Metrics) CountConnect() {
+	if m != nil {
+		m.connects.Add(1)
+	}
+}
+
+// WatchPool exports the statistics of db, the store's pool: go_sql_* with
+// db_name "feedmail" (open, in use and idle connections, waits, and those
+// closed for idleness or age), feedmail_db_connections_opened_total (from
+// CountConnect) and feedmail_db_connections_discarded_total, the ones closed
+// for any other reason: a connection broken or abandoned mid-statement or
+// mid-transaction (a cancelled context does that), which the pool replaces
+// by a new one. Call it once per Metrics.
+func (m *Metrics) WatchPool(db *sql.DB) {
+	if m == nil || db == nil {
+		return
+	}
+	opened := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "feedmail_db_connections_opened_total",
+		Help: "Database connections the store's pool opened (Postgres)."},
+		func() float64 { return float64(m.connects.Load()) })
+	discarded := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "feedmail_db_connections_discarded_total",
+		Help: "Database connections the store's pool closed other than for idleness or age: broken, or abandoned when a context ended mid-statement or mid-transaction (Postgres)."},
+		func() float64 { return float64(Discarded(m.connects.Load(), db.Stats())) })
+	m.Registry.MustRegister(collectors.NewDBStatsCollector(db, "feedmail"), opened, discarded)
+}
+
+// Discarded is how many of the opened connections a pool with stats st
+// closed neither for idleness nor for age: opened less those still open
+// and those closed by the pool's limits.
+func Discarded(opened int64, st sql.DBStats) int64 {
+	n := opened - int64(st.OpenConnections) - st.MaxIdleClosed - st.MaxIdleTimeClosed - st.MaxLifetimeClosed
+	return max(n, 0)
 }
 
 // Handler serves the registry in the Prometheus text format.

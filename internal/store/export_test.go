@@ -4,4 +4,5 @@ package store
 var (
 	PausedSQLForTest     = pausedSQL
 	PauseEndedSQLForTest = pauseEndedSQL
+	SerialDSNForTest     = serialDSN
 )

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -44,6 +47,10 @@ type Options struct {
 	// statement, BEGIN, COMMIT and ROLLBACK; see stmtcount.go): serve
 	// counts them in feedmail_db_statements_total.
 	OnStatement func()
+	// OnConnect, if set, is called once per new Postgres connection the
+	// pool opens (serve counts them in feedmail_db_connections_opened_total:
+	// beyond the first MaxOpenConns, each is one a previous closed).
+	OnConnect func()
 }
 
 // Open connects to dsn — "postgres://…" or "sqlite://path" — checks that the
@@ -70,11 +77,12 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	)
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		if _, perr := url.Parse(dsn); perr != nil {
+		u, perr := url.Parse(dsn)
+		if perr != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadDSN, perr)
 		}
 		dialect, maxOpen = migrations.Postgres, 20
-		db, err = gorm.Open(postgres.New(postgres.Config{DSN: dsn}), cfg)
+		db, err = gorm.Open(postgres.New(postgres.Config{DSN: serialDSN(dsn, u), OptionOpenDB: countConnects(opt.OnConnect)}), cfg)
 	case strings.HasPrefix(dsn, "sqlite://"):
 		path, _ := sqlitePath(dsn)
 		if path == "" {
@@ -113,6 +121,53 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, oneLine{fmt.Errorf("database %s does not answer: %w", redact(dsn), err)}
 	}
 	return &Store{DB: db, Dialect: dialect, Clock: opt.Clock, log: opt.Logger}, nil
+}
+
+// parallelParam is the Postgres setting serialDSN turns off.
+const parallelParam = "max_parallel_workers_per_gather"
+
+// serialDSN returns dsn (parsed: u) asking the server for no parallel
+// workers, unless it sets parallelParam itself (as a parameter or in
+// options). The store's queries are short and index-driven, but the
+// periodic count of due feeds scans the feeds table, and the planner gives
+// such a scan worker processes, started and ended per query: on a small
+// machine under load they add forks and compete for the cores without
+// finishing sooner. The parameter is appended, not re-encoded: the driver
+// decodes a URL as libpq does ("+" is not a space).
+func serialDSN(dsn string, u *url.URL) string {
+	q := u.Query()
+	if q.Has(parallelParam) || strings.Contains(q.Get("options"), parallelParam) || strings.Contains(dsn, "#") {
+		return dsn
+	}
+	sep := "&"
+	switch {
+	case !strings.Contains(dsn, "?"):
+		sep = "?"
+	case strings.HasSuffix(dsn, "?"), strings.HasSuffix(dsn, "&"):
+		sep = ""
+	}
+	return dsn + sep + parallelParam + "=0"
+}
+
+// countConnects is the pool option calling count after each new connection
+// is set up (none when count is nil).
+func countConnects(count func()) []stdlib.OptionOpenDB {
+	if count == nil {
+		return nil
+	}
+	return []stdlib.OptionOpenDB{stdlib.OptionBeforeConnect(func(_ context.Context, c *pgx.ConnConfig) error {
+		after := c.AfterConnect // c is this attempt's copy
+		c.AfterConnect = func(ctx context.Context, pc *pgconn.PgConn) error {
+			if after != nil {
+				if err := after(ctx, pc); err != nil {
+					return err
+				}
+			}
+			count()
+			return nil
+		}
+		return nil
+	})}
 }
 
 // Migrate applies pending migrations.

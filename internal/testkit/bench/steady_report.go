@@ -42,9 +42,12 @@ type SteadyReport struct {
 	ServeCores   float64 `json:"serve_cores"` // CPU seconds per second
 	PGCPU        float64 `json:"pg_backends_cpu_ms_per_poll"`
 	PGCores      float64 `json:"pg_backends_cores"`
-	PGBackends   int     `json:"pg_backends_seen"`
+	PGBackends   int     `json:"pg_backends_seen"`         // serve's connections
+	PGWorkers    int     `json:"pg_parallel_workers_seen"` // parallel workers of its queries (in PGCPU)
 	VacuumCPU    float64 `json:"pg_autovacuum_cpu_ms_per_poll"`
 	Trips        float64 `json:"db_round_trips_per_poll"`
+	ConnsOpened  int64   `json:"db_connections_opened"`    // by serve's pool in the window
+	ConnsDropped int64   `json:"db_connections_discarded"` // closed in the window other than for idleness or age
 	Memory       Memory  `json:"serve_memory"`
 	EmailsQueued float64 `json:"emails_queued_per_s"`
 	EmailsSent   float64 `json:"emails_sent_per_s"`
@@ -85,8 +88,9 @@ func newSteadyReport(cfg SteadyConfig) *SteadyReport {
 }
 
 // fill computes the window's figures from its two snapshots and the
-// Postgres CPU followed in between.
-func (r *SteadyReport) fill(begin, end snap, backends, vacuum pgCPU) {
+// Postgres CPU followed in between (serve's backends with their parallel
+// workers).
+func (r *SteadyReport) fill(begin, end snap, backends, workers, vacuum pgCPU) {
 	el := end.at.Sub(begin.at).Seconds()
 	d := func(name string, labels ...string) float64 {
 		return end.m.sum(name, labels...) - begin.m.sum(name, labels...)
@@ -113,11 +117,14 @@ func (r *SteadyReport) fill(begin, end snap, backends, vacuum pgCPU) {
 	cpu := end.cpu - begin.cpu
 	r.ServeCPU = perPoll(float64(cpu) / float64(time.Millisecond))
 	r.ServeCores = cpu.Seconds() / el
-	r.PGCPU = perPoll(float64(backends.total) / float64(time.Millisecond))
-	r.PGCores = backends.total.Seconds() / el
-	r.PGBackends = backends.seen
+	pg := backends.total + workers.total
+	r.PGCPU = perPoll(float64(pg) / float64(time.Millisecond))
+	r.PGCores = pg.Seconds() / el
+	r.PGBackends, r.PGWorkers = backends.seen, workers.seen
 	r.VacuumCPU = perPoll(float64(vacuum.total) / float64(time.Millisecond))
 	r.Trips = perPoll(d("feedmail_db_statements_total"))
+	r.ConnsOpened = int64(d("feedmail_db_connections_opened_total"))
+	r.ConnsDropped = int64(d("feedmail_db_connections_discarded_total"))
 	r.EmailsQueued = float64(end.outboxID-begin.outboxID) / el
 	r.EmailsSent = float64(end.sent-begin.sent) / el
 }
@@ -169,9 +176,10 @@ func (r *SteadyReport) WriteTable(w io.Writer) error {
 	row("lag p50 / p99", "%s / %s", secs(r.LagP50), secs(r.LagP99))
 	row("poll interval p50 / p99", "%s / %s (as the farms saw it)", interval(r.IntervalP50), interval(r.IntervalP99))
 	row("feedmail CPU", "%s/poll (%.1f %% of a core)", ms(r.ServeCPU), r.ServeCores*100)
-	row("Postgres backends CPU", "%s/poll (%.1f %% of a core, %d backends)", ms(r.PGCPU), r.PGCores*100, r.PGBackends)
+	row("Postgres backends CPU", "%s/poll (%.1f %% of a core, %d backends, %d parallel workers)", ms(r.PGCPU), r.PGCores*100, r.PGBackends, r.PGWorkers)
 	row("Postgres autovacuum CPU", "%s/poll", ms(r.VacuumCPU))
 	row("DB round trips", "%.2f/poll", r.Trips)
+	row("DB connections", "%d opened, %d discarded in the window", r.ConnsOpened, r.ConnsDropped)
 	row("feedmail RSS", "%s steady (median), %s peak in the window, %s peak before it",
 		mib(r.Memory.SteadyBytes), mib(r.Memory.PeakWindowBytes), mib(r.Memory.PeakRunBytes))
 	row("emails queued / sent", "%.2f/s / %.2f/s", r.EmailsQueued, r.EmailsSent)
@@ -182,7 +190,7 @@ func (r *SteadyReport) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nCPU = utime + stime from /proc over the window; Postgres backends = serve's connections (application_name); round trips = feedmail_db_statements_total")
+	fmt.Fprintln(w, "\nCPU = utime + stime from /proc over the window; Postgres backends = serve's connections (application_name) and their parallel workers; round trips = feedmail_db_statements_total")
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

@@ -105,24 +105,30 @@ func (p *pgCPU) add(pids []int) {
 	p.first = false
 }
 
-// pgPids lists the pids of the backends whose application_name is app and
-// of the autovacuum workers of database db.
-func pgPids(ctx context.Context, st *store.Store, app, db string) (backends, vacuum []int, err error) {
+// pgPids lists the pids of serve's backends (client backends whose
+// application_name is app), of the parallel workers they started (which
+// take their leader's application_name: processes that live for one
+// query, not connections) and of the autovacuum workers of database db.
+func pgPids(ctx context.Context, st *store.Store, app, db string) (backends, workers, vacuum []int, err error) {
 	var rows []struct {
 		Pid  int
 		Kind string
 	}
-	err = st.DB.WithContext(ctx).Raw(`SELECT pid, CASE WHEN application_name = ? THEN 'b' ELSE 'v' END AS kind
+	err = st.DB.WithContext(ctx).Raw(`SELECT pid, CASE WHEN application_name <> ? THEN 'v'
+		WHEN backend_type = 'parallel worker' THEN 'w' ELSE 'b' END AS kind
 		FROM pg_stat_activity WHERE application_name = ? OR (datname = ? AND backend_type = 'autovacuum worker')`,
 		app, app, db).Scan(&rows).Error
 	for _, r := range rows {
-		if r.Kind == "b" {
+		switch r.Kind {
+		case "b":
 			backends = append(backends, r.Pid)
-		} else {
+		case "w":
+			workers = append(workers, r.Pid)
+		default:
 			vacuum = append(vacuum, r.Pid)
 		}
 	}
-	return backends, vacuum, err
+	return backends, workers, vacuum, err
 }
 
 // series is one scrape of /metrics: each series ("name{labels}") and its

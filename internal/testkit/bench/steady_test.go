@@ -52,7 +52,7 @@ func TestSteadyTiny(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"polls needed", "polls done", "lag p50 / p99", "poll interval p50 / p99", "feedmail CPU", "Postgres backends CPU",
-		"DB round trips", "feedmail RSS", "emails queued / sent", "bare loop", "feedmail ÷ bare"} {
+		"DB round trips", "DB connections", "feedmail RSS", "emails queued / sent", "bare loop", "feedmail ÷ bare"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table has no %q:\n%s", want, table.String())
 		}

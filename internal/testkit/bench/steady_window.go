@@ -118,10 +118,11 @@ func (s *steady) snapshot(ctx context.Context) (snap, error) {
 // Postgres backends, memory, the metrics' deltas, emails.
 func (s *steady) window(ctx context.Context, rep *SteadyReport) error {
 	pid := s.serve.pid()
-	var backends, vacuum pgCPU
+	var backends, workers, vacuum pgCPU
 	samplePG := func() error {
-		b, v, err := pgPids(ctx, s.st, s.appName, s.dbName)
+		b, w, v, err := pgPids(ctx, s.st, s.appName, s.dbName)
 		backends.add(b)
+		workers.add(w)
 		vacuum.add(v)
 		return err
 	}
@@ -164,7 +165,7 @@ func (s *steady) window(ctx context.Context, rep *SteadyReport) error {
 	}
 	_, rep.Memory.PeakWindowBytes, _ = procMem(pid)
 	rep.Memory.SteadyBytes = median(rss)
-	rep.fill(begin, end, backends, vacuum)
+	rep.fill(begin, end, backends, workers, vacuum)
 	return nil
 }
 

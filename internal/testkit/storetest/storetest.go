@@ -52,6 +52,8 @@ type Options struct {
 	MaxOpenConns int
 	// NoMigrate leaves the database empty.
 	NoMigrate bool
+	// OnConnect is store.Options.OnConnect.
+	OnConnect func()
 }
 
 // Open returns a fresh store for this test, closed and removed at cleanup.
@@ -72,7 +74,7 @@ func OpenPostgres(t testing.TB, opt Options) *store.Store {
 func OpenDSN(t testing.TB, dsn string, opt Options) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := store.Open(ctx, dsn, store.Options{Clock: opt.Clock, MaxOpenConns: opt.MaxOpenConns})
+	s, err := store.Open(ctx, dsn, store.Options{Clock: opt.Clock, MaxOpenConns: opt.MaxOpenConns, OnConnect: opt.OnConnect})
 	if err != nil {
 		t.Fatalf("open test database: %v", err)
 	}
