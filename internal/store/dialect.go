@@ -122,6 +122,21 @@ func (d dialect) skipLocked() string {
 	return ""
 }
 
+// idInSelect is the condition "the row's id is one of those sub selects",
+// for claiming UPDATEs whose sub picks a LIMITed batch of ids. On Postgres
+// it is id = ANY(ARRAY(sub)): sub runs once, before the update, and the
+// update reads its rows by primary key. Written id IN (sub), the generic
+// plan of the prepared statement (the LIMIT unknown) hash-joined sub with
+// a sequential scan of the whole table on every claim, and under
+// concurrent claims an outbox claim of 100 rows was seen running for
+// 49 s with 80,000 rows queued.
+func (d dialect) idInSelect(sub string) string {
+	if d.pg {
+		return "id = ANY(ARRAY(" + sub + "))"
+	}
+	return "id IN (" + sub + ")"
+}
+
 // genericPlans is the statement that makes the rest of the current
 // transaction run prepared statements on their generic plans (Postgres),
 // "" where there is none (SQLite). Postgres otherwise plans anew each

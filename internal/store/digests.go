@@ -271,10 +271,11 @@ WHERE di.digest_id = ? AND di.issue_id = ?`, c.Issue.DigestID, issueID).Scan(&ro
 // alone keeps other workers away until it expires.
 func (s *Store) ClaimDueDigests(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]Digest, error) {
 	until := utc(now.Add(lease))
+	d := s.sqlDialect()
 	q := `UPDATE digests SET lease_owner = ?, lease_until = ?
-WHERE id IN (SELECT id FROM digests
+WHERE ` + d.idInSelect(`SELECT id FROM digests
   WHERE next_slot_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-  ORDER BY next_slot_at LIMIT ?` + s.sqlDialect().skipLocked() + `)
+  ORDER BY next_slot_at LIMIT ?`+d.skipLocked()) + `
 RETURNING *`
 	var out []Digest
 	if err := s.DB.WithContext(ctx).Raw(q, owner, until, utc(now), utc(now), limit).Scan(&out).Error; err != nil {

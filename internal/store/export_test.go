@@ -6,3 +6,6 @@ var (
 	PauseEndedSQLForTest = pauseEndedSQL
 	SerialDSNForTest     = serialDSN
 )
+
+// OutboxClaimSQLForTest is ClaimOutbox's statement on s's database.
+func OutboxClaimSQLForTest(s *Store) string { return outboxClaimSQL(s.sqlDialect()) }

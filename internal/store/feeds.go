@@ -152,7 +152,7 @@ func (s *Store) CountDueFeeds(ctx context.Context) (int64, error) {
 
 // DueCountCap is the most CountDueFeeds counts: a backlog that deep is an
 // alarm whatever its exact size.
-const DueCountCap = 100000
+const DueCountCap = 10000
 
 // FillFeedHosts sets feeds.host on the rows that predate the column (host
 // still ” while the URL has a host), in batches, and returns how many it

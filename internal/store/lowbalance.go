@@ -98,8 +98,8 @@ func (s *Store) warnLowOne(ctx context.Context, userID int64, notice LowNotice) 
 func (s *Store) ClaimLowLines(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]int64, error) {
 	var ids []int64
 	err := s.DB.WithContext(ctx).Raw(`UPDATE users SET low_line_due = ?
-WHERE id IN (SELECT id FROM users WHERE deleted_at IS NULL AND (low_line_due IS NULL OR low_line_due <= ?)
-  ORDER BY low_line_due, id LIMIT ?)
+WHERE `+s.sqlDialect().idInSelect(`SELECT id FROM users WHERE deleted_at IS NULL AND (low_line_due IS NULL OR low_line_due <= ?)
+  ORDER BY low_line_due, id LIMIT ?`)+`
   AND (low_line_due IS NULL OR low_line_due <= ?)
 RETURNING id`, utc(now.Add(lease)), utc(now), limit, utc(now)).Scan(&ids).Error
 	if err != nil {

@@ -14,16 +14,21 @@ import (
 // ClaimOutbox leases up to limit queued emails that are due at now.
 func (s *Store) ClaimOutbox(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]OutboxEmail, error) {
 	until := utc(now.Add(lease))
-	q := `UPDATE outbox SET lease_owner = ?, lease_until = ?, next_attempt_at = ?
-WHERE id IN (SELECT id FROM outbox
-  WHERE state = 'queued' AND next_attempt_at <= ?
-  ORDER BY next_attempt_at, id LIMIT ?` + s.sqlDialect().skipLocked() + `)
-RETURNING *`
 	var out []OutboxEmail
-	if err := s.DB.WithContext(ctx).Raw(q, owner, until, until, utc(now), limit).Scan(&out).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Raw(outboxClaimSQL(s.sqlDialect()), owner, until, until, utc(now), limit).Scan(&out).Error; err != nil {
 		return nil, fmt.Errorf("claim outbox: %w", err)
 	}
 	return out, nil
+}
+
+// outboxClaimSQL is ClaimOutbox's statement: arguments owner, lease end
+// (twice), now, limit.
+func outboxClaimSQL(d dialect) string {
+	return `UPDATE outbox SET lease_owner = ?, lease_until = ?, next_attempt_at = ?
+WHERE ` + d.idInSelect(`SELECT id FROM outbox
+  WHERE state = 'queued' AND next_attempt_at <= ?
+  ORDER BY next_attempt_at, id LIMIT ?`+d.skipLocked()) + `
+RETURNING *`
 }
 
 // ReleaseOutbox gives rows back without counting an attempt (the worker is

@@ -168,10 +168,11 @@ func (s *Store) SetWebSubNoLease(ctx context.Context, id int64, hub, topic strin
 // SELECT skips rows another claimer has locked.
 func (s *Store) ClaimWebSubWork(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Feed, error) {
 	until := utc(now.Add(lease))
+	d := s.sqlDialect()
 	q := `UPDATE feeds SET websub_renew_at = ?
-WHERE id IN (SELECT id FROM feeds
+WHERE ` + d.idInSelect(`SELECT id FROM feeds
   WHERE websub_state <> '' AND websub_renew_at <= ?
-  ORDER BY websub_renew_at LIMIT ?` + s.sqlDialect().skipLocked() + `)
+  ORDER BY websub_renew_at LIMIT ?`+d.skipLocked()) + `
 RETURNING *`
 	var out []Feed
 	if err := s.DB.WithContext(ctx).Raw(q, until, utc(now), limit).Scan(&out).Error; err != nil {
