@@ -128,11 +128,11 @@ const parallelParam = "max_parallel_workers_per_gather"
 
 // serialDSN returns dsn (parsed: u) asking the server for no parallel
 // workers, unless it sets parallelParam itself (as a parameter or in
-// options). The store's queries are short and index-driven, but the
-// periodic count of due feeds scans the feeds table, and the planner gives
-// such a scan worker processes, started and ended per query: on a small
-// machine under load they add forks and compete for the cores without
-// finishing sooner. The parameter is appended, not re-encoded: the driver
+// options). The store's queries are short and index-driven; when the
+// planner misjudges one as a large scan it gives it worker processes,
+// started and ended per query (the due-feeds count did, before it walked
+// its index): on a small machine under load they add forks and compete for
+// the cores without finishing sooner. The parameter is appended, not re-encoded: the driver
 // decodes a URL as libpq does ("+" is not a space).
 func serialDSN(dsn string, u *url.URL) string {
 	q := u.Query()
