@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/poller"
 )
 
 const feedStatusUsage = "URL"
@@ -38,7 +40,52 @@ type feedStatus struct {
 	WebSub            *feedWebSub     `json:"websub,omitempty"`
 	Host              *feedHost       `json:"host,omitempty"`
 	Owner             *feedOwnerJSON  `json:"owner,omitempty"` // owner-paid feeds only
+	// Health is poller.Health: healthy, failing, ailing, frozen, moved, …
+	Health   string            `json:"health"`
+	Recovery *feedRecoveryJSON `json:"recovery,omitempty"` // once rediscovery looked at the feed
 	RecentPolls       []feedPollEntry `json:"recent_polls"`
+}
+
+// feedRecoveryJSON is where rediscovery stands for a feed that moved or
+// died: its state, attempts, the last attempt's report and the moves of
+// its readers.
+type feedRecoveryJSON struct {
+	State         string          `json:"state"`
+	Attempts      int             `json:"attempts"`
+	LastAttemptAt *time.Time      `json:"last_attempt_at"`
+	NextAttemptAt *time.Time      `json:"next_attempt_at"`
+	Last          json.RawMessage `json:"last,omitempty"`
+	Moves         []feedMoveJSON  `json:"moves"`
+}
+
+type feedMoveJSON struct {
+	ToFeedID      int64     `json:"to_feed_id"`
+	Kind          string    `json:"kind"`
+	FoundBy       string    `json:"found_by"`
+	PostsInCommon int       `json:"posts_in_common"`
+	At            time.Time `json:"at"`
+}
+
+// feedRecoveryOf is the recovery part of `feed status`: nil for a feed
+// rediscovery never looked at.
+func feedRecoveryOf(ctx context.Context, s *store.Store, f *store.Feed) (*feedRecoveryJSON, error) {
+	moves, err := s.FeedMovesFrom(ctx, f.ID)
+	if err != nil {
+		return nil, err
+	}
+	if f.RecoveryAt == nil && len(moves) == 0 {
+		return nil, nil
+	}
+	out := &feedRecoveryJSON{State: f.RecoveryState, Attempts: f.RecoveryAttempts, LastAttemptAt: f.RecoveryAt,
+		NextAttemptAt: f.RecoveryNextAt, Moves: []feedMoveJSON{}}
+	if json.Valid([]byte(f.RecoveryNote)) {
+		out.Last = json.RawMessage(f.RecoveryNote)
+	}
+	for _, m := range moves {
+		out.Moves = append(out.Moves, feedMoveJSON{ToFeedID: m.ToFeedID, Kind: m.Kind, FoundBy: m.FoundBy,
+			PostsInCommon: m.PostsInCommon, At: m.CreatedAt.UTC()})
+	}
+	return out, nil
 }
 
 type feedValidators struct {
@@ -131,6 +178,10 @@ func cmdFeedStatus(ctx context.Context, a *app, args []string) error {
 		out.Host = &feedHost{Host: h.Host, MinIntervalSeconds: h.MinIntervalSeconds, BackoffUntil: h.BackoffUntil, BackoffReason: h.BackoffReason}
 	}
 	if out.Owner, err = feedOwnerOf(ctx, s, f); err != nil {
+		return err
+	}
+	out.Health = poller.Health(f, a.clock.Now())
+	if out.Recovery, err = feedRecoveryOf(ctx, s, f); err != nil {
 		return err
 	}
 	polls, err := s.RecentPolls(ctx, f.ID, recentPolls)

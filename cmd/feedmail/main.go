@@ -67,6 +67,8 @@ func commands() map[string]command {
 		"feed status":  {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus},
 		"feed host":    {feedHostUsage, "show or set a host's minimum poll interval and back-off (JSON)", cmdFeedHost},
 		"feed owner":   {groupUsage(feedOwnerSubs()), "owner-paid feeds: set (the feed's verified publisher pays for its readers), clear", cmdFeedOwner},
+		"feed recover": {feedRecoverUsage, "look for a failing or stale feed's new address now (JSON: state, candidates, verdict); --apply moves, offers or tells its readers", cmdFeedRecover},
+		"feed move":    {feedMoveUsage, "move every reader of a feed to its new address, telling each once with an undo link (JSON)", cmdFeedMove},
 		"mail health":  {mailHealthUsage, "JSON per destination domain: sent, hard and soft bounces, sender-side refusals (blocked, authentication, policy, rate), complaints and their rate, pauses, and what to fix", cmdMailHealth},
 		// more commands register here
 	}

@@ -58,6 +58,7 @@ func mountWebSub(a *app, srv *web.Server) error {
 		return err
 	}
 	srv.SetBaseline(p)
+	srv.SetMover(p)
 	srv.MountWebSub(web.WebSubOptions{Ingest: func(ctx context.Context, feedID int64, body []byte, contentType string) error {
 		_, err := p.Ingest(ctx, feedID, body, contentType)
 		if errors.Is(err, newitems.ErrNotAFeed) || errors.Is(err, newitems.ErrInvalidFeed) {

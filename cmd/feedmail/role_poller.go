@@ -45,11 +45,16 @@ func (a *app) fetchConfig() fetcher.Config {
 	return fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks}
 }
 
+// recoveryEvery is how often the poller role looks for feeds whose
+// rediscovery is due (ailing or stale ones; the attempts themselves are
+// spaced by poller.RetryAfter).
+const recoveryEvery = 5 * time.Minute
+
 // rolePoller runs the poller (claims due feeds, fetches, records) and, next
-// to it, the WebSub subscriber's renewal loop, the article fetches and
-// the hourly retention pass (the poller writes most of what it prunes);
-// each poll's hub discovery goes to the subscriber through the poller's
-// AfterPoll hook.
+// to it, the WebSub subscriber's renewal loop, the article fetches, the
+// rediscovery of feeds that moved or died, and the hourly retention pass
+// (the poller writes most of what it prunes); each poll's hub discovery
+// goes to the subscriber through the poller's AfterPoll hook.
 func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) {
 	s, err := a.openStore(context.Background())
 	if err != nil {
@@ -77,6 +82,13 @@ func rolePoller(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 			a.metrics.WatchQueues(ctx, 15*time.Second, func(ctx context.Context) (map[string]int64, error) {
 				n, err := s.CountDueFeeds(ctx)
 				return map[string]int64{"due_feeds": n}, err
+			})
+		})
+		wg.Go(func() { _ = p.RunRecovery(ctx, recoveryEvery) })
+		wg.Go(func() {
+			a.metrics.WatchRecovery(ctx, time.Minute, func(ctx context.Context) (map[string]int64, error) {
+				now := a.clock.Now()
+				return s.RecoveryCounts(ctx, now.Add(-poller.AilingAfter), poller.AilingPolls)
 			})
 		})
 		err := p.Run(ctx)

@@ -16,7 +16,7 @@ func TestCommandErrorsAreOneLine(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"feed"}, 2, "feedmail feed: which one? host, owner or status"},
+		{[]string{"feed"}, 2, "feedmail feed: which one? host, move, owner, recover or status"},
 		{[]string{"feed", "host", "example.com", "--min-interval", "abc"}, 2, `--min-interval "abc" is not a duration like 10m or 2h`},
 		{[]string{"subscribe", "--bogus"}, 2, "flag provided but not defined: -bogus"},
 		{[]string{"digest", "set", "--email", "a@example.com", "--name", "x", "--schedule", "daily", "--tz", "Mars/Base"}, 2,

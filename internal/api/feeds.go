@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/poller"
 )
 
 // feedPolls is how many recent polls a feed's status lists.
@@ -28,6 +29,10 @@ type feedStatusJSON struct {
 	ConsecutiveErrors int            `json:"consecutive_errors"`
 	LastNewItemAt     *time.Time     `json:"last_new_item_at"`
 	WebSubState       string         `json:"websub_state"`
+	// Health is poller.Health (healthy, failing, ailing, frozen, moved, …)
+	// and Recovery what rediscovery last concluded ("" before it looked).
+	Health   string `json:"health"`
+	Recovery string `json:"recovery"`
 	RecentPolls       []feedPollJSON `json:"recent_polls"`
 }
 
@@ -67,7 +72,8 @@ func (s *Server) feedStatus(w http.ResponseWriter, r *http.Request, u *store.Use
 	out := feedStatusJSON{ID: f.ID, URL: f.URL, Title: f.Title, SiteURL: f.SiteURL, State: f.State, Reason: f.PollReason,
 		LastPolledAt: utcOrNil(f.LastPolledAt), LastStatus: f.LastStatus, LastError: f.LastError,
 		LastSuccessAt: utcOrNil(f.LastSuccessAt), ConsecutiveErrors: f.ConsecutiveErrors,
-		LastNewItemAt: utcOrNil(f.LastNewItemAt), WebSubState: f.WebSubState, RecentPolls: []feedPollJSON{}}
+		LastNewItemAt: utcOrNil(f.LastNewItemAt), WebSubState: f.WebSubState, RecentPolls: []feedPollJSON{},
+		Health: poller.Health(f, s.Clock.Now()), Recovery: f.RecoveryState}
 	if f.State == store.FeedActive && f.SubscriberCount > 0 {
 		out.NextPollAt = utcOrNil(&f.NextPollAt)
 	}

@@ -80,3 +80,16 @@ func (l Links) CreditsFor(userID int64, now time.Time) string {
 func (l Links) WebSubCallback(feedID int64) string {
 	return l.Base + Fill(PathWebSub, l.Tokens.Sign(token.WebSub, feedID, time.Time{}))
 }
+
+// Follow is the page where a reader accepts the offer of a feed's probable
+// new address (GET shows, POST follows): reader move id. It never expires:
+// the offer stands until the reader answers it.
+func (l Links) Follow(readerMoveID int64) string {
+	return l.Base + Fill(PathMove, l.Tokens.Sign(token.Follow, readerMoveID, time.Time{}))
+}
+
+// UndoMove is the page where a reader moved to a feed's new address goes
+// back to the old one (GET shows, POST moves back): reader move id.
+func (l Links) UndoMove(readerMoveID int64) string {
+	return l.Base + Fill(PathMove, l.Tokens.Sign(token.UndoMove, readerMoveID, time.Time{}))
+}

@@ -33,9 +33,11 @@ const (
 	PathPublisher           = "/account/{token}/publisher"
 	PathPublisherClaim      = "/account/{token}/publisher/claims"
 	PathPublisherCheck      = "/account/{token}/publisher/claims/{id}/check"
+	PathPublisherMove       = "/account/{token}/publisher/feeds/{id}/move"
 	PathAccountAPITokens    = "/account/{token}/api-tokens"
 	PathAccountAPIRevoke    = "/account/{token}/api-tokens/{id}/revoke"
 	PathUnsubscribe         = "/unsubscribe/{token}"
+	PathMove                = "/moves/{token}"
 	PathFeedStatus          = "/feeds/status"
 	PathBot                 = "/bot"
 	PathStatic              = "/static/{file}"
@@ -118,11 +120,15 @@ func Routes() []Route {
 		{Name: "publisherPage", Method: "GET", Path: PathPublisher, Group: GroupPages},
 		{Name: "publisherClaim", Method: "POST", Path: PathPublisherClaim, Group: GroupPages},
 		{Name: "publisherCheck", Method: "POST", Path: PathPublisherCheck, Group: GroupPages},
+		{Name: "publisherMove", Method: "POST", Path: PathPublisherMove, Group: GroupPages},
 		{Name: "accountTokenCreate", Method: "POST", Path: PathAccountAPITokens, Group: GroupPages},
 		{Name: "accountTokenRevoke", Method: "POST", Path: PathAccountAPIRevoke, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},
+		// A feed's new address: follow an offer, or undo a move.
+		{Name: "movePage", Method: "GET", Path: PathMove, Group: GroupPages},
+		{Name: "movePost", Method: "POST", Path: PathMove, Group: GroupPages},
 		{Name: "feedStatus", Method: "GET", Path: PathFeedStatus, Group: GroupPages},
 		// The page the poller's User-Agent points publishers to.
 		{Name: "botPage", Method: "GET", Path: PathBot, Group: GroupPages},

@@ -31,6 +31,7 @@ type Metrics struct {
 	ESPNotices     *prometheus.CounterVec // provider, outcome
 	HTTPRequests   *prometheus.CounterVec // route, code
 	QueueDepth     *prometheus.GaugeVec   // queue (due_feeds, outbox, held)
+	FeedRecovery   *prometheus.GaugeVec   // state (ailing, frozen, dead, moved, offered, accepted)
 	Inbound        *prometheus.CounterVec // kind, severity
 	SenderFailures *prometheus.CounterVec // reason: emails refused for the sender's own sake
 	PollLag        prometheus.Histogram   // how late a due poll started against its next_poll_at
@@ -80,7 +81,10 @@ func New() *Metrics {
 		Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}})
 	m.DBStatements = prometheus.NewCounter(prometheus.CounterOpts{Name: "feedmail_db_statements_total",
 		Help: "Database round trips: SQL statements sent through the store's connection pool, BEGIN, COMMIT and ROLLBACK included."})
-	r.MustRegister(m.PollLag, m.DBStatements)
+	m.FeedRecovery = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "feedmail_feed_recovery",
+		Help: "Feeds that move or die, from the database: ailing (failing longer than an outage), frozen (a newer feed on its site), dead (readers told nothing was found), moved (feeds whose readers rediscovery moved), offered (readers' open offers of a new address), accepted (offers followed)."},
+		[]string{"state"})
+	r.MustRegister(m.PollLag, m.DBStatements, m.FeedRecovery)
 	r.MustRegister(m.Polls, m.PollSeconds, m.Items, m.Emails, m.DigestsSent, m.CreditsCharged, m.WebSub,
 		m.HTTPRequests, m.QueueDepth, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -141,12 +145,27 @@ func (m *Metrics) WatchQueues(ctx context.Context, every time.Duration, read Dep
 	if m == nil {
 		return
 	}
+	watch(ctx, every, m.QueueDepth, read)
+}
+
+// WatchRecovery refreshes the feed-recovery gauges every interval until
+// ctx ends.
+func (m *Metrics) WatchRecovery(ctx context.Context, every time.Duration, read Depths) {
+	if m == nil {
+		return
+	}
+	watch(ctx, every, m.FeedRecovery, read)
+}
+
+// watch sets gauge g from read every interval until ctx ends; a failed
+// read keeps the last values.
+func watch(ctx context.Context, every time.Duration, g *prometheus.GaugeVec, read Depths) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		if d, err := read(ctx); err == nil {
 			for k, v := range d {
-				m.QueueDepth.WithLabelValues(k).Set(float64(v))
+				g.WithLabelValues(k).Set(float64(v))
 			}
 		}
 		select {

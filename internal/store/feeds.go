@@ -74,8 +74,19 @@ type Feed struct {
 	RateAllowance float64
 	RateAt        *time.Time
 	RateSince     *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// The rediscovery worker's columns (see RecordRecovery): when its next
+	// attempt is due, its last one, the attempts of the current episode
+	// (Episode: the errors_since of a failing feed, the last_new_item_at
+	// of a stale one), what the feed is to its readers (Recovery*) and the
+	// last attempt's result as JSON.
+	RecoveryNextAt   *time.Time
+	RecoveryAt       *time.Time
+	RecoveryAttempts int
+	RecoveryEpisode  *time.Time
+	RecoveryState    string
+	RecoveryNote     string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // EnsureFeed returns the feed with this URL, creating it (due now) when absent.

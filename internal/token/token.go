@@ -51,6 +51,8 @@ const (
 	WebSub            = "websub"             // WebSub callback URL (subject: feed id)
 	Return            = "return"             // envelope sender of one email, where its bounces go (subject: outbox id)
 	MailUnsubscribe   = "mail-unsubscribe"   // List-Unsubscribe mailto of one email (subject: outbox id)
+	Follow            = "follow"             // follow a feed's new address: accept an offer (subject: reader move id)
+	UndoMove          = "undo-move"          // move back to a feed's old address (subject: reader move id)
 )
 
 // MinSecretLen is the shortest secret NewSigner accepts, in bytes.

@@ -31,6 +31,10 @@ type publisherData struct {
 	// Flash says what the last action did; Problem what went wrong.
 	Flash, Problem string
 	URL            string // the claim form's address, as typed
+	// MoveFeedID and MoveTo ask the publisher to confirm a move whose
+	// same-feed check found no post in common.
+	MoveFeedID int64
+	MoveTo     string
 	WellKnownPath  string
 	CreditsURL     string
 }
@@ -55,6 +59,7 @@ type publisherClaim struct {
 var publisherFlash = map[string]string{
 	"claimed":  "Place the token below, then press “Check now”.",
 	"verified": "Verified: you now pay for every reader of this feed.",
+	"moved":    "Moved: your readers now get the feed from its new address, and each was told once.",
 }
 
 // publisherPage is GET /account/{token}/publisher.

@@ -55,6 +55,7 @@ type Server struct {
 	files map[string]staticFile
 	links links.Links
 	subs  *subscribe.Service
+	mover Mover // see SetMover
 	rl    rateLimits
 	// status caches rendered public status pages (see statusCacheTTL).
 	status *pageCache

@@ -38,6 +38,10 @@ type statusData struct {
 	WebSub      string
 	Advice      []string
 	PingURL     string
+	// Health says, when the feed is not simply healthy, whether it fails
+	// for longer than an outage, stands still while its site has a newer
+	// feed, or moved, and what rediscovery found ("" when all is well).
+	Health string
 	// CutShort says why the feed's posts look cut short ("" when they do
 	// not): the article format helps its readers.
 	CutShort string
@@ -116,6 +120,7 @@ func (s *Server) renderStatus(ctx context.Context, raw string) (cachedPage, erro
 		}
 	}
 	d.WebSub = webSubWords(f, d.Now)
+	d.Health = healthWords(f, d.Now)
 	d.Advice = publisherAdvice(f)
 	if d.CutShort, err = s.cutShort(ctx, f.ID); err != nil {
 		return cachedPage{}, err
