@@ -67,7 +67,8 @@ func (h *Host) Fallback(hd http.Handler) *Host {
 	return h
 }
 
-// ExpiredCert makes the host present a certificate that expired a week ago.
+// ExpiredCert makes the host present a certificate that expired a week ago
+// (on connections made from now on).
 func (h *Host) ExpiredCert() *Host {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -95,6 +96,12 @@ func (h *Host) ports() (httpOn, httpsOn bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return !h.httpOff, !h.httpsOff
+}
+
+// off reports whether the host's port for scheme is turned off.
+func (h *Host) off(scheme string) bool {
+	httpOn, httpsOn := h.ports()
+	return (scheme == "http" && !httpOn) || (scheme == "https" && !httpsOn)
 }
 
 func (h *Host) expired() bool {

@@ -58,6 +58,7 @@ type Sites struct {
 	mu    sync.Mutex
 	hosts map[string]*Host
 	log   []Request
+	conns map[net.Conn]bool // open client connections, closed by Reset
 }
 
 // New starts the two listeners on 127.0.0.1 with no host registered.
@@ -70,7 +71,7 @@ func New(clk clock.Clock) (*Sites, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sites{clk: clk, ca: ca, hosts: map[string]*Host{}}
+	s := &Sites{clk: clk, ca: ca, hosts: map[string]*Host{}, conns: map[net.Conn]bool{}}
 	quiet := log.New(io.Discard, "", 0) // handshake failures are what some tests are about
 	pln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -82,9 +83,10 @@ func New(clk clock.Clock) (*Sites, error) {
 		return nil, fmt.Errorf("sites: listen: %w", err)
 	}
 	s.plain.ln, s.secure.ln = pln, tln
-	s.plain.srv = &http.Server{Handler: s.handler("http"), ReadHeaderTimeout: 10 * time.Second, ErrorLog: quiet}
+	s.plain.srv = &http.Server{Handler: s.handler("http"), ReadHeaderTimeout: 10 * time.Second, ErrorLog: quiet,
+		ConnState: s.track}
 	s.secure.srv = &http.Server{Handler: s.handler("https"), ReadHeaderTimeout: 10 * time.Second, ErrorLog: quiet,
-		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certificate}}
+		ConnState: s.track, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certificate}}
 	go func() { _ = s.plain.srv.Serve(pln) }()
 	go func() { _ = s.secure.srv.ServeTLS(tln, "", "") }()
 	return s, nil
@@ -129,13 +131,31 @@ func (s *Sites) Remove(name string) {
 	delete(s.hosts, strings.ToLower(name))
 }
 
-// Reset unregisters every host and empties the request log (a scenario's
-// "before" web replaced by its "after" one).
+// Reset unregisters every host, empties the request log and closes every
+// open connection (a scenario's "before" web replaced by its
+// "after" one: a client must dial again, and meet the new names, ports and
+// certificates).
 func (s *Sites) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.hosts = map[string]*Host{}
 	s.log = nil
+	for c := range s.conns {
+		c.Close()
+	}
+	clear(s.conns)
+}
+
+// track keeps the set of open connections for Reset.
+func (s *Sites) track(c net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch st {
+	case http.StateNew:
+		s.conns[c] = true
+	case http.StateClosed, http.StateHijacked:
+		delete(s.conns, c)
+	}
 }
 
 func (s *Sites) lookup(name string) *Host {
@@ -218,8 +238,19 @@ func (s *Sites) handler(scheme string) http.Handler {
 		if hn, _, err := net.SplitHostPort(name); err == nil {
 			name = hn
 		}
+		h := s.lookup(name)
+		if h != nil && h.off(scheme) {
+			// A port turned off after a client connected: drop the kept-alive
+			// connection, as a server that went away would.
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+					return
+				}
+			}
+		}
 		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		if h := s.lookup(name); h != nil {
+		if h != nil {
 			h.serve(rec, r)
 		} else {
 			http.Error(rec, "no such site", http.StatusMisdirectedRequest)
