@@ -26,11 +26,11 @@ type step struct {
 
 // The tiers, in the order they are tried.
 const (
-	tierProbe   = iota // the old URL itself
-	tierFound          // the feed's own pointers and what pages advertise
-	tierHome           // homepages and the https/www variants
-	tierAnchor         // feed-looking <a> links
-	tierGuess          // parent paths and platform paths
+	tierProbe  = iota // the old URL itself
+	tierFound         // the feed's own pointers and what pages advertise
+	tierHome          // homepages and the https/www variants
+	tierAnchor        // feed-looking <a> links
+	tierGuess         // parent paths and platform paths
 )
 
 // platformPaths are the feed paths of common platforms, most common first,
