@@ -42,10 +42,14 @@ func Attempt(ctx context.Context, k Known, fetch Fetch, budget int) Result {
 	a := &attempt{k: k, fetch: fetch, budget: budget, allowed: allowedDomains(k),
 		seen: map[string]bool{}, dead: map[string]bool{}, refused: map[string]bool{}, hops: map[string]int{}}
 	a.res.Candidates, a.res.Tried = []Candidate{}, []string{}
+	a.seen[normURL(k.URL)] = true // never a candidate
 	for _, s := range plan(k) {
+		if s.probe {
+			a.queue = append(a.queue, s) // the one step that asks the old URL
+			continue
+		}
 		a.push(s)
 	}
-	a.seen[normURL(k.URL)] = true // never a candidate, once asked
 	for a.res.Requests < a.budget && !a.done && ctx.Err() == nil {
 		st, ok := a.next()
 		if !ok {

@@ -84,6 +84,10 @@ func mustNotMove(c *corpus) []Scenario {
 // its site moved to a newer feed.
 func frozenRows(c *corpus) ([]Scenario, error) {
 	ines := rewrite(c.read(inessentialJSN), "http://inessential.com/", "https://inessential.test/")
+	wordpress := rewrite(c.read(rssWorldRSS),
+		"http://feeds.feedburner.com/rssworld/news?m=", "https://rssworld.test/?p=",
+		"http://feeds.feedburner.com/rssworld/news", "https://rssworld.test/feed/",
+		"http://www.rss-world.info/", "https://rssworld.test/")
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -102,6 +106,15 @@ func frozenRows(c *corpus) ([]Scenario, error) {
 			serve(s, "https://inessential.test/feed.json", TypeJSON, ines)
 			s.Host("inessential.test").HTML("/", page("inessential", alternate(TypeJSON, "/new/feed.json"), "<h1>inessential</h1>"))
 			serve(s, newURL, TypeJSON, fresh)
+		},
+	}, {
+		Name: "frozen feed, the new one shares no post", Recoverable: true, Frozen: true,
+		OldURL: "https://rssworld.test/feed/", OldType: TypeRSS, Old: wordpress,
+		WantVerdict: recovery.Offered, WantTo: "https://rssworld.test/rss/",
+		after: func(s *Sites) {
+			serve(s, "https://rssworld.test/feed/", TypeRSS, wordpress)
+			s.Host("rssworld.test").HTML("/", page("RSS World", alternate(TypeRSS, "/rss/"), "<h1>RSS World</h1>"))
+			serve(s, "https://rssworld.test/rss/", TypeRSS, rewrite(ghostImport(wordpress), "https://rssworld.test/feed/", "https://rssworld.test/rss/"))
 		},
 	}}, nil
 }
