@@ -1,6 +1,7 @@
 package fetcher
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -146,6 +147,22 @@ func newDialer(cfg Config, h hooks) *net.Dialer {
 	}
 }
 
+// dialContext returns d.DialContext, behind Config.Dial's mapping of the
+// address when a test set one. A mapping failure is returned as it is (a
+// *net.DNSError classifies as KindDNS).
+func dialContext(cfg Config, d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if cfg.Dial == nil {
+		return d.DialContext
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mapped, err := cfg.Dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return d.DialContext(ctx, network, mapped)
+	}
+}
+
 // newTransport builds the one Transport a Client shares between all its
 // fetches. Choices: no proxy from the environment (a proxy would make the
 // guard check the proxy instead of the feed host, and environment variables
@@ -156,11 +173,11 @@ func newDialer(cfg Config, h hooks) *net.Dialer {
 func newTransport(cfg Config, h hooks) *http.Transport {
 	tlsConfig := h.tlsConfig
 	if tlsConfig == nil {
-		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: cfg.RootCAs}
 	}
 	return &http.Transport{
 		Proxy:                  nil,
-		DialContext:            newDialer(cfg, h).DialContext,
+		DialContext:            dialContext(cfg, newDialer(cfg, h)),
 		TLSClientConfig:        tlsConfig,
 		ForceAttemptHTTP2:      true,
 		DisableCompression:     true,

@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"crypto/x509"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -47,6 +48,17 @@ type Config struct {
 	// MaxConnsPerHost limits the connections of the shared Transport to one
 	// host (dialing, active and idle). Default 2.
 	MaxConnsPerHost int
+
+	// Dial and RootCAs are a seam for other packages' tests; nil in
+	// production. Dial maps the "host:port" a request is about to connect
+	// to onto another address ("127.0.0.1:41234") before the guarded dialer
+	// connects to it, so the guard judges the mapped address (tests set
+	// AllowPrivate). It should fail with a *net.DNSError for a name it does
+	// not know, so the failure is a KindDNS like a real one.
+	Dial func(ctx context.Context, network, hostport string) (string, error)
+	// RootCAs replaces the system roots when verifying certificates (a
+	// test CA).
+	RootCAs *x509.CertPool
 }
 
 func (c Config) withDefaults() Config {

@@ -3,6 +3,7 @@ package fetcher
 import (
 	"errors"
 	"net/http"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestUserAgent(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	got := Config{}.withDefaults()
 	want := Config{Timeout: 30 * time.Second, MaxBytes: 10 << 20, MaxRedirects: 5, MaxConnsPerHost: 2}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
 	if got := (Config{MaxRedirects: -1}).withDefaults().MaxRedirects; got != 0 {
