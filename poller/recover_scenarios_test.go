@@ -239,7 +239,7 @@ func acceptAll(t *testing.T, w *recWorld, f *store.Feed, to string, subs []store
 // beyond its polls, no notice.
 func TestShortOutageTellsNobody(t *testing.T) {
 	w := newRecWorld(t)
-	w.web.Host("blog.test").File("/feed.xml", "application/rss+xml", []byte(rssDoc("Blog", "https://blog.test/", 3)))
+	w.web.Host("blog.test").File("/feed.xml", "application/rss+xml", []byte(recRSS("Blog", "https://blog.test/", 3)))
 	f := wkFollow(t, w.st, "https://blog.test/feed.xml", 2, 0)
 	w.poll(f.ID)
 	w.web.Host("blog.test").Status("/feed.xml", 503, "down for maintenance")
@@ -250,7 +250,7 @@ func TestShortOutageTellsNobody(t *testing.T) {
 			t.Fatalf("at %v into the outage RecoverDue ran %d attempts (%v), want none", w.clk.Now().Sub(start), n, err)
 		}
 	}
-	w.web.Host("blog.test").File("/feed.xml", "application/rss+xml", []byte(rssDoc("Blog", "https://blog.test/", 3)))
+	w.web.Host("blog.test").File("/feed.xml", "application/rss+xml", []byte(recRSS("Blog", "https://blog.test/", 3)))
 	if g := w.poll(f.ID); g.ConsecutiveErrors != 0 {
 		t.Fatalf("feed still failing: %+v", *g)
 	}
@@ -264,7 +264,7 @@ func TestShortOutageTellsNobody(t *testing.T) {
 // what failed and what was tried, and later attempts tell nobody again.
 func TestDeadFeedReadersToldOnce(t *testing.T) {
 	w := newRecWorld(t)
-	w.web.Host("gone.test").File("/feed.xml", "application/rss+xml", []byte(rssDoc("Gone", "https://gone.test/", 3)))
+	w.web.Host("gone.test").File("/feed.xml", "application/rss+xml", []byte(recRSS("Gone", "https://gone.test/", 3)))
 	f := wkFollow(t, w.st, "https://gone.test/feed.xml", 3, 0)
 	w.poll(f.ID)
 	w.web.Reset()
@@ -299,8 +299,8 @@ func TestDeadFeedReadersToldOnce(t *testing.T) {
 	}
 }
 
-// rssDoc is an RSS document with posts 1..n (see rssDocFrom).
-func rssDoc(title, site string, n int) string { return rssDocFrom(title, site, 1, n) }
+// recRSS is an RSS document with posts 1..n (see recRSSFrom).
+func recRSS(title, site string, n int) string { return recRSSFrom(title, site, 1, n) }
 
 // TestMovedFeedThreeReaders: two instant readers and one digest reader of
 // a feed that moved (its old address answers 404, its homepage points to
@@ -311,7 +311,7 @@ func rssDoc(title, site string, n int) string { return rssDocFrom(title, site, 1
 func TestMovedFeedThreeReaders(t *testing.T) {
 	w := newRecWorld(t)
 	const oldURL, newURL = "https://blog.test/feed", "https://blog.test/rss.xml"
-	w.web.Host("blog.test").File("/feed", "application/rss+xml", []byte(rssDoc("Blog", "https://blog.test/", 3)))
+	w.web.Host("blog.test").File("/feed", "application/rss+xml", []byte(recRSS("Blog", "https://blog.test/", 3)))
 	f := wkFollow(t, w.st, oldURL, 2, 1)
 	w.poll(f.ID)
 	subs, err := w.st.ActiveSubscriptionsOf(w.ctx, f.ID)
@@ -322,7 +322,7 @@ func TestMovedFeedThreeReaders(t *testing.T) {
 	w.p.Close()
 	w.web.Host("blog.test").Status("/feed", 404, "not found").
 		HTML("/", `<html><head><title>Blog</title><link rel="alternate" type="application/rss+xml" href="/rss.xml"></head><body>Blog</body></html>`).
-		File("/rss.xml", "application/rss+xml", []byte(rssDocFrom("Blog", "https://blog.test/", 1, 4)))
+		File("/rss.xml", "application/rss+xml", []byte(recRSSFrom("Blog", "https://blog.test/", 1, 4)))
 	for i := 0; i < 20 && !poller.Ailing(w.feed(f.ID), w.clk.Now()); i++ {
 		w.poll(f.ID)
 	}
@@ -334,7 +334,7 @@ func TestMovedFeedThreeReaders(t *testing.T) {
 		t.Fatalf("no feed at the new address: %v (attempt: %s)", err, w.feed(f.ID).RecoveryNote)
 	}
 	w.poll(nf.ID) // delivers post 4, published while the old address failed
-	w.web.Host("blog.test").File("/rss.xml", "application/rss+xml", []byte(rssDocFrom("Blog", "https://blog.test/", 1, 5)))
+	w.web.Host("blog.test").File("/rss.xml", "application/rss+xml", []byte(recRSSFrom("Blog", "https://blog.test/", 1, 5)))
 	w.poll(nf.ID) // post 5, the first after the move
 	w.poll(nf.ID) // nothing new
 	got := map[string]int{} // "sub/title" → deliveries
@@ -363,9 +363,9 @@ UNION ALL SELECT d.subscription_id, i.title FROM digest_items d JOIN items i ON 
 	}
 }
 
-// rssDocFrom is an RSS document with posts first..last, newest first, a
+// recRSSFrom is an RSS document with posts first..last, newest first, a
 // day apart, the last one published at wkT0 plus (last-3) days.
-func rssDocFrom(title, site string, first, last int) string {
+func recRSSFrom(title, site string, first, last int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<?xml version="1.0"?><rss version="2.0"><channel><title>%s</title><link>%s</link>`, title, site)
 	for i := last; i >= first; i-- {
