@@ -335,8 +335,8 @@ func TestMovedFeedThreeReaders(t *testing.T) {
 	}
 	w.poll(nf.ID) // delivers post 4, published while the old address failed
 	w.web.Host("blog.test").File("/rss.xml", "application/rss+xml", []byte(recRSSFrom("Blog", "https://blog.test/", 1, 5)))
-	w.poll(nf.ID) // post 5, the first after the move
-	w.poll(nf.ID) // nothing new
+	w.poll(nf.ID)           // post 5, the first after the move
+	w.poll(nf.ID)           // nothing new
 	got := map[string]int{} // "sub/title" → deliveries
 	var rows []struct {
 		SubscriptionID int64

@@ -17,33 +17,33 @@ const feedHostUsage = "HOST [--min-interval DURATION]"
 
 // feedStatus is what `feedmail feed status` prints.
 type feedStatus struct {
-	ID                int64           `json:"id"`
-	URL               string          `json:"url"`
-	Title             string          `json:"title"`
-	SiteURL           string          `json:"site_url,omitempty"`
-	State             string          `json:"state"`
-	NextPollAt        string          `json:"next_poll_at,omitempty"` // RFC 3339; only while polled
-	Reason            string          `json:"reason"`
-	Subscribers       int             `json:"subscribers"`
-	LastPolledAt      *time.Time      `json:"last_polled_at"`
-	LastStatus        int             `json:"last_status"`
-	LastError         string          `json:"last_error,omitempty"`
-	LastElapsedMS     int             `json:"last_elapsed_ms"`
-	LastSuccessAt     *time.Time      `json:"last_success_at"`
-	Validators        feedValidators  `json:"validators"`
-	ConsecutiveErrors int             `json:"consecutive_errors"`
-	ErrorsSince       *time.Time      `json:"errors_since"`
-	PrimedAt          *time.Time      `json:"primed_at"`
-	LastNewItemAt     *time.Time      `json:"last_new_item_at"`
-	NewestItemDate    *time.Time      `json:"newest_item_date"`
-	Items             feedItemCounts  `json:"items"`
-	WebSub            *feedWebSub     `json:"websub,omitempty"`
-	Host              *feedHost       `json:"host,omitempty"`
-	Owner             *feedOwnerJSON  `json:"owner,omitempty"` // owner-paid feeds only
+	ID                int64          `json:"id"`
+	URL               string         `json:"url"`
+	Title             string         `json:"title"`
+	SiteURL           string         `json:"site_url,omitempty"`
+	State             string         `json:"state"`
+	NextPollAt        string         `json:"next_poll_at,omitempty"` // RFC 3339; only while polled
+	Reason            string         `json:"reason"`
+	Subscribers       int            `json:"subscribers"`
+	LastPolledAt      *time.Time     `json:"last_polled_at"`
+	LastStatus        int            `json:"last_status"`
+	LastError         string         `json:"last_error,omitempty"`
+	LastElapsedMS     int            `json:"last_elapsed_ms"`
+	LastSuccessAt     *time.Time     `json:"last_success_at"`
+	Validators        feedValidators `json:"validators"`
+	ConsecutiveErrors int            `json:"consecutive_errors"`
+	ErrorsSince       *time.Time     `json:"errors_since"`
+	PrimedAt          *time.Time     `json:"primed_at"`
+	LastNewItemAt     *time.Time     `json:"last_new_item_at"`
+	NewestItemDate    *time.Time     `json:"newest_item_date"`
+	Items             feedItemCounts `json:"items"`
+	WebSub            *feedWebSub    `json:"websub,omitempty"`
+	Host              *feedHost      `json:"host,omitempty"`
+	Owner             *feedOwnerJSON `json:"owner,omitempty"` // owner-paid feeds only
 	// Health is poller.Health: healthy, failing, ailing, frozen, moved, …
-	Health   string            `json:"health"`
-	Recovery *feedRecoveryJSON `json:"recovery,omitempty"` // once rediscovery looked at the feed
-	RecentPolls       []feedPollEntry `json:"recent_polls"`
+	Health      string            `json:"health"`
+	Recovery    *feedRecoveryJSON `json:"recovery,omitempty"` // once rediscovery looked at the feed
+	RecentPolls []feedPollEntry   `json:"recent_polls"`
 }
 
 // feedRecoveryJSON is where rediscovery stands for a feed that moved or

@@ -15,25 +15,25 @@ const feedPolls = 20
 // status page says, as data. Like the page it says nothing of other
 // subscribers.
 type feedStatusJSON struct {
-	ID                int64          `json:"id"`
-	URL               string         `json:"url"`
-	Title             string         `json:"title"`
-	SiteURL           string         `json:"site_url"`
-	State             string         `json:"state"`
-	NextPollAt        *time.Time     `json:"next_poll_at"`
-	Reason            string         `json:"reason"`
-	LastPolledAt      *time.Time     `json:"last_polled_at"`
-	LastStatus        int            `json:"last_status"`
-	LastError         string         `json:"last_error"`
-	LastSuccessAt     *time.Time     `json:"last_success_at"`
-	ConsecutiveErrors int            `json:"consecutive_errors"`
-	LastNewItemAt     *time.Time     `json:"last_new_item_at"`
-	WebSubState       string         `json:"websub_state"`
+	ID                int64      `json:"id"`
+	URL               string     `json:"url"`
+	Title             string     `json:"title"`
+	SiteURL           string     `json:"site_url"`
+	State             string     `json:"state"`
+	NextPollAt        *time.Time `json:"next_poll_at"`
+	Reason            string     `json:"reason"`
+	LastPolledAt      *time.Time `json:"last_polled_at"`
+	LastStatus        int        `json:"last_status"`
+	LastError         string     `json:"last_error"`
+	LastSuccessAt     *time.Time `json:"last_success_at"`
+	ConsecutiveErrors int        `json:"consecutive_errors"`
+	LastNewItemAt     *time.Time `json:"last_new_item_at"`
+	WebSubState       string     `json:"websub_state"`
 	// Health is poller.Health (healthy, failing, ailing, frozen, moved, …)
 	// and Recovery what rediscovery last concluded ("" before it looked).
-	Health   string `json:"health"`
-	Recovery string `json:"recovery"`
-	RecentPolls       []feedPollJSON `json:"recent_polls"`
+	Health      string         `json:"health"`
+	Recovery    string         `json:"recovery"`
+	RecentPolls []feedPollJSON `json:"recent_polls"`
 }
 
 // feedPollJSON is one poll, with the identical ones folded into it.

@@ -33,10 +33,10 @@ type publisherData struct {
 	URL            string // the claim form's address, as typed
 	// MoveFeedID and MoveTo ask the publisher to confirm a move whose
 	// same-feed check found no post in common.
-	MoveFeedID int64
-	MoveTo     string
-	WellKnownPath  string
-	CreditsURL     string
+	MoveFeedID    int64
+	MoveTo        string
+	WellKnownPath string
+	CreditsURL    string
 }
 
 // ownedFeed is one feed the person pays for.
