@@ -46,6 +46,9 @@ type accountData struct {
 	// just made, shown this once (account_tokens.go).
 	APITokens   []apiTokenRow
 	NewAPIToken string
+	// Offers are feeds that stopped working whose probable new address
+	// waits for the person's choice (account_offers.go).
+	Offers []accountOffer
 }
 
 // accountSub is one subscription row.
@@ -154,6 +157,9 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 		return nil, err
 	}
 	if d.APITokens, err = s.apiTokenRows(ctx, u.ID); err != nil {
+		return nil, err
+	}
+	if d.Offers, err = s.accountOffers(ctx, u.ID); err != nil {
 		return nil, err
 	}
 	subs, err := s.Store.SubscriptionsOfUser(ctx, u.ID)

@@ -9,8 +9,8 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 )
 
-// TestFollowAndUndoLinks: a follow link's GET shows the choice and moves
-// nothing (mail scanners open links); its POST moves that reader and a
+// TestFollowAndUndoLinks: an open offer is on the account page; a follow
+// link's GET shows the choice and moves nothing (mail scanners open links); its POST moves that reader and a
 // second POST says it is done without acting again; an undo link takes a
 // moved reader back; a follow token does not work as an unsubscribe one.
 func TestFollowAndUndoLinks(t *testing.T) {
@@ -34,6 +34,9 @@ func TestFollowAndUndoLinks(t *testing.T) {
 		t.Fatalf("offer: %d, %v", len(offers), err)
 	}
 	follow := strings.TrimPrefix(h.links.Follow(offers[0].ID), h.links.Base)
+	if w := h.get(h.accountPath(u)); !strings.Contains(w.Body.String(), "Has this feed moved?") || !strings.Contains(w.Body.String(), follow) {
+		t.Fatalf("the account page does not offer the new address:\n%s", w.Body.String())
+	}
 
 	w := h.get(follow)
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "Follow the new address") || !strings.Contains(w.Body.String(), nu.URL) {
@@ -50,6 +53,9 @@ func TestFollowAndUndoLinks(t *testing.T) {
 	}
 	if got, _ := h.st.SubscriptionByID(ctx, sub.ID); got.FeedID != nu.ID || got.State != store.SubActive {
 		t.Fatalf("after follow: subscription on feed %d (%s), want %d active", got.FeedID, got.State, nu.ID)
+	}
+	if w := h.get(h.accountPath(u)); strings.Contains(w.Body.String(), "Has this feed moved?") {
+		t.Error("the account page still offers a followed address")
 	}
 	if w := h.post(strings.Replace(follow, "/moves/", "/unsubscribe/", 1), nil); w.Code != http.StatusBadRequest {
 		t.Errorf("follow token used to unsubscribe: %d, want 400", w.Code)
