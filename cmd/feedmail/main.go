@@ -67,7 +67,7 @@ func commands() map[string]command {
 		"feed status":  {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus},
 		"feed host":    {feedHostUsage, "show or set a host's minimum poll interval and back-off (JSON)", cmdFeedHost},
 		"feed owner":   {groupUsage(feedOwnerSubs()), "owner-paid feeds: set (the feed's verified publisher pays for its readers), clear", cmdFeedOwner},
-		"mail health":  {mailHealthUsage, "JSON per destination domain: sent, hard and soft bounces, sender-side refusals (blocked, authentication, policy, rate), complaints and their rate, pauses, and what to fix", cmdMailHealth},
+		"mail health":  {mailHealthUsage, "JSON per destination domain: sent, hard and soft bounces, sender-side refusals (blocked, authentication, policy, rate), complaints and their rate, pauses, and what to fix; --feeds: feeds ranked by complaints", cmdMailHealth},
 		// more commands register here
 	}
 }
