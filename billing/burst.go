@@ -22,8 +22,9 @@ import (
 //     update and the next, at BurstFactor × A posts a day, and at least one
 //     post a day; it holds at most a day of the feed's posts at its average
 //     rate (A × 1 day), and at least one post.
-//   - During a feed's first MinHistory on feedmail its average is not known
-//     yet: every post is charged and the allowance stays full.
+//   - During a feed's first MinHistory its average is not known yet: every
+//     post is charged and the allowance stays full. A feed's first poll
+//     seeds its history from its posts' published dates (SeedRate).
 //   - Each post of an update, in order, is charged when the allowance holds
 //     a whole post, which it then uses up; otherwise it is a burst post:
 //     instant email of it is free and the ledger says "burst: free".

@@ -22,11 +22,13 @@ import (
 // (h=), in this order. Fields a message lacks are listed too: a verifier
 // counts them as empty, so adding one later (a second List-Unsubscribe, a
 // Reply-To) breaks the signature. RFC 8058 wants List-Unsubscribe and
-// List-Unsubscribe-Post covered for one-click unsubscribe.
+// List-Unsubscribe-Post covered for one-click unsubscribe, RFC 9477
+// CFBL-Address (and mailbox providers Feedback-ID) covered to be trusted.
 var DKIMSignedHeaders = []string{
 	"From", "To", "Cc", "Reply-To", "Subject", "Date", "Message-ID",
 	"MIME-Version", "Content-Type", "Content-Transfer-Encoding",
 	"List-Id", "List-Unsubscribe", "List-Unsubscribe-Post", "Auto-Submitted",
+	"Feedback-ID", "CFBL-Address",
 }
 
 // minRSABits is the smallest RSA key DKIM signing accepts (RFC 8301 asks

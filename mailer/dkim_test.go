@@ -99,6 +99,11 @@ func TestDKIMSignsEveryEmail(t *testing.T) {
 			delivered := map[string][]byte{} // transport/email → raw (CRLF)
 			for _, tname := range slices.Sorted(maps.Keys(transports)) {
 				msgs := sampleMsgs(t, s)
+				for _, m := range msgs {
+					if err := setFeedbackHeaders(m, FeedbackID(3, 0, "item"), "bounces+abc@example.com"); err != nil {
+						t.Fatal(err)
+					}
+				}
 				names := slices.Sorted(maps.Keys(msgs))
 				var list []*mail.Msg
 				for _, n := range names {
@@ -152,7 +157,7 @@ func TestDKIMSignsEveryEmail(t *testing.T) {
 				}
 				signed := strings.Split(strings.ToLower(strings.Join(strings.Fields(tags["h"]), "")), ":")
 				for _, h := range []string{"from", "to", "subject", "date", "message-id", "mime-version", "content-type",
-					"list-id", "list-unsubscribe", "list-unsubscribe-post"} {
+					"list-id", "list-unsubscribe", "list-unsubscribe-post", "feedback-id", "cfbl-address"} {
 					if !slices.Contains(signed, h) {
 						t.Errorf("%s: h=%s does not cover %s", name, tags["h"], h)
 					}
@@ -164,6 +169,11 @@ func TestDKIMSignsEveryEmail(t *testing.T) {
 				edited := slices.Concat(head, []byte("\r\n\r\n"), bytes.Replace(body, []byte("feedmail"), []byte("feedmale"), 1))
 				if _, err := verifyDKIM(edited, pub); err == nil || bytes.Equal(edited, raw) {
 					t.Errorf("%s: an edited body still verifies (%v)", name, err)
+				}
+				if cfbl := headerValue(raw, "CFBL-Address"); cfbl != "bounces+abc@example.com; report=arf" {
+					t.Errorf("%s: CFBL-Address %q", name, cfbl)
+				} else if _, err := verifyDKIM(bytes.Replace(raw, []byte("CFBL-Address: bounces+abc@"), []byte("CFBL-Address: abuse@"), 1), pub); err == nil {
+					t.Errorf("%s: an edited CFBL-Address still verifies", name)
 				}
 				if lu := headerValue(raw, "List-Unsubscribe"); lu != "" {
 					edited := bytes.Replace(raw, []byte("List-Unsubscribe: <"), []byte("List-Unsubscribe: <https://evil.example/?u="), 1)

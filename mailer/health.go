@@ -87,3 +87,32 @@ func Health(rows []store.DomainHealth, now time.Time) []DomainHealth {
 	}
 	return out
 }
+
+// FeedHealth is one feed as `feedmail mail health --feeds` prints it: its
+// instant email sent in the window, the spam complaints about it, and the
+// complaint rate against ComplaintLine.
+type FeedHealth struct {
+	Feed          int64   `json:"feed"`
+	URL           string  `json:"url"`
+	Sent          int64   `json:"sent"`
+	Complaints    int64   `json:"complaints"`
+	ComplaintRate float64 `json:"complaint_rate"` // complaints / sent; 0 when nothing was sent
+	// OverComplaintLine: the rate is over ComplaintLine (or complaints
+	// came with nothing sent in the window).
+	OverComplaintLine bool `json:"complaints_over_line"`
+}
+
+// FeedsHealth returns what `feedmail mail health --feeds` prints for the
+// store's per-feed counts, in their order (most complaints first).
+func FeedsHealth(rows []store.FeedHealth) []FeedHealth {
+	out := make([]FeedHealth, 0, len(rows))
+	for _, r := range rows {
+		h := FeedHealth{Feed: r.FeedID, URL: r.URL, Sent: r.Sent, Complaints: r.Complaints}
+		if r.Sent > 0 {
+			h.ComplaintRate = float64(r.Complaints) / float64(r.Sent)
+		}
+		h.OverComplaintLine = r.Complaints > 0 && (r.Sent == 0 || h.ComplaintRate > ComplaintLine)
+		out = append(out, h)
+	}
+	return out
+}

@@ -40,16 +40,19 @@ func (w *mailWay) settle(ctx context.Context, fs []failure, ds *destinations) {
 }
 
 // render composes j's message: an item row from its delivery (and
-// article), any other kind by the renderer of its kind; the envelope
-// sender is then the row's own bounce address.
+// article), any other kind by the renderer of its kind; then the
+// complaint-routing headers (feedback.go) and the envelope sender, the
+// row's own bounce address.
 func (w *mailWay) render(ctx context.Context, j *job, in *renderInput) error {
 	o := w.o
 	var err error
+	var feed, owner int64
 	if j.row.Kind == store.KindItem && !w.customItem {
 		d, ok := in.deliveries[j.row.ID]
 		if !ok {
 			return fmt.Errorf("%w: outbox %d: item or subscription no longer exists", ErrPermanent, j.row.ID)
 		}
+		feed, owner = d.Feed.ID, d.Owner
 		j.msg, err = o.renderItem(j.row, j.user, d, in)
 	} else {
 		r := o.renderers[j.row.Kind]
@@ -65,6 +68,9 @@ func (w *mailWay) render(ctx context.Context, j *job, in *renderInput) error {
 	}
 	if err != nil || j.msg == nil {
 		return err
+	}
+	if err := setFeedbackHeaders(j.msg, FeedbackID(feed, owner, j.row.Kind), o.cfg.Links.ReturnAddress(j.row.ID)); err != nil {
+		return fmt.Errorf("%w: outbox %d: %w", ErrPermanent, j.row.ID, err)
 	}
 	return o.setReturnPath(j)
 }

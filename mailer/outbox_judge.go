@@ -39,14 +39,16 @@ func (a action) String() string {
 
 // decide returns what to do with a failure judged v that the transport
 // called temporary (4xx, no reply) or not (5xx): the sender's own problems
-// slow the destination whatever the code class; otherwise a temporary
-// failure is retried, and a permanent one fails, counted hard only when
-// its reason says the reader's address is dead.
+// slow the destination whatever the code class; a reader whose mailbox
+// takes mail too fast (RecipientBusy) has that one email retried, whatever
+// the class, and nobody else's mail waits; otherwise a temporary failure
+// is retried, and a permanent one fails, counted hard only when its
+// reason says the reader's address is dead.
 func decide(v bounce.Verdict, temporary bool) action {
 	switch {
 	case v.Party == bounce.PartySender:
 		return slowDestination
-	case temporary:
+	case temporary, v.Reason == bounce.RecipientBusy:
 		return retryLater
 	case v.Party == bounce.PartyReader && v.Severity == bounce.Hard:
 		return failHard

@@ -29,6 +29,10 @@ func TestDecide(t *testing.T) {
 		{bounce.TooLarge, false, failRow},
 		{bounce.Filtered, false, failRow},
 		{bounce.MailboxFull, true, retryLater},
+		// A reader's mailbox that takes mail too fast: that email waits,
+		// whatever the class; nothing slows the domain.
+		{bounce.RecipientBusy, true, retryLater},
+		{bounce.RecipientBusy, false, retryLater},
 		// The sender's own problems, whatever the code class.
 		{bounce.Blocked, false, slowDestination},
 		{bounce.Blocked, true, slowDestination},

@@ -10,7 +10,7 @@ import (
 )
 
 // mailHealthUsage is the usage of `feedmail mail health`.
-const mailHealthUsage = "[--days N]"
+const mailHealthUsage = "[--days N] [--feeds [--top N]]"
 
 // maxHealthDays is the longest window: sent email (what the failures are
 // counted against) is kept no longer, and mail events no longer than that.
@@ -19,23 +19,38 @@ const maxHealthDays = int(min(retention.OutboxKeep, mailer.MailEventsKeep) / (24
 // cmdMailHealth prints, as a JSON array, one object per destination
 // domain of the last --days days (default 30), by volume: what was sent,
 // bounced, refused for the sender's own sake and complained about, whether
-// the domain is paused, and what to fix (mailer.Health). It reads the
-// store only: no account is created, nothing changes.
+// the domain is paused, and what to fix (mailer.Health). With --feeds it
+// prints one object per feed instead, ranked by the spam complaints about
+// its instant email (the --top first, default 50). It reads the store
+// only: no account is created, nothing changes.
 func cmdMailHealth(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "mail health")
 	days := fs.Int("days", 30, fmt.Sprintf("the window, in days back from now (1 to %d: sent email is kept that long)", maxHealthDays))
+	feeds := fs.Bool("feeds", false, "rank feeds by the spam complaints about their instant email, instead of destination domains")
+	top := fs.Int("top", 50, "with --feeds: how many feeds to print, most complained about first (at least 1)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *days < 1 || *days > maxHealthDays {
 		return fmt.Errorf("%w: --days must be a whole number from 1 to %d, got %d", errUsage, maxHealthDays, *days)
 	}
+	if *top < 1 {
+		return fmt.Errorf("%w: --top must be a whole number of at least 1, got %d", errUsage, *top)
+	}
 	s, err := a.openExistingStore(ctx)
 	if err != nil {
 		return err
 	}
 	now := a.clock.Now()
-	rows, err := s.MailHealth(ctx, now.Add(-time.Duration(*days)*24*time.Hour))
+	since := now.Add(-time.Duration(*days) * 24 * time.Hour)
+	if *feeds {
+		rows, err := s.MailHealthByFeed(ctx, since)
+		if err != nil {
+			return err
+		}
+		return a.printJSON(mailer.FeedsHealth(rows[:min(*top, len(rows))]))
+	}
+	rows, err := s.MailHealth(ctx, since)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func commands() map[string]command {
 		"feed owner":   {groupUsage(feedOwnerSubs()), "owner-paid feeds: set (the feed's verified publisher pays for its readers), clear", cmdFeedOwner},
 		"feed recover": {feedRecoverUsage, "look for a failing or stale feed's new address now (JSON: state, candidates, verdict); --apply moves, offers or tells its readers", cmdFeedRecover},
 		"feed move":    {feedMoveUsage, "move every reader of a feed to its new address, telling each once with an undo link (JSON)", cmdFeedMove},
-		"mail health":  {mailHealthUsage, "JSON per destination domain: sent, hard and soft bounces, sender-side refusals (blocked, authentication, policy, rate), complaints and their rate, pauses, and what to fix", cmdMailHealth},
+		"mail health":  {mailHealthUsage, "JSON per destination domain: sent, hard and soft bounces, sender-side refusals (blocked, authentication, policy, rate), complaints and their rate, pauses, and what to fix; --feeds: feeds ranked by complaints", cmdMailHealth},
 		// more commands register here
 	}
 }

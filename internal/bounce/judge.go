@@ -68,7 +68,8 @@ func Judge(f Failure) Verdict {
 // own code, the text's patterns, a specific status code, the context's patterns, the weak
 // wordings, the basic code, the hint; then the rules that need the whole
 // picture (an unknown user at DATA is a filter; a temporary cause in a
-// final report is an expiry). A server that says x.1.1 at DATA means it.
+// final report is an expiry; an expiry on a full mailbox is the
+// mailbox's). A server that says x.1.1 at DATA means it.
 func judgeReason(status string, code int, text, context string, hint Reason, final bool) Reason {
 	text, context = strings.ToLower(text), strings.ToLower(context)
 	if m := quotedReplyRe.FindStringSubmatchIndex(text); m != nil {
@@ -108,6 +109,9 @@ func judgeReason(status string, code int, text, context string, hint Reason, fin
 	case r == UnknownUser && !strings.HasSuffix(status, ".1.1") && genericUnknownRe.MatchString(text) &&
 		(dataStageRe.MatchString(text) || dataStageRe.MatchString(context)):
 		return Filtered
+	case r == Expired && (mailboxFullRe.MatchString(text) || mailboxFullRe.MatchString(context)):
+		// The retries ran out on a full mailbox: the mailbox's, soft.
+		return MailboxFull
 	case r == Temporary && final && (status == "" || status[0] == '4') && code < 500 &&
 		(connectRe.MatchString(text) || connectRe.MatchString(context)) && !dnsTrouble(text, context):
 		return Expired

@@ -12,6 +12,7 @@ const (
 	MailboxFull    Reason = "mailbox-full"    // reader: over quota (soft)
 	TooLarge       Reason = "too-large"       // reader: the message exceeds their limit (soft)
 	Filtered       Reason = "filtered"        // reader's own rules refused it (a group, a filter): not counted
+	RecipientBusy  Reason = "recipient-busy"  // reader: their mailbox takes mail more slowly than it comes (a per-recipient limit): not counted
 	Expired        Reason = "expired"         // nobody: retries ran out on the way
 	Temporary      Reason = "temporary"       // nobody: network, DNS, the receiver's system error
 	RateLimited    Reason = "rate-limited"    // sender: too many messages or connections
@@ -25,7 +26,7 @@ const (
 
 // Reasons lists the vocabulary in a stable order (for reports and docs).
 var Reasons = []Reason{UnknownUser, UnknownDomain, Moved, NotAccepting, MailboxFull, TooLarge,
-	Filtered, Expired, Temporary, RateLimited, Blocked, SenderRejected, Policy, Authentication, Syntax, Undetermined}
+	Filtered, RecipientBusy, Expired, Temporary, RateLimited, Blocked, SenderRejected, Policy, Authentication, Syntax, Undetermined}
 
 // Party is whose problem a failure is.
 type Party string
@@ -50,7 +51,7 @@ const (
 // Party returns whose problem r is.
 func (r Reason) Party() Party {
 	switch r {
-	case UnknownUser, UnknownDomain, Moved, NotAccepting, MailboxFull, TooLarge, Filtered:
+	case UnknownUser, UnknownDomain, Moved, NotAccepting, MailboxFull, TooLarge, Filtered, RecipientBusy:
 		return PartyReader
 	case RateLimited, Blocked, SenderRejected, Policy, Authentication, Syntax:
 		return PartySender

@@ -187,3 +187,65 @@ func TestBurstRateKeptPerFeed(t *testing.T) {
 		t.Errorf("polls without new posts changed the rate: %+v → %+v", f1, f2)
 	}
 }
+
+// TestBurstFirstDaySeededFromPublishedDates: a daily feed whose first poll
+// shows ten days of one post a day bursts 15 posts in an hour within its
+// first day on feedmail. Its own dates seeded its average, so the burst
+// costs an instant reader 1 credit, as on any later day. A first poll
+// whose dates are all identical seeds nothing.
+func TestBurstFirstDaySeededFromPublishedDates(t *testing.T) {
+	clk := clock.NewFake(pollT0)
+	s := storetest.Open(t, storetest.Options{Clock: clk})
+	fx := &burstFixture{pollFixture: newPollFixture(t, s, clk, "https://example.com/daily", 2, 1, false), t: t, ctx: context.Background()}
+	for _, u := range fx.users[:2] {
+		if _, _, err := s.AddLedgerEntry(fx.ctx, u, store.LedgerGrant, 100, fmt.Sprintf("grant:test:%d", u), "test credits"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var first []store.NewItem
+	for i := range 10 {
+		it := item(fmt.Sprintf("old%d", i), store.IgnoredFirstPoll)
+		d := pollT0.Add(-14*time.Hour - time.Duration(i)*24*time.Hour)
+		it.PublishedAt = &d
+		first = append(first, it)
+	}
+	future := item("future", store.IgnoredFirstPoll)
+	later := pollT0.Add(48 * time.Hour)
+	future.PublishedAt = &later
+	fx.claim(t, "w1")
+	if _, err := s.RecordPoll(fx.ctx, "w1", fx.record(append(first, future), true)); err != nil {
+		t.Fatal(err)
+	}
+	f0, err := s.FeedByID(fx.ctx, fx.feed.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f0.RateAt == nil || !f0.RateAt.Equal(pollT0.Add(-14*time.Hour)) || f0.RateScore <= 0 {
+		t.Fatalf("first poll: rate_at %v score %v; want the newest past post's date and a score", f0.RateAt, f0.RateScore)
+	}
+	clk.Advance(6 * time.Hour)
+	for i := range 15 {
+		if i > 0 {
+			clk.Advance(4 * time.Minute)
+		}
+		fx.poll(1)
+	}
+	if n := count(t, s, "items", "feed_id = ? AND burst", fx.feed.ID); n != 14 {
+		t.Errorf("%d items marked burst on the feed's first day, want 14", n)
+	}
+	if got := fx.charge("m1"); got[store.Charged] != 2 || got[store.ChargeFree] != 28 {
+		t.Errorf("the first-day burst: %v; want 2 charged, 28 free", got)
+	}
+
+	// Identical dates (a feed that stamps every item with its build time)
+	// say nothing: no seed.
+	other := newPollFixture(t, s, clk, "https://example.com/stamped", 1, 0, false)
+	other.claim(t, "w1")
+	if _, err := s.RecordPoll(fx.ctx, "w1", other.record([]store.NewItem{item("s1", store.IgnoredFirstPoll),
+		item("s2", store.IgnoredFirstPoll), item("s3", store.IgnoredFirstPoll)}, true)); err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := s.FeedByID(fx.ctx, other.feed.ID); f.RateAt != nil {
+		t.Errorf("identical dates seeded a rate: at %v score %v", f.RateAt, f.RateScore)
+	}
+}

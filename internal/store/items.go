@@ -94,11 +94,15 @@ type ItemDelivery struct {
 	Item         *Item
 	Feed         *Feed
 	Subscription *Subscription
+	// Owner is the user id of the feed's verified publisher when the feed
+	// is owner-paid (feed_owners), 0 otherwise.
+	Owner int64
 }
 
-// ItemDeliveries loads the item, feed and subscription of each "item" row,
-// in three queries whatever the number of rows, keyed by outbox id. A row
-// whose item or subscription is gone (or was never set) has no entry.
+// ItemDeliveries loads the item, feed, subscription and feed owner of each
+// "item" row, in four queries whatever the number of rows, keyed by outbox
+// id. A row whose item or subscription is gone (or was never set) has no
+// entry.
 func (s *Store) ItemDeliveries(ctx context.Context, rows []*OutboxEmail) (map[int64]ItemDelivery, error) {
 	out := make(map[int64]ItemDelivery, len(rows))
 	var itemIDs, subIDs []int64
@@ -133,6 +137,14 @@ func (s *Store) ItemDeliveries(ctx context.Context, rows []*OutboxEmail) (map[in
 	for i := range feeds {
 		feedBy[feeds[i].ID] = &feeds[i]
 	}
+	var owners []FeedOwner
+	if err := db.Where(d.idsIn("feed_id", outboxUniq(feedIDs))).Find(&owners).Error; err != nil {
+		return nil, fmt.Errorf("load feed owners: %w", err)
+	}
+	ownerBy := make(map[int64]int64, len(owners))
+	for _, o := range owners {
+		ownerBy[o.FeedID] = o.UserID
+	}
 	subBy := make(map[int64]*Subscription, len(subs))
 	for i := range subs {
 		subBy[subs[i].ID] = &subs[i]
@@ -145,7 +157,7 @@ func (s *Store) ItemDeliveries(ctx context.Context, rows []*OutboxEmail) (map[in
 		if it == nil || sub == nil || feedBy[it.FeedID] == nil {
 			continue
 		}
-		out[r.ID] = ItemDelivery{Item: it, Feed: feedBy[it.FeedID], Subscription: sub}
+		out[r.ID] = ItemDelivery{Item: it, Feed: feedBy[it.FeedID], Subscription: sub, Owner: ownerBy[it.FeedID]}
 	}
 	return out, nil
 }

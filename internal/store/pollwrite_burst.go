@@ -19,16 +19,20 @@ import (
 // a poll of one feed do not both spend its allowance), the rule marks the
 // posts that came in a burst (items.burst, which the fan-out prices with
 // billing.PostCharge) and the new rates are written, in three statements
-// per batch whatever its size, none when the batch brought no new posts.
+// per batch whatever its size, none when the batch brought no new posts
+// and no feed's first poll.
 
 // feedRateCols are the feeds columns of billing.FeedRate.
 const feedRateCols = "rate_score, rate_allowance, rate_at, rate_since"
 
-// applyBurstRule is step 2b (see above).
+// applyBurstRule is step 2b (see above). A feed's first poll seeds its
+// rate from the posts' published dates (billing.SeedRate), unless it has
+// one already.
 func (s *Store) applyBurstRule(ctx context.Context, c gorm.ConnPool, recs []PollRecord, outs []PollOutcome, now time.Time) error {
 	news := map[int64][]int64{} // feed → its new deliverable items, by id
 	at := map[int64]time.Time{}
-	var feeds []int64
+	seeds := map[int64][]time.Time{} // feed → its first poll's published dates
+	var feeds, locked []int64
 	for i := range recs {
 		if outs[i].Lost {
 			continue
@@ -38,19 +42,28 @@ func (s *Store) applyBurstRule(ctx context.Context, c gorm.ConnPool, recs []Poll
 				news[recs[i].FeedID] = append(news[recs[i].FeedID], it.ID)
 			}
 		}
+		at[recs[i].FeedID] = recs[i].logAt(now)
 		if len(news[recs[i].FeedID]) > 0 {
 			feeds = append(feeds, recs[i].FeedID)
-			at[recs[i].FeedID] = recs[i].logAt(now)
+		} else if dates := firstPollDates(recs[i].Items); len(dates) > 1 {
+			seeds[recs[i].FeedID] = dates
+			locked = append(locked, recs[i].FeedID)
 		}
 	}
-	if len(feeds) == 0 {
+	if len(feeds) == 0 && len(seeds) == 0 {
 		return nil
 	}
-	rates, err := s.lockFeedRates(ctx, c, feeds)
+	rates, err := s.lockFeedRates(ctx, c, append(locked, feeds...))
 	if err != nil {
 		return err
 	}
-	var bursts []int64
+	var bursts, seeded []int64
+	for _, f := range locked {
+		if r, ok := billing.SeedRate(seeds[f], at[f]); ok && rates[f].At.IsZero() {
+			rates[f] = r
+			seeded = append(seeded, f)
+		}
+	}
 	for _, f := range feeds {
 		items := news[f]
 		sort.Slice(items, func(a, b int) bool { return items[a] < items[b] })
@@ -65,7 +78,19 @@ func (s *Store) applyBurstRule(ctx context.Context, c gorm.ConnPool, recs []Poll
 	if err := s.markBursts(ctx, c, bursts); err != nil {
 		return err
 	}
-	return s.writeFeedRates(ctx, c, feeds, rates)
+	return s.writeFeedRates(ctx, c, append(seeded, feeds...), rates)
+}
+
+// firstPollDates returns the published dates of a first poll's items (those
+// recorded as IgnoredFirstPoll), nil for any other poll.
+func firstPollDates(items []NewItem) []time.Time {
+	var out []time.Time
+	for _, it := range items {
+		if it.IgnoredRule == IgnoredFirstPoll && it.PublishedAt != nil {
+			out = append(out, *it.PublishedAt)
+		}
+	}
+	return out
 }
 
 // lockFeedRates reads the rates of feeds (locking their rows in id order
