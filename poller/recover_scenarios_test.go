@@ -145,6 +145,7 @@ func TestRecoveryScenarios(t *testing.T) {
 			if n, err := w.p.RecoverDue(w.ctx, 10); err != nil || n != 1 {
 				t.Fatalf("RecoverDue ran %d attempts (%v), want 1: feed %+v", n, err, *w.feed(f.ID))
 			}
+			t.Logf("%s: %d requests", sc.Name, w.web.Count(""))
 			if n := w.web.Count(""); n > poller.RecoveryBudget {
 				t.Errorf("the attempt sent %d requests, budget %d:\n%v", n, poller.RecoveryBudget, w.web.Requests())
 			}
