@@ -46,6 +46,9 @@ type accountData struct {
 	// just made, shown this once (account_tokens.go).
 	APITokens   []apiTokenRow
 	NewAPIToken string
+	// AddForms are the "also deliver it to" forms as typed, by feed id,
+	// when one was refused (account_deliveries.go).
+	AddForms map[int64]channelForm
 }
 
 // accountSub is one subscription row.
@@ -115,7 +118,7 @@ func (s *Server) accountUser(w http.ResponseWriter, r *http.Request) (*store.Use
 // accountFlash are the messages shown after an action redirected back.
 var accountFlash = map[string]string{
 	"delivery":     "Delivery changed.",
-	"unsubscribed": "Unsubscribed. You will get no more email from that feed.",
+	"unsubscribed": "Unsubscribed. That delivery of the feed stops; any other delivery of it goes on.",
 	"confirmed":    "Subscription confirmed.",
 	"confirmedall": "Every feed waiting for you is confirmed.",
 	"digest":       "Digest saved.",
@@ -124,6 +127,8 @@ var accountFlash = map[string]string{
 	"resumed":      "Resumed. New posts are sent again.",
 	"settings":     "Filters and format saved.",
 	"channel":      "Channel saved.",
+	"added":        "The feed now goes there too.",
+	"readded":      "You already got the feed there; its settings are kept.",
 	"paying":       "You now pay for this feed yourself, like any other.",
 	"tokenrevoked": "API token revoked. It no longer works.",
 }
