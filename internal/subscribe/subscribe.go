@@ -41,10 +41,10 @@ type Request struct {
 	// ConfirmedBy is recorded as how a Confirmed request was confirmed
 	// (store.ConfirmedBy*; "" means the operator).
 	ConfirmedBy string
-	// KeepActive leaves an active delivery (the same channel and target) untouched and
-	// emails the person a sign-in link instead (the signup form, which
-	// anyone can send). Without it an active subscription takes the new
-	// delivery (the command).
+	// KeepActive leaves an active delivery (the same channel and target)
+	// untouched and emails the person a sign-in link instead (the signup
+	// form, which anyone can send). Without it an active delivery takes
+	// the request's settings (the command, the API).
 	KeepActive bool
 	// ByOperator words the confirmation email for a subscription the
 	// operator added.
