@@ -59,6 +59,20 @@ func Up(ctx context.Context, db *sql.DB, d Dialect, log *slog.Logger) (int64, er
 	return v, nil
 }
 
+// UpTo applies the pending migrations up to and including version and
+// returns the resulting version: a test of one migration on data written
+// before it.
+func UpTo(ctx context.Context, db *sql.DB, d Dialect, version int64) (int64, error) {
+	p, err := provider(db, d, nil)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := p.UpTo(ctx, version); err != nil {
+		return 0, fmt.Errorf("migrate %s to %d: %w", d, version, err)
+	}
+	return p.GetDBVersion(ctx)
+}
+
 // ErrNewerSchema: the database was migrated by a newer feedmail than this
 // one. Running on it would write rows the old code does not understand, so
 // Up refuses (after applying nothing).

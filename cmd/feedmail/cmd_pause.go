@@ -11,26 +11,31 @@ import (
 )
 
 const (
-	pauseUsage  = "--email E [--feed URL] [--until 2026-12-24|RFC3339|14d|2w|36h]"
-	resumeUsage = "--email E [--feed URL]"
+	pauseUsage  = "--email E [--feed URL [--channel NAME [--target URL]]] [--until 2026-12-24|RFC3339|14d|2w|36h]"
+	resumeUsage = "--email E [--feed URL [--channel NAME [--target URL]]]"
 )
 
 // pausedJSON is what `feedmail pause` and `feedmail resume` print.
 type pausedJSON struct {
-	Email  string `json:"email"`
-	Feed   string `json:"feed,omitempty"` // empty: the whole account
-	Paused bool   `json:"paused"`
-	Until  string `json:"until,omitempty"` // RFC 3339; empty: until resumed
+	Email string `json:"email"`
+	Feed  string `json:"feed,omitempty"` // empty: the whole account
+	// Subscriptions are the feed's deliveries paused or resumed (with
+	// --feed).
+	Subscriptions []int64 `json:"subscriptions,omitempty"`
+	Paused        bool    `json:"paused"`
+	Until         string  `json:"until,omitempty"` // RFC 3339; empty: until resumed
 }
 
-// cmdPause pauses one subscription (--feed) or the whole account: nothing
-// is mailed or charged for it until --until (see pause.ParseUntil) or
-// `feedmail resume`; a digest's first issue after the pause carries what
-// was published meanwhile.
+// cmdPause pauses a feed (--feed: every delivery of it, or the one
+// --channel and --target pick) or the whole account: nothing is mailed or
+// charged for it until --until (see pause.ParseUntil) or `feedmail
+// resume`; a digest's first issue after the pause carries what was
+// published meanwhile.
 func cmdPause(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "pause")
 	email := fs.String("email", "", "the person's email address")
 	feed := fs.String("feed", "", "the subscription's feed URL (default: the whole account)")
+	pick := deliveryFlags(fs, "every delivery of the feed")
 	until := fs.String("until", "", "when the pause ends: a date (the start of that day in the account's time zone), an RFC 3339 time, or a duration like 14d, 2w, 36h (default: until resumed)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -40,7 +45,7 @@ func cmdPause(ctx context.Context, a *app, args []string) error {
 	if _, err := untilFlag(*until, a.clock.Now(), time.UTC); err != nil {
 		return err
 	}
-	s, u, subID, err := a.pauseTarget(ctx, *email, *feed)
+	s, u, subIDs, err := a.pauseTarget(ctx, *email, *feed, *pick)
 	if err != nil {
 		return err
 	}
@@ -52,14 +57,16 @@ func cmdPause(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Pause(ctx, u.ID, subID, end); err != nil {
-		return err
+	for _, id := range subIDs {
+		if err := s.Pause(ctx, u.ID, id, end); err != nil {
+			return err
+		}
 	}
-	out := pausedJSON{Email: u.Email, Feed: *feed, Paused: true}
+	out := pausedJSON{Email: u.Email, Feed: *feed, Paused: true, Subscriptions: nonZero(subIDs)}
 	if end != nil {
 		out.Until = end.Format(time.RFC3339)
 	}
-	a.log.Info("paused", "user", u.ID, "subscription", subID, "until", out.Until)
+	a.log.Info("paused", "user", u.ID, "subscriptions", subIDs, "until", out.Until)
 	return a.printJSON(out)
 }
 
@@ -73,47 +80,69 @@ func untilFlag(v string, now time.Time, loc *time.Location) (*time.Time, error) 
 	return end, err
 }
 
-// cmdResume ends the pause of one subscription (--feed) or of the whole
-// account; the email the pause held is queued again.
+// cmdResume ends the pause of a feed (--feed: every delivery of it, or
+// the one --channel and --target pick) or of the whole account; the email
+// the pause held is queued again.
 func cmdResume(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "resume")
 	email := fs.String("email", "", "the person's email address")
 	feed := fs.String("feed", "", "the subscription's feed URL (default: the whole account)")
+	pick := deliveryFlags(fs, "every delivery of the feed")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	s, u, subID, err := a.pauseTarget(ctx, *email, *feed)
+	s, u, subIDs, err := a.pauseTarget(ctx, *email, *feed, *pick)
 	if err != nil {
 		return err
 	}
-	if _, err := s.Resume(ctx, u.ID, subID); err != nil {
-		return err
+	for _, id := range subIDs {
+		if _, err := s.Resume(ctx, u.ID, id); err != nil {
+			return err
+		}
 	}
-	a.log.Info("resumed", "user", u.ID, "subscription", subID)
-	return a.printJSON(pausedJSON{Email: u.Email, Feed: *feed, Paused: false})
+	a.log.Info("resumed", "user", u.ID, "subscriptions", subIDs)
+	return a.printJSON(pausedJSON{Email: u.Email, Feed: *feed, Paused: false, Subscriptions: nonZero(subIDs)})
 }
 
-// pauseTarget checks --email and --feed and returns the account and the
-// id of its subscription to feed (0 without --feed). An unknown address,
-// or a feed the person is not subscribed to, is a one-line error.
-func (a *app) pauseTarget(ctx context.Context, email, feed string) (*store.Store, *store.User, int64, error) {
+// nonZero is ids without the 0 that stands for the whole account.
+func nonZero(ids []int64) []int64 {
+	var out []int64
+	for _, id := range ids {
+		if id != 0 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// pauseTarget checks --email, --feed and the delivery picked, and returns
+// the account and the ids of its subscriptions to feed: every delivery of
+// it, or the one picked ([0], the whole account, without --feed). An
+// unknown address, or a feed or delivery the person does not have, is a
+// one-line error.
+func (a *app) pauseTarget(ctx context.Context, email, feed string, pick deliveryPick) (*store.Store, *store.User, []int64, error) {
 	if feed != "" {
 		if _, err := feedURLArg(feed); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, err
 		}
+	} else if pick.given() {
+		return nil, nil, nil, fmt.Errorf("%w: --channel and --target pick a delivery of --feed", errUsage)
 	}
 	s, u, err := a.existingUser(ctx, email)
 	if err != nil || feed == "" {
-		return s, u, 0, err
+		return s, u, []int64{0}, err
 	}
-	views, err := s.SubscriptionsOfUser(ctx, u.ID)
+	views, err := feedDeliveries(ctx, s, u, feed)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, fmt.Errorf("%s is not subscribed to %s", u.Email, feed)
 	}
-	for _, v := range views {
-		if v.FeedURL == feed {
-			return s, u, v.ID, nil
-		}
+	views, err = pickDeliveries(views, pick, true, u.Email, feed)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return nil, nil, 0, fmt.Errorf("%s is not subscribed to %s", u.Email, feed)
+	ids := make([]int64, len(views))
+	for i := range views {
+		ids[i] = views[i].ID
+	}
+	return s, u, ids, nil
 }

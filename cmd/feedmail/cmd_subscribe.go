@@ -22,7 +22,10 @@ const subscribeUsage = "--email E --feed URL [--digest NAME] [--confirmed] [--ne
 // feed's baseline. The account is created when missing. Without
 // --confirmed the subscription waits for the person, who gets a
 // confirmation email; with it the subscription is active at once and
-// counts as the person's confirmation.
+// counts as the person's confirmation. A subscription is one delivery of
+// the feed: --channel and --target (none: email) name it, a new one is
+// added beside the person's others ("created": true) and the one they
+// have already takes the new settings.
 func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "subscribe")
 	email := fs.String("email", "", "the person's email address (the account is created if missing)")
@@ -81,7 +84,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 func (a *app) printSubscribed(ctx context.Context, s *store.Store, res *subscribe.Result, fc forecast.Forecast) error {
 	out := map[string]any{"email": res.User.Email, "feed": res.Feed.URL, "subscription": res.Sub.ID,
 		"state": res.Sub.State, "delivery": res.Delivery, "confirmation_sent": res.ConfirmationSent,
-		"forecast": forecastJSON(fc), "format": res.Sub.Format}
+		"forecast": forecastJSON(fc), "format": res.Sub.Format, "created": res.Created}
 	if res.Sub.IncludeTerms != "" {
 		out["include"] = res.Sub.IncludeTerms
 	}

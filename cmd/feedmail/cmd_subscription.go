@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
 // controlFlags registers --include, --exclude and --format on fs and
@@ -53,17 +52,22 @@ func cmdSubscription(ctx context.Context, a *app, args []string) error {
 
 // subscriptionSubs returns the subscription subcommands.
 func subscriptionSubs() []subcommand {
-	return []subcommand{{"set", "--email E --feed URL [--include TERMS] [--exclude TERMS] [--format full|summary|title|article]",
-		"set a subscription's filters and format, the flags given only; prints its settings", cmdSubscriptionSet}}
+	return []subcommand{{"set", "--email E --feed URL [--channel NAME [--target URL]] [--include TERMS] [--exclude TERMS] [--format full|summary|title|article]",
+		"set a subscription's filters and format, the flags given only; prints its settings. A person who gets the feed in several places picks the delivery with --channel and --target", cmdSubscriptionSet}}
 }
 
 // cmdSubscriptionSet changes the filters and format of a person's
 // subscription to a feed, the flags given only; bad input is one line and
-// changes nothing. It prints the subscription's settings as JSON.
+// changes nothing. It prints the subscription's settings as JSON. Of a
+// feed the person gets in several places, --channel and --target pick the
+// delivery; without them the feed's only delivery is changed, and several
+// are a usage error listing them (filters differ per delivery, so none is
+// changed by surprise).
 func cmdSubscriptionSet(ctx context.Context, a *app, args []string) error {
 	fs := flags(a, "subscription set")
 	email := fs.String("email", "", "the person's email address")
 	feedURL := fs.String("feed", "", "the feed's URL")
+	pick := deliveryFlags(fs, "the feed's only delivery")
 	controls := controlFlags(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -87,30 +91,23 @@ func cmdSubscriptionSet(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	sub, err := subscriptionToFeed(ctx, s, u, feed)
+	subs, err := feedDeliveries(ctx, s, u, feed)
 	if err != nil {
 		return err
 	}
+	picked, err := pickDeliveries(subs, *pick, false, u.Email, feed)
+	if err != nil {
+		return err
+	}
+	sub := picked[0]
 	got, err := s.SetSubscriptionControls(ctx, u.ID, sub.ID, c)
 	if err != nil {
 		return err
 	}
-	return a.printJSON(map[string]any{"email": u.Email, "feed": sub.FeedURL, "subscription": got.ID,
-		"include": got.IncludeTerms, "exclude": got.ExcludeTerms, "format": got.Format})
-}
-
-// subscriptionToFeed finds u's subscription (not ended) to the feed at
-// raw, as typed or as the web form normalizes it.
-func subscriptionToFeed(ctx context.Context, s *store.Store, u *store.User, raw string) (*store.SubscriptionView, error) {
-	subs, err := s.SubscriptionsOfUser(ctx, u.ID)
-	if err != nil {
-		return nil, err
+	out := map[string]any{"email": u.Email, "feed": sub.FeedURL, "subscription": got.ID,
+		"include": got.IncludeTerms, "exclude": got.ExcludeTerms, "format": got.Format, "channel": orEmail(got.Channel)}
+	if got.Target != "" {
+		out["target"] = got.Target
 	}
-	norm, _ := subscribe.NormalizeFeedURL(raw)
-	for i := range subs {
-		if subs[i].FeedURL == raw || (norm != "" && subs[i].FeedURL == norm) {
-			return &subs[i], nil
-		}
-	}
-	return nil, fmt.Errorf("%s has no subscription to %s", u.Email, raw)
+	return a.printJSON(out)
 }

@@ -78,6 +78,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, field string, err 
 	case errors.Is(err, store.ErrDigestNameTaken):
 		writeProblem(w, problem{Type: typeConflict, Title: "Conflict", Status: http.StatusConflict, Field: field,
 			Detail: "another digest of this account has that name"})
+	case errors.Is(err, store.ErrDeliveryExists):
+		writeProblem(w, problem{Type: typeConflict, Title: "Conflict", Status: http.StatusConflict, Field: "target",
+			Detail: "another subscription of this account gets the feed at that channel and target"})
 	case errors.Is(err, store.ErrNotFound):
 		writeProblem(w, problem{Status: http.StatusNotFound, Detail: "not found in this account"})
 	default:

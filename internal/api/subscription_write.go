@@ -25,8 +25,8 @@ type createRequest struct {
 }
 
 // channelRequest is where a subscription's posts go: a channel, its
-// target and token (see package channels); all absent leaves it as it is
-// (email for a new one).
+// target and token (see package channels). On POST it names the delivery
+// (all absent: email); on PATCH all absent leaves it as it is.
 type channelRequest struct {
 	Channel *string `json:"channel"`
 	Target  *string `json:"target"`
@@ -72,9 +72,14 @@ func (c channelRequest) keepSecret(ch *store.ChannelChoice, oldChannel, oldTarge
 // checks (the address is a web address; it is fetched and must be a feed,
 // or a page advertising exactly one; filters and format are valid), then
 // package subscribe's Subscribe for the account, active at once: the
-// token stands for the account, as its account page does. 201 with the
-// new subscription; a feed the account already has takes the new settings
-// and answers 200, so a client can tell the two apart.
+// token stands for the account, as its account page does. A subscription
+// is one delivery of a feed: a channel and target the account does not
+// get the feed at yet is a new subscription (201, the webhook's signing
+// secret shown this once); the delivery it has already (the same channel
+// and target; email: the account's address) takes the new settings and
+// answers 200, keeping its signing secret unless a token is given or it
+// had ended. The
+// account's other deliveries of the feed are left as they are.
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, u *store.User) {
 	var req createRequest
 	if !readJSON(w, r, &req) {
@@ -122,7 +127,10 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, u *s
 	if res.Created {
 		status = http.StatusCreated
 	}
-	s.writeSubscription(w, r, u, res.Sub.ID, status, ch.Channel != "")
+	// The secret is shown when it is new to the client: a new delivery's,
+	// or one made now for a delivery revived.
+	fresh := res.Created || (ch.Generated && res.Sub.ChannelSecret == ch.Secret)
+	s.writeSubscription(w, r, u, res.Sub.ID, status, fresh && ch.Channel != "")
 }
 
 // findFeed checks the typed address as the signup form does

@@ -17,6 +17,7 @@ const (
 	PathAccountSettings     = "/account/{token}/subscriptions/{id}/settings"
 	PathAccountChannel      = "/account/{token}/subscriptions/{id}/channel"
 	PathAccountChannelTest  = "/account/{token}/subscriptions/{id}/channel/test"
+	PathAccountDeliveryAdd  = "/account/{token}/subscriptions/{id}/deliveries"
 	PathAccountConfirm      = "/account/{token}/subscriptions/{id}/confirm"
 	PathAccountConfirmAll   = "/account/{token}/subscriptions/confirm-all"
 	PathAccountDigests      = "/account/{token}/digests"
@@ -102,6 +103,7 @@ func Routes() []Route {
 		{Name: "accountSettings", Method: "POST", Path: PathAccountSettings, Group: GroupPages},
 		{Name: "accountChannel", Method: "POST", Path: PathAccountChannel, Group: GroupPages},
 		{Name: "accountChannelTest", Method: "POST", Path: PathAccountChannelTest, Group: GroupPages},
+		{Name: "accountDeliveryAdd", Method: "POST", Path: PathAccountDeliveryAdd, Group: GroupPages},
 		{Name: "accountConfirm", Method: "POST", Path: PathAccountConfirm, Group: GroupPages},
 		{Name: "accountConfirmAll", Method: "POST", Path: PathAccountConfirmAll, Group: GroupPages},
 		{Name: "accountDigest", Method: "POST", Path: PathAccountDigests, Group: GroupPages},

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -10,24 +11,45 @@ import (
 // store them.
 
 // ChannelChoice is a channel with its target and secret, as stored.
+// Generated says the secret was made for this request (a webhook's
+// signing secret when the person gave none): a delivery that exists
+// already keeps its own (SubscribeDelivery).
 type ChannelChoice struct {
 	Channel, Target, Secret string
+	Generated               bool
 }
 
+// ErrDeliveryExists: the person already gets the feed at that channel and
+// target, in another subscription.
+var ErrDeliveryExists = errors.New("this feed already goes to that channel and target in another subscription")
+
 // SetSubscriptionChannel sets the channel of userID's subscription subID;
-// ErrNotFound when it is not theirs. Rows already queued for another
-// channel are cancelled when they are rendered.
+// ErrNotFound when it is not theirs, ErrDeliveryExists when another of
+// their subscriptions to the feed has that channel and target already (one
+// subscription per person, feed, channel and target). Rows already queued
+// for another channel are cancelled when they are rendered.
 func (s *Store) SetSubscriptionChannel(ctx context.Context, userID, subID int64, c ChannelChoice) error {
 	c = c.normal()
-	res := s.DB.WithContext(ctx).Model(&Subscription{}).Where("id = ? AND user_id = ?", subID, userID).
-		Updates(map[string]any{"channel": c.Channel, "target": c.Target, "channel_secret": c.Secret})
-	if res.Error != nil {
-		return fmt.Errorf("set channel of subscription %d: %w", subID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("subscription %d of user %d: %w", subID, userID, ErrNotFound)
-	}
-	return nil
+	return s.Tx(ctx, func(tx *Store) error {
+		var n int64
+		if err := tx.DB.Model(&Subscription{}).Where(`user_id = ? AND channel = ? AND target = ? AND id <> ?
+AND feed_id = (SELECT feed_id FROM subscriptions WHERE id = ?)`, userID, c.Channel, c.Target, subID, subID).
+			Count(&n).Error; err != nil {
+			return fmt.Errorf("set channel of subscription %d: %w", subID, err)
+		}
+		if n > 0 {
+			return fmt.Errorf("subscription %d: %w", subID, ErrDeliveryExists)
+		}
+		res := tx.DB.Model(&Subscription{}).Where("id = ? AND user_id = ?", subID, userID).
+			Updates(map[string]any{"channel": c.Channel, "target": c.Target, "channel_secret": c.Secret})
+		if res.Error != nil {
+			return fmt.Errorf("set channel of subscription %d: %w", subID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("subscription %d of user %d: %w", subID, userID, ErrNotFound)
+		}
+		return nil
+	})
 }
 
 // SetDigestChannel sets the channel of userID's digest digestID;

@@ -210,8 +210,9 @@ type IssueFeed struct {
 
 // DigestIssueContent loads an issue and its items for rendering: those whose
 // subscription is still active (the person may have unsubscribed since the
-// issue was made). At most perFeed items per feed are returned (the newest;
-// 0 means all).
+// issue was made), each once however many of the person's deliveries of
+// its feed go into the digest. At most perFeed items per feed are returned
+// (the newest; 0 means all).
 func (s *Store) DigestIssueContent(ctx context.Context, issueID int64, perFeed int) (*IssueContent, error) {
 	var c IssueContent
 	db := s.DB.WithContext(ctx)
@@ -234,8 +235,12 @@ WHERE di.digest_id = ? AND di.issue_id = ?`, c.Issue.DigestID, issueID).Scan(&ro
 	if err != nil {
 		return nil, fmt.Errorf("items of digest issue %d: %w", issueID, err)
 	}
-	byFeed := map[int64]int{}
+	byFeed, seen := map[int64]int{}, map[int64]bool{}
 	for _, r := range rows {
+		if seen[r.ID] {
+			continue // two of the person's deliveries of the feed go into this digest
+		}
+		seen[r.ID] = true
 		i, ok := byFeed[r.FeedID]
 		if !ok {
 			i = len(c.Feeds)

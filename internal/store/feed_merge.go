@@ -60,7 +60,10 @@ func (s *Store) psEndFeed(ctx context.Context, r PollRecord, now time.Time) (int
 }
 
 // psMergeFeed moves feed from's subscriptions and item identities to feed
-// into and makes into due now. It returns how many subscriptions moved.
+// into and makes into due now. Each delivery (person, channel, target)
+// moves unless into has it already, when it ends: a person who had the
+// feed by email at one address and by webhook at the other keeps both. It
+// returns how many subscriptions moved.
 func (s *Store) psMergeFeed(ctx context.Context, c gorm.ConnPool, from, into int64, now time.Time) (int64, error) {
 	q := s.psNew().sql(`INSERT INTO items (feed_id, identity, guid, link, title, content, author, published_at, seen_at, ignored_rule, media, content_hash)
 SELECT `).arg(into, "bigint").sql(`, identity, guid, link, title, content, author, published_at, `).arg(now, "timestamptz").
@@ -69,8 +72,11 @@ FROM items WHERE feed_id = `).arg(from, "bigint").sql(` ON CONFLICT (feed_id, id
 	if _, err := q.exec(ctx, c); err != nil {
 		return 0, fmt.Errorf("merge feed %d into %d: copy items: %w", from, into, err)
 	}
+	// A delivery moves unless the person has the same one (channel and
+	// target) on into already; those stay behind and are ended below.
 	q = s.psNew().sql(`UPDATE subscriptions SET feed_id = `).arg(into, "bigint").sql(`
-WHERE feed_id = `).arg(from, "bigint").sql(` AND user_id NOT IN (SELECT user_id FROM subscriptions WHERE feed_id = `).arg(into, "bigint").sql(`)`)
+WHERE feed_id = `).arg(from, "bigint").sql(` AND NOT EXISTS (SELECT 1 FROM subscriptions o WHERE o.feed_id = `).arg(into, "bigint").
+		sql(` AND o.user_id = subscriptions.user_id AND o.channel = subscriptions.channel AND o.target = subscriptions.target)`)
 	moved, err := q.exec(ctx, c)
 	if err != nil {
 		return 0, fmt.Errorf("merge feed %d into %d: move subscriptions: %w", from, into, err)

@@ -25,7 +25,9 @@ const (
 )
 
 // Subscription links a person to a feed, delivered instantly (DigestID nil) or
-// into one of their digests.
+// into one of their digests, at one channel and target: a person may get
+// one feed in several places, one subscription per (person, feed,
+// channel, target), each with its own format, filters, pause and charges.
 type Subscription struct {
 	ID        int64 `gorm:"primaryKey"`
 	UserID    int64
@@ -72,7 +74,7 @@ type Subscription struct {
 // ChannelEmail is the default channel: email to the person's address.
 const ChannelEmail = "email"
 
-// Subscribe adds (or revives) the subscription of user to feed. With confirmed
+// Subscribe adds (or revives) user's email subscription to feed. With confirmed
 // it is active at once, confirmed by the operator; otherwise it waits in
 // "pending" for the person to confirm. digestID nil means instant delivery.
 func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *int64, confirmed bool) (*Subscription, error) {
@@ -87,13 +89,26 @@ func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *i
 // "" leaves it pending, a ConfirmedBy* value activates it at once (when it
 // is not active already) and is kept as the proof of consent.
 func (s *Store) SubscribeConfirmedBy(ctx context.Context, userID, feedID int64, digestID *int64, confirmedBy string) (*Subscription, error) {
+	return s.SubscribeDelivery(ctx, userID, feedID, ChannelChoice{}, digestID, confirmedBy)
+}
+
+// SubscribeDelivery is SubscribeConfirmedBy for the delivery at channel c
+// (zero: email): the person's subscription to the feed with c's channel
+// and target is created (Created), or the one they have (ended too) takes
+// the new delivery and c's secret, unless that was Generated and theirs is
+// not ended (its receiver knows the old one). Their other deliveries of
+// the feed are left as they are.
+func (s *Store) SubscribeDelivery(ctx context.Context, userID, feedID int64, c ChannelChoice, digestID *int64, confirmedBy string) (*Subscription, error) {
+	c = c.normal()
 	var out *Subscription
 	err := s.Tx(ctx, func(tx *Store) error {
 		var sub Subscription
-		err := tx.DB.Where("user_id = ? AND feed_id = ?", userID, feedID).Take(&sub).Error
+		err := tx.DB.Where("user_id = ? AND feed_id = ? AND channel = ? AND target = ?", userID, feedID, c.Channel, c.Target).
+			Take(&sub).Error
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
 			sub = tx.newSubscription(userID, feedID, digestID, confirmedBy)
+			sub.Channel, sub.Target, sub.ChannelSecret = c.Channel, c.Target, c.Secret
 			if err := tx.DB.Create(&sub).Error; err != nil {
 				return fmt.Errorf("create subscription: %w", err)
 			}
@@ -101,6 +116,11 @@ func (s *Store) SubscribeConfirmedBy(ctx context.Context, userID, feedID int64, 
 		case err != nil:
 			return err
 		default:
+			if c.Secret != "" && (!c.Generated || sub.State == SubEnded) && c.Secret != sub.ChannelSecret {
+				if err := tx.DB.Model(&sub).Update("channel_secret", c.Secret).Error; err != nil {
+					return fmt.Errorf("update subscription: %w", err)
+				}
+			}
 			if err := tx.resubscribe(ctx, &sub, digestID, confirmedBy); err != nil {
 				return err
 			}
@@ -240,10 +260,12 @@ func (s *Store) ActiveSubscriptionsOfFeed(ctx context.Context, feedID int64) ([]
 }
 
 // recountSubscribers keeps feeds.subscriber_count equal to the number of
-// active subscriptions (recomputed, never incremented, so it cannot drift).
+// people with an active subscription (recomputed, never incremented, so it
+// cannot drift): a person who gets the feed in several places is one
+// subscriber to its publisher.
 func (s *Store) recountSubscribers(feedID int64) error {
 	return s.DB.Exec(`UPDATE feeds SET subscriber_count =
-  (SELECT COUNT(*) FROM subscriptions WHERE feed_id = ? AND state = 'active') WHERE id = ?`, feedID, feedID).Error
+  (SELECT COUNT(DISTINCT user_id) FROM subscriptions WHERE feed_id = ? AND state = 'active') WHERE id = ?`, feedID, feedID).Error
 }
 
 // SetSubscriptionDelivery switches one of userID's subscriptions to instant

@@ -17,8 +17,9 @@ type NewSubscription struct {
 // columns, well under SQLite's parameter limit).
 const subscribeManyChunk = 500
 
-// SubscribeMany is SubscribeConfirmedBy for many feeds of one person, in
-// one transaction of a few statements: the rows missing are created with
+// SubscribeMany is SubscribeConfirmedBy (email deliveries) for many feeds
+// of one person, in one transaction of a few statements: the rows missing
+// are created with
 // multi-row inserts, existing ones (ended, or made meanwhile) are taken up
 // one by one as SubscribeConfirmedBy does, each gets its folder, and the
 // feeds' subscriber counts are recomputed in one statement. It returns the
@@ -70,14 +71,14 @@ func (s *Store) SubscribeMany(ctx context.Context, userID int64, subs []NewSubsc
 	return out, nil
 }
 
-// subscriptionsOfFeeds returns userID's subscriptions (in any state) to
-// these feeds, by feed id.
+// subscriptionsOfFeeds returns userID's email subscriptions (in any state)
+// to these feeds, by feed id.
 func (s *Store) subscriptionsOfFeeds(ctx context.Context, userID int64, feedIDs []int64) (map[int64]*Subscription, error) {
 	out := map[int64]*Subscription{}
 	for start := 0; start < len(feedIDs); start += psChunk {
 		var rows []Subscription
 		part := feedIDs[start:min(start+psChunk, len(feedIDs))]
-		if err := s.DB.WithContext(ctx).Where("user_id = ? AND feed_id IN ?", userID, part).Find(&rows).Error; err != nil {
+		if err := s.DB.WithContext(ctx).Where("user_id = ? AND channel = ? AND target = '' AND feed_id IN ?", userID, ChannelEmail, part).Find(&rows).Error; err != nil {
 			return nil, fmt.Errorf("subscriptions of user %d: %w", userID, err)
 		}
 		for i := range rows {
@@ -97,7 +98,7 @@ func (s *Store) recountSubscribersOf(feedIDs []int64) error {
 	for start := 0; start < len(ids); start += psChunk {
 		part := ids[start:min(start+psChunk, len(ids))]
 		if err := s.DB.Exec(`UPDATE feeds SET subscriber_count =
-  (SELECT COUNT(*) FROM subscriptions WHERE subscriptions.feed_id = feeds.id AND subscriptions.state = 'active')
+  (SELECT COUNT(DISTINCT user_id) FROM subscriptions WHERE subscriptions.feed_id = feeds.id AND subscriptions.state = 'active')
 WHERE id IN (SELECT id FROM feeds WHERE id IN ?`+s.sqlDialect().lockOrderedBy("id")+`)`, part).Error; err != nil {
 			return fmt.Errorf("recount subscribers: %w", err)
 		}

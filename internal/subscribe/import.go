@@ -148,14 +148,22 @@ func (opt ImportOptions) confirmedBy() string {
 }
 
 // ExportOPML writes u's subscriptions (not ended) as an OPML 2.0 list, with
-// each feed's site (htmlUrl) and the folder an import put it in.
+// each feed's site (htmlUrl) and the folder an import put it in. OPML
+// lists feeds, not deliveries: a feed the person gets in several places
+// is one outline (in the folder of its first subscription), and importing
+// the list again adds nothing.
 func ExportOPML(ctx context.Context, st *store.Store, u *store.User, w io.Writer) error {
 	subs, err := st.SubscriptionsOfUser(ctx, u.ID)
 	if err != nil {
 		return fmt.Errorf("subscriptions of user %d: %w", u.ID, err)
 	}
 	outs := make([]opml.Outline, 0, len(subs))
+	listed := make(map[int64]bool, len(subs))
 	for _, s := range subs {
+		if listed[s.FeedID] {
+			continue
+		}
+		listed[s.FeedID] = true
 		outs = append(outs, opml.Outline{Title: s.FeedTitle, XMLURL: s.FeedURL, HTMLURL: s.FeedSiteURL, Folder: s.Folder})
 	}
 	return opml.Write(w, "feedmail subscriptions of "+u.Email, outs)

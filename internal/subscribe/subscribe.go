@@ -41,10 +41,10 @@ type Request struct {
 	// ConfirmedBy is recorded as how a Confirmed request was confirmed
 	// (store.ConfirmedBy*; "" means the operator).
 	ConfirmedBy string
-	// KeepActive leaves an active subscription to the feed untouched and
-	// emails the person a sign-in link instead (the signup form, which
-	// anyone can send). Without it an active subscription takes the new
-	// delivery (the command).
+	// KeepActive leaves an active delivery (the same channel and target)
+	// untouched and emails the person a sign-in link instead (the signup
+	// form, which anyone can send). Without it an active delivery takes
+	// the request's settings (the command, the API).
 	KeepActive bool
 	// ByOperator words the confirmation email for a subscription the
 	// operator added.
@@ -58,7 +58,9 @@ type Request struct {
 	// post is picked.
 	Controls store.Controls
 	// Channel is where its posts go, as package channels checked it
-	// (zero: email); set before the newest post is picked.
+	// (zero: email). With the feed it names the subscription: the person's
+	// delivery at that channel and target takes the request, their other
+	// deliveries of the feed stay as they are.
 	Channel store.ChannelChoice
 }
 
@@ -117,7 +119,7 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	if req.KeepActive {
-		if done, err := s.alreadyActive(ctx, now, u, res); done || err != nil {
+		if done, err := s.alreadyActive(ctx, now, u, req.Channel, res); done || err != nil {
 			return res, err
 		}
 	}
@@ -135,10 +137,10 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 	if req.Confirmed {
 		by = cmp.Or(req.ConfirmedBy, store.ConfirmedByOperator)
 	}
-	if err := s.controlsFirst(ctx, u.ID, res.Feed.ID, controls); err != nil {
+	if err := s.controlsFirst(ctx, u.ID, res.Feed.ID, req.Channel, controls); err != nil {
 		return nil, err
 	}
-	if res.Sub, err = s.Store.SubscribeConfirmedBy(ctx, u.ID, res.Feed.ID, digestID, by); err != nil {
+	if res.Sub, err = s.Store.SubscribeDelivery(ctx, u.ID, res.Feed.ID, req.Channel, digestID, by); err != nil {
 		return nil, err
 	}
 	res.Created = res.Sub.Created
@@ -146,9 +148,6 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 		if res.Sub, err = s.Store.SetSubscriptionControls(ctx, u.ID, res.Sub.ID, controls); err != nil {
 			return nil, err
 		}
-	}
-	if err := s.setChannel(ctx, res.Sub, req.Channel); err != nil {
-		return nil, err
 	}
 	if err := s.sendNewest(ctx, res.Sub, req); err != nil {
 		return nil, err
@@ -192,10 +191,10 @@ func (s *Service) namedDigest(ctx context.Context, u *store.User, name string, r
 	return &dg.ID, nil
 }
 
-// controlsFirst sets c on userID's existing subscription to feedID, if
-// there is one, before Subscribe confirms it, so that the catch-up at
-// confirmation already follows the new filters.
-func (s *Service) controlsFirst(ctx context.Context, userID, feedID int64, c store.Controls) error {
+// controlsFirst sets c on userID's existing subscription to feedID at
+// channel ch, if there is one, before Subscribe confirms it, so that the
+// catch-up at confirmation already follows the new filters.
+func (s *Service) controlsFirst(ctx context.Context, userID, feedID int64, ch store.ChannelChoice, c store.Controls) error {
 	if c == (store.Controls{}) {
 		return nil
 	}
@@ -204,7 +203,7 @@ func (s *Service) controlsFirst(ctx context.Context, userID, feedID int64, c sto
 		return err
 	}
 	for _, sub := range subs {
-		if sub.FeedID == feedID {
+		if sub.FeedID == feedID && sameDelivery(&sub.Subscription, ch) {
 			_, err := s.Store.SetSubscriptionControls(ctx, userID, sub.ID, c)
 			return err
 		}
@@ -272,15 +271,16 @@ func (s *Service) feed(ctx context.Context, f Found) (*store.Feed, string, error
 	return feed, title, nil
 }
 
-// alreadyActive reports whether the person already gets res.Feed; if so it
-// queues the "you already get it" email with a sign-in link.
-func (s *Service) alreadyActive(ctx context.Context, now time.Time, u *store.User, res *Result) (bool, error) {
+// alreadyActive reports whether the person already gets res.Feed at
+// channel ch; if so it queues the "you already get it" email with a
+// sign-in link.
+func (s *Service) alreadyActive(ctx context.Context, now time.Time, u *store.User, ch store.ChannelChoice, res *Result) (bool, error) {
 	subs, err := s.Store.SubscriptionsOfUser(ctx, u.ID)
 	if err != nil {
 		return false, fmt.Errorf("subscriptions of user %d: %w", u.ID, err)
 	}
 	for _, sub := range subs {
-		if sub.FeedID == res.Feed.ID && sub.State == store.SubActive {
+		if sub.FeedID == res.Feed.ID && sub.State == store.SubActive && sameDelivery(&sub.Subscription, ch) {
 			res.Already = true
 			key, n := notices.AlreadySubscribed(s.Links, now, sub.ID, u.ID, res.Title, u.Email)
 			_, err := s.Store.QueueNotice(ctx, u.ID, key, n)
@@ -323,14 +323,11 @@ func presetName(p *digest.Preset) string {
 	return strings.ToUpper(l[:1]) + l[1:]
 }
 
-// setChannel sets the channel of sub when the request chose one.
-func (s *Service) setChannel(ctx context.Context, sub *store.Subscription, c store.ChannelChoice) error {
-	if c.Channel == "" {
-		return nil
+// sameDelivery reports whether sub goes to channel c (zero: email) at
+// c's target: the delivery a request for c names.
+func sameDelivery(sub *store.Subscription, c store.ChannelChoice) bool {
+	if c.Channel == "" || c.Channel == store.ChannelEmail {
+		return sub.Channel == "" || sub.Channel == store.ChannelEmail
 	}
-	if err := s.Store.SetSubscriptionChannel(ctx, sub.UserID, sub.ID, c); err != nil {
-		return err
-	}
-	sub.Channel, sub.Target, sub.ChannelSecret = c.Channel, c.Target, c.Secret
-	return nil
+	return sub.Channel == c.Channel && sub.Target == c.Target
 }

@@ -49,6 +49,9 @@ type accountData struct {
 	// Offers are feeds that stopped working whose probable new address
 	// waits for the person's choice (account_offers.go).
 	Offers []accountOffer
+	// AddForms are the "also deliver it to" forms as typed, by feed id,
+	// when one was refused (account_deliveries.go).
+	AddForms map[int64]channelForm
 }
 
 // accountSub is one subscription row.
@@ -118,7 +121,7 @@ func (s *Server) accountUser(w http.ResponseWriter, r *http.Request) (*store.Use
 // accountFlash are the messages shown after an action redirected back.
 var accountFlash = map[string]string{
 	"delivery":     "Delivery changed.",
-	"unsubscribed": "Unsubscribed. You will get no more email from that feed.",
+	"unsubscribed": "Unsubscribed. That delivery of the feed stops; any other delivery of it goes on.",
 	"confirmed":    "Subscription confirmed.",
 	"confirmedall": "Every feed waiting for you is confirmed.",
 	"digest":       "Digest saved.",
@@ -127,6 +130,8 @@ var accountFlash = map[string]string{
 	"resumed":      "Resumed. New posts are sent again.",
 	"settings":     "Filters and format saved.",
 	"channel":      "Channel saved.",
+	"added":        "The feed now goes there too.",
+	"readded":      "You already got the feed there; its settings are kept.",
 	"paying":       "You now pay for this feed yourself, like any other.",
 	"tokenrevoked": "API token revoked. It no longer works.",
 }

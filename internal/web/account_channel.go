@@ -94,6 +94,9 @@ func (s *Server) saveChannel(w http.ResponseWriter, r *http.Request, subj channe
 	case errors.Is(err, channel.ErrBadTarget):
 		f.Error = problem(err)
 		subj.again(w, r, http.StatusUnprocessableEntity, f)
+	case errors.Is(err, store.ErrDeliveryExists):
+		f.Error = "You already get this feed there, in another of its deliveries below."
+		subj.again(w, r, http.StatusConflict, f)
 	case errors.Is(err, store.ErrNotFound):
 		s.notFound(w, r)
 	case err != nil:

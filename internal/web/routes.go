@@ -24,6 +24,7 @@ func (s *Server) routes() {
 		"accountSettings":          s.accountSettings,
 		"accountChannel":           s.accountChannel,
 		"accountChannelTest":       s.accountChannelTest,
+		"accountDeliveryAdd":       s.accountDeliveryAdd,
 		"accountConfirm":           s.accountConfirm,
 		"accountConfirmAll":        s.accountConfirmAll,
 		"accountDigest":            s.accountDigest,

@@ -22,6 +22,7 @@ func TestRoutesContract(t *testing.T) {
 		"POST /account/{token}/subscriptions/{id}/unsubscribe", "POST /account/{token}/subscriptions/{id}/confirm",
 		"POST /account/{token}/subscriptions/confirm-all",
 		"POST /account/{token}/subscriptions/{id}/channel", "POST /account/{token}/subscriptions/{id}/channel/test",
+		"POST /account/{token}/subscriptions/{id}/deliveries",
 		"POST /account/{token}/digests", "POST /account/{token}/digests/{id}/delete",
 		"POST /account/{token}/digests/{id}/channel", "POST /account/{token}/digests/{id}/channel/test", "POST /account/{token}/opml", "GET /account/{token}/opml",
 		"GET /account/{token}/export", "GET /account/{token}/ledger.csv", "GET /account/{token}/delete", "POST /account/{token}/delete",

@@ -30,8 +30,9 @@ func All() *channel.Registry {
 // Choose checks a person's choice of channel name with its target URL and
 // secret (a token; a webhook makes its own signing secret when none is
 // given) and returns it as it is stored. Email takes neither: it goes to
-// the person's address. The error is for that person, and wraps
-// channel.ErrBadTarget.
+// the person's address. A secret made here is marked Generated, so that a
+// delivery the person has already keeps its own. The error is for that
+// person, and wraps channel.ErrBadTarget.
 func Choose(name, target, secret string) (store.ChannelChoice, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name == "" || name == channel.Email {
@@ -49,5 +50,6 @@ func Choose(name, target, secret string) (store.ChannelChoice, error) {
 	if err != nil {
 		return store.ChannelChoice{}, err
 	}
-	return store.ChannelChoice{Channel: name, Target: t.URL, Secret: t.Secret}, nil
+	return store.ChannelChoice{Channel: name, Target: t.URL, Secret: t.Secret,
+		Generated: strings.TrimSpace(secret) == "" && t.Secret != ""}, nil
 }
