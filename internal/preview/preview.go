@@ -97,7 +97,9 @@ func (p *Problem) Error() string { return p.Field + ": " + p.Msg }
 // again.
 type LimitError struct{ Wait time.Duration }
 
-func (e *LimitError) Error() string { return fmt.Sprintf("too many previews; try again in %s", e.Wait.Round(time.Second)) }
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("too many previews; try again in %s", e.Wait.Round(time.Second))
+}
 
 // choice is a checked request.
 type choice struct {

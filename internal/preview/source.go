@@ -126,7 +126,9 @@ type cached[V any] struct {
 	at time.Time
 }
 
-func newCache[V any](ttl time.Duration) *cache[V] { return &cache[V]{ttl: ttl, m: map[string]cached[V]{}} }
+func newCache[V any](ttl time.Duration) *cache[V] {
+	return &cache[V]{ttl: ttl, m: map[string]cached[V]{}}
+}
 
 // get returns key's value when it was put less than ttl before now.
 func (c *cache[V]) get(key string, now time.Time) (V, bool) {
