@@ -37,6 +37,7 @@ const (
 	PathAccountAPIRevoke    = "/account/{token}/api-tokens/{id}/revoke"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathFeedStatus          = "/feeds/status"
+	PathPreview             = "/preview"
 	PathBot                 = "/bot"
 	PathStatic              = "/static/{file}"
 	PathHealthz             = "/healthz"
@@ -124,6 +125,8 @@ func Routes() []Route {
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},
 		{Name: "feedStatus", Method: "GET", Path: PathFeedStatus, Group: GroupPages},
+		// The email a choice would send, shown in a sandboxed frame.
+		{Name: "previewPage", Method: "GET", Path: PathPreview, Group: GroupPages},
 		// The page the poller's User-Agent points publishers to.
 		{Name: "botPage", Method: "GET", Path: PathBot, Group: GroupPages},
 		{Name: "static", Method: "GET", Path: PathStatic, Group: GroupPages},

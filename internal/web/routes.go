@@ -45,6 +45,7 @@ func (s *Server) routes() {
 		"unsubscribePage":          s.unsubscribePage,
 		"unsubscribePost":          s.unsubscribePost,
 		"feedStatus":               s.feedStatus,
+		"previewPage":              s.previewPage,
 		"botPage":                  s.botPage,
 		"static":                   s.serveStatic,
 		"api":                      s.apiHandler(),
