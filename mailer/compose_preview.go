@@ -47,10 +47,13 @@ const PreviewAddress = "you@example.com"
 const previewToken = "your-own-link"
 
 // PreviewLinks returns what a preview shows for the reader's account and
-// unsubscribe links: addresses of the right form under l.Base whose
-// token says it is the reader's own.
+// unsubscribe links: addresses of the right form under l.Base (or
+// localhost without one) whose token says it is the reader's own.
 func PreviewLinks(l links.Links) (manage, unsubscribe string) {
 	base := strings.TrimRight(l.Base, "/")
+	if base == "" {
+		base = "http://localhost"
+	}
 	return base + links.Fill(links.PathAccount, previewToken), base + links.Fill(links.PathUnsubscribe, previewToken)
 }
 
