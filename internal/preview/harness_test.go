@@ -44,6 +44,8 @@ type site struct {
 	posts    []post
 	feedHits atomic.Int64
 	title    string
+	// gate, when set, holds each feed request until it returns.
+	gate func()
 }
 
 func newSite(t *testing.T, posts ...post) *site {
@@ -66,6 +68,9 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/feed.xml":
 		s.feedHits.Add(1)
+		if s.gate != nil {
+			s.gate()
+		}
 		w.Header().Set("Content-Type", "application/rss+xml")
 		_, _ = w.Write([]byte(s.rss()))
 	case r.URL.Path == "/":

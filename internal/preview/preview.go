@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wneessen/go-mail"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/article"
@@ -45,6 +46,7 @@ type Service struct {
 	cfg               Config
 	perClient, byFeed *keyed
 	feeds             *cache[*source]
+	flight            singleflight.Group
 	articles          *cache[*store.ItemArticle]
 }
 

@@ -3,6 +3,9 @@ package preview_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,5 +163,38 @@ func TestPreviewRefusesPrivateNetworks(t *testing.T) {
 	}
 	if n := site.feedHits.Load(); n != 0 {
 		t.Fatalf("the loopback feed got %d requests", n)
+	}
+}
+
+// TestPreviewsAtOnceShareAFetch: previews of one feed asked at once,
+// while its fetch is under way, wait for that fetch instead of making
+// their own. The feed holds its answer until a second request comes or
+// two seconds pass.
+func TestPreviewsAtOnceShareAFetch(t *testing.T) {
+	w := newWorld(t, preview.Limits{})
+	site := newSite(t, post{1, t0.Add(-72 * time.Hour), body(1)})
+	site.gate = func() {
+		deadline := time.Now().Add(2 * time.Second)
+		for site.feedHits.Load() < 2 && time.Now().Before(deadline) {
+			runtime.Gosched()
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 5)
+	for i := range 5 {
+		wg.Go(func() {
+			_, err := w.svc.Preview(context.Background(), preview.Request{Feed: site.feedURL(), Client: strconv.Itoa(i)})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := site.feedHits.Load(); n != 1 {
+		t.Fatalf("5 previews at once fetched the feed %d times, want 1", n)
 	}
 }

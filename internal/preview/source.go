@@ -26,6 +26,20 @@ type source struct {
 // the fetcher and its guard; a site's first advertised feed is taken).
 // Nothing is stored.
 func (s *Service) source(ctx context.Context, typed, addr string) (*source, error) {
+	if src, ok := s.feeds.get(addr, s.cfg.Subs.Clock.Now()); ok {
+		return src, nil
+	}
+	// Previews of one address asked at once share one fetch; it outlives
+	// a caller that goes away (the fetcher's timeout bounds it).
+	v, err, _ := s.flight.Do(addr, func() (any, error) { return s.find(context.WithoutCancel(ctx), typed, addr) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*source), nil
+}
+
+// find is source without the reuse of a recent preview's posts.
+func (s *Service) find(ctx context.Context, typed, addr string) (*source, error) {
 	now := s.cfg.Subs.Clock.Now()
 	if src, ok := s.feeds.get(addr, now); ok {
 		return src, nil
