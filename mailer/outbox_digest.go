@@ -89,10 +89,9 @@ func DigestEmailOf(c *store.IssueContent, to string, s Sender, l links.Links, no
 		Date:       now,
 		ListID:     s.DigestListID(c.Digest.ID),
 		Location:   zoneOf(c.Digest.Timezone),
-		Footer: Footer{
-			ManageURL:      l.Account(c.Digest.UserID, now),
-			UnsubscribeURL: l.DigestUnsubscribe(c.Digest.ID),
-		},
+	}
+	if l.Tokens != nil {
+		e.Footer = Footer{ManageURL: l.Account(c.Digest.UserID, now), UnsubscribeURL: l.DigestUnsubscribe(c.Digest.ID)}
 	}
 	for _, f := range c.Feeds {
 		df := DigestFeed{Title: f.Title, SiteURL: f.SiteURL}

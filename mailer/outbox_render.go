@@ -83,37 +83,18 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 	if d.Subscription.State != store.SubActive {
 		return nil, fmt.Errorf("%w: subscription %d is %s", ErrCancelled, d.Subscription.ID, d.Subscription.State)
 	}
-	it, f := d.Item, d.Feed
-	e := ItemEmail{
-		To:        recipient(row, u),
-		FeedTitle: f.Title,
-		FeedURL:   f.URL,
-		ListID:    o.cfg.Sender.FeedListID(f.ID),
-		MessageID: o.cfg.Sender.ItemMessageID(d.Subscription.ID, it.ID),
-		Date:      now,
-		ItemTitle: it.Title,
-		ItemLink:  it.Link,
-		ItemHTML:  it.Content,
-		Media:     it.Media,
-		Format:    d.Subscription.Format,
-		Author:    it.Author,
-		Footer:    Footer{FeedTitle: f.Title, FeedURL: f.URL, SiteURL: f.SiteURL},
-	}
-	if it.PublishedAt != nil {
-		e.Published = *it.PublishedAt
-	}
+	it := d.Item
+	var loc *time.Location
 	if u != nil {
-		e.Location = in.memo.location(u.Timezone)
+		loc = in.memo.location(u.Timezone)
 	}
+	e := ItemEmailOf(o.cfg.Sender, o.cfg.Links, d.Feed, it, d.Subscription.ID, d.Subscription.Format, loc, now)
+	e.To = recipient(row, u)
 	withArticle(&e, it.ID, in.articles)
-	l := o.cfg.Links
-	if l.Base != "" {
-		e.Footer.StatusURL = l.Status(f.URL)
-		if l.Tokens != nil {
-			e.Footer.ManageURL = l.Account(row.UserID, now)
-			e.Footer.UnsubscribeURL = l.Unsubscribe(d.Subscription.ID)
-			e.Footer.UnsubscribeMailto = l.UnsubscribeMailto(row.ID)
-		}
+	if l := o.cfg.Links; l.Base != "" && l.Tokens != nil {
+		e.Footer.ManageURL = l.Account(row.UserID, now)
+		e.Footer.UnsubscribeURL = l.Unsubscribe(d.Subscription.ID)
+		e.Footer.UnsubscribeMailto = l.UnsubscribeMailto(row.ID)
 	}
 	p := in.memo.post(postKey{item: it.ID, format: e.Format}, func() *itemPost { return newItemPost(e) })
 	m, err := o.cfg.Sender.itemFor(e, p)

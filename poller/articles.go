@@ -93,7 +93,7 @@ func (p *Poller) fetchArticle(ctx context.Context, r *article.Reader, j store.Ar
 	if !now.Before(deadline) {
 		return p.saveArticle(ctx, store.ItemArticle{ItemID: j.ItemID, Reason: "the page was not fetched in time"})
 	}
-	link := pageURL(j.FeedURL, j.Link)
+	link := PageURL(j.FeedURL, j.Link)
 	host := store.HostOf(link)
 	if until, ok, err := p.hostBackedOff(ctx, host); err != nil {
 		return p.deferArticle(ctx, j.ItemID, now.Add(articleBusyWait), err)
@@ -124,9 +124,9 @@ func (p *Poller) fetchArticle(ctx context.Context, r *article.Reader, j store.Ar
 	return p.saveArticle(ctx, store.ItemArticle{ItemID: j.ItemID, URL: final, HTML: a.HTML, TextChars: a.TextChars})
 }
 
-// pageURL is an item's link resolved against its feed's address (feeds
+// PageURL is an item's link resolved against its feed's address (feeds
 // may give relative links), "" when there is none.
-func pageURL(feedURL, link string) string {
+func PageURL(feedURL, link string) string {
 	link = strings.TrimSpace(link)
 	l, err := url.Parse(link)
 	if link == "" || err != nil {

@@ -85,6 +85,10 @@ func editsOf(items []newitems.Item, known map[string]string) []store.ItemEdit {
 	return edits
 }
 
+// StoredForm returns item it as a poll stores it: what a preview of a
+// feed not polled composes from, so its email is the one a poll's would be.
+func StoredForm(it newitems.Item) store.NewItem { return toStoreItem(it, "") }
+
 func toStoreItem(it newitems.Item, rule string) store.NewItem {
 	ni := store.NewItem{Identity: it.Identity, GUID: it.GUID, Link: it.Link, Title: it.Title,
 		Content: it.ContentHTML, Author: it.Author, IgnoredRule: rule, Media: storeMedia(it.Media)}

@@ -63,6 +63,7 @@ func commands() map[string]command {
 		"inbound":      {inboundUsage, "read one message that came back (bounce, complaint, unsubscribe) on standard input; JSON line", cmdInbound},
 		"subscribe":    {subscribeUsage, "add a subscription (confirmation email unless --confirmed); creates the account. Each --channel and --target is a delivery of its own beside the others (\"created\": true); the same one again takes the new settings", cmdSubscribe},
 		"subscription": {groupUsage(subscriptionSubs()), "set a subscription's filters (--include, --exclude) and format", cmdSubscription},
+		"preview":      {previewUsage, "the email a feed's newest post (or, with --digest, a digest issue) would make: JSON {subject, html, text, forecast} or a .eml file; sends and stores nothing", cmdPreview},
 		"poll":         {pollUsage, "poll one feed now (added if new, followed or not); JSON report", cmdPoll},
 		"feed status":  {feedStatusUsage, "JSON: why a feed is polled when it is (state, next poll, reason, validators, errors, recent polls)", cmdFeedStatus},
 		"feed host":    {feedHostUsage, "show or set a host's minimum poll interval and back-off (JSON)", cmdFeedHost},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/preview"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -22,6 +23,8 @@ type Deps struct {
 	Subs  *subscribe.Service
 	Clock clock.Clock
 	Log   *slog.Logger
+	// Preview makes previews (the web pages' service); nil answers 503.
+	Preview *preview.Service
 	// Limit is each token's rate limit; the zero value means
 	// DefaultLimit.
 	Limit Limit
@@ -100,6 +103,7 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "balance", h: s.balance},
 		{method: "GET", path: "ledger", query: pageParams, h: s.ledger},
 		{method: "GET", path: "export", h: s.export},
+		{method: "GET", path: "preview", query: []string{"feed", "format", "delivery", "tz"}, h: s.previewEmail},
 	}
 }
 

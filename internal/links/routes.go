@@ -40,6 +40,7 @@ const (
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathMove                = "/moves/{token}"
 	PathFeedStatus          = "/feeds/status"
+	PathPreview             = "/preview"
 	PathBot                 = "/bot"
 	PathStatic              = "/static/{file}"
 	PathHealthz             = "/healthz"
@@ -132,6 +133,8 @@ func Routes() []Route {
 		{Name: "movePage", Method: "GET", Path: PathMove, Group: GroupPages},
 		{Name: "movePost", Method: "POST", Path: PathMove, Group: GroupPages},
 		{Name: "feedStatus", Method: "GET", Path: PathFeedStatus, Group: GroupPages},
+		// The email a choice would send, shown in a sandboxed frame.
+		{Name: "previewPage", Method: "GET", Path: PathPreview, Group: GroupPages},
 		// The page the poller's User-Agent points publishers to.
 		{Name: "botPage", Method: "GET", Path: PathBot, Group: GroupPages},
 		{Name: "static", Method: "GET", Path: PathStatic, Group: GroupPages},

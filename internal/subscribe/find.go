@@ -60,6 +60,17 @@ func (d *fetchedDoc) document(feedURL string) *newitems.Document {
 	return &newitems.Document{Feed: parsed, Bytes: int64(len(d.resp.Body)), Fetch: &fetch, FetchedAt: d.fetchedAt}
 }
 
+// Document returns the feed document fetched to check the feed, parsed
+// with the feed's own address as the base as the poller parses it, nil
+// when the feed was not fetched (known and polled lately: its stored
+// items are as recent) or found only candidates.
+func (f Found) Document() *newitems.Document {
+	if f.doc == nil || f.URL == "" {
+		return nil
+	}
+	return f.doc.document(f.URL)
+}
+
 // FindFeed fetches raw; a feed is returned as is; an HTML page is searched
 // for <link rel="alternate"> feeds: one is fetched and checked, several are
 // returned as candidates. Problems are FieldErrors in plain words.

@@ -293,7 +293,7 @@ func (s *Service) alreadyActive(ctx context.Context, now time.Time, u *store.Use
 // presetDigest returns the person's digest for a preset, named after it,
 // creating it in zone when they have none. An existing one is used as it is.
 func (s *Service) presetDigest(ctx context.Context, u *store.User, p *digest.Preset, zone string) (*store.Digest, error) {
-	name := presetName(p)
+	name := PresetName(p)
 	dg, err := s.Store.DigestByName(ctx, u.ID, name)
 	if err == nil {
 		return dg, nil
@@ -308,8 +308,8 @@ func (s *Service) presetDigest(ctx context.Context, u *store.User, p *digest.Pre
 	return s.Store.SetDigest(ctx, u.ID, name, sched)
 }
 
-// presetName is the digest name a preset creates: "Daily", "Weekly", ….
-func presetName(p *digest.Preset) string {
+// PresetName is the digest name a preset creates: "Daily", "Weekly", ….
+func PresetName(p *digest.Preset) string {
 	switch p.Key {
 	case "daily":
 		return "Daily"

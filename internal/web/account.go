@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -74,6 +75,9 @@ type accountSub struct {
 	Settings settingsForm
 	// ChannelForm is the channel form (account_channel.go).
 	ChannelForm channelForm
+	// Preview is the preview of the email the row's form chose ("" until
+	// asked for: ?preview=ID).
+	Preview template.URL
 }
 
 // digestForm is a digest's edit form (or the new-digest form, ID 0).
@@ -148,6 +152,7 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Flash = accountFlash[r.URL.Query().Get("done")]
+	d.withPreview(r.URL.Query())
 	s.render(w, r, http.StatusOK, "account", "Your feedmail", d)
 }
 

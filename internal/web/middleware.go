@@ -6,10 +6,11 @@ import (
 )
 
 // contentSecurityPolicy allows nothing inline: one stylesheet and one script
-// of our own, our own images, no frames, no plugins. form-action allows https
+// of our own, our own images, frames of our own only (the previews), no
+// plugins. form-action allows https
 // targets besides our own so that a checkout form can continue to the
 // payment provider (Chrome applies form-action to redirects).
-const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; " +
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-src 'self'; " +
 	"form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'"
 
 // middleware wraps the mux: metrics and panics outermost, then security

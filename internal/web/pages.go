@@ -36,7 +36,9 @@ type view struct {
 	Title     string
 	StyleURL  string
 	ScriptURL string
-	Data      any
+	// PreviewScriptURL keeps email previews up to date (preview.js).
+	PreviewScriptURL string
+	Data             any
 }
 
 // loadAssets parses every page template (each page with the layout and the
@@ -62,7 +64,7 @@ func (s *Server) loadAssets() error {
 	if err != nil {
 		return fmt.Errorf("static files: %w", err)
 	}
-	for name, ref := range map[string]*string{"style.css": &s.styleURL, "tz.js": &s.scriptURL} {
+	for name, ref := range map[string]*string{"style.css": &s.styleURL, "tz.js": &s.scriptURL, "preview.js": &s.previewScriptURL} {
 		f, ok := s.files[name]
 		if !ok {
 			return fmt.Errorf("static file %s missing", name)
@@ -142,7 +144,8 @@ func (s *Server) renderBytes(name, title string, data any) ([]byte, error) {
 		return nil, fmt.Errorf("no page template %q", name)
 	}
 	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "layout", view{Title: title, StyleURL: s.styleURL, ScriptURL: s.scriptURL, Data: data}); err != nil {
+	if err := t.ExecuteTemplate(&buf, "layout", view{Title: title, StyleURL: s.styleURL, ScriptURL: s.scriptURL,
+		PreviewScriptURL: s.previewScriptURL, Data: data}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -244,7 +247,14 @@ func funcs(p billing.Prices) template.FuncMap {
 			}
 			return links.PathOf(name, vs...)
 		},
-		"add":         func(a, b int) int { return a + b },
+		"add": func(a, b int) int { return a + b },
+		// previewSrc is the preview page of a choice (feed, format,
+		// delivery, zone); previewFrame the "preview-frame" partial's
+		// argument: a frame shown only once it has a preview.
+		"previewSrc": previewSrc,
+		"previewFrame": func(id, caption string, src template.URL) map[string]any {
+			return map[string]any{"ID": id, "Caption": caption, "Src": src}
+		},
 		"ledgerWords": ledgerWords,
 		// fieldErr is the argument of the "field-error" partial: nil
 		// (nothing shown) when msg is empty.

@@ -49,6 +49,7 @@ func (s *Server) routes() {
 		"movePage":                 s.movePage,
 		"movePost":                 s.movePost,
 		"feedStatus":               s.feedStatus,
+		"previewPage":              s.previewPage,
 		"botPage":                  s.botPage,
 		"static":                   s.serveStatic,
 		"api":                      s.apiHandler(),

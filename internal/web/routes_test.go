@@ -35,7 +35,7 @@ func TestRoutesContract(t *testing.T) {
 		"GET /feeds/status", "GET /bot", "GET /static/{file}", "GET /healthz", "GET /metrics",
 		"GET /credits", "POST /credits/checkout", "POST /webhooks/stripe",
 		"GET /websub/{token}", "POST /websub/{token}",
-		"GET /ping", "POST /ping", "POST /RPC2", "POST /webhooks/{provider}", "/api/v1/",
+		"GET /ping", "GET /preview", "POST /ping", "POST /RPC2", "POST /webhooks/{provider}", "/api/v1/",
 	}
 	var got []string
 	for _, rt := range links.Routes() {

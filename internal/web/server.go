@@ -21,6 +21,7 @@ import (
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/preview"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/token"
@@ -41,6 +42,9 @@ type Deps struct {
 	// Limits are the rate limits on signup and sign-in links. Nil means
 	// DefaultLimits().
 	Limits *Limits
+	// PreviewLimits are the rates of previews; nil means
+	// preview.DefaultLimits().
+	PreviewLimits *preview.Limits
 	// Prices are the prices the pages state. Nil means billing.Standard(),
 	// what is charged; tests set others to show no page writes its own.
 	Prices *billing.Prices
@@ -56,12 +60,15 @@ type Server struct {
 	links links.Links
 	subs  *subscribe.Service
 	mover Mover // see SetMover
-	rl    rateLimits
+	// preview makes the previews of the signup, account and publisher
+	// pages and of the API.
+	preview *preview.Service
+	rl      rateLimits
 	// status caches rendered public status pages (see statusCacheTTL).
 	status *pageCache
 	// styleURL and scriptURL carry a content hash so browsers may cache
 	// them for long.
-	styleURL, scriptURL string
+	styleURL, scriptURL, previewScriptURL string
 }
 
 // SetBaseline makes signup and OPML import record the feed document they
@@ -96,6 +103,7 @@ func New(d Deps) *Server {
 	}
 	s.subs = &subscribe.Service{Store: d.Store, Links: s.links, Clock: d.Clock, Fetch: d.Fetcher,
 		TrialCredits: d.Config.TrialCredits, Log: d.Log}
+	s.preview = s.newPreview()
 	if err := s.loadAssets(); err != nil {
 		panic("web: " + err.Error())
 	}

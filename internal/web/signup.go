@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,6 +55,9 @@ type signupData struct {
 	Format, FormatHint string
 	// OwnerPaid: the feed's publisher pays for its readers.
 	OwnerPaid bool
+	// PreviewSrc is the preview of the email the form's choices would
+	// send ("" until asked for).
+	PreviewSrc template.URL
 }
 
 // candidate is a feed a site advertises, with the cost forecast when
@@ -192,6 +196,10 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := s.signupForm(r)
+	if r.PostForm.Get("preview") != "" {
+		s.signupPreview(w, r, d)
+		return
+	}
 	if r.PostForm.Get("website") != "" {
 		// The honeypot: people never see it, form-filling robots do.
 		s.Log.Debug("signup honeypot filled", "ip", clientIP(r))
@@ -278,6 +286,23 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 	}
 	s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: in.email, FeedTitle: res.Title, Recent: recent,
 		Forecast: &fc, DeliveryKey: key, CutShort: cut})
+}
+
+// signupPreview shows the form again as it was sent, with the preview of
+// the email its choices would send: nothing is checked, stored or sent
+// here (the preview page does the work, within its limits).
+func (s *Server) signupPreview(w http.ResponseWriter, r *http.Request, d *signupData) {
+	_, msg := subscribe.NormalizeFeedURL(d.URL)
+	if strings.TrimSpace(d.URL) == "" {
+		msg = "type a feed or site address to see the email it would send"
+	}
+	if msg != "" {
+		d.Errors["url"] = msg
+		s.showSignup(w, r, http.StatusUnprocessableEntity, d)
+		return
+	}
+	d.PreviewSrc = previewSrc(d.URL, d.Format, d.Delivery, d.Zone)
+	s.showSignup(w, r, http.StatusOK, d)
 }
 
 // signupForm reads the posted signup form, clipped, over the defaults.

@@ -20,6 +20,9 @@
 //	13-settings-saved.png  the filters and format saved, on a fresh load of the account page
 //	15-signup-forecast.png the signup page of a known feed: what each delivery would cost
 //	16-article-email.png   an email in the article format (browser_article_test.go)
+//	17-preview-*.png       the signup form's preview of the email, without script and in each
+//	                       format and a digest (browser_preview_test.go)
+//	18-preview-hostile.png the preview of a post full of scripts, forms and remote styles
 //
 // It is skipped when Chromium is absent, and fails then under CI=true.
 //
