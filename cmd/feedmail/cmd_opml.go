@@ -69,7 +69,7 @@ func cmdImportOPML(ctx context.Context, a *app, args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: give exactly one OPML file (or - for standard input)", errUsage)
 	}
-	addr, err := emailFlag(*email)
+	addr, err := subscriberFlag(*email)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	addr, err := emailFlag(*email)
+	addr, err := subscriberFlag(*email)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/mailaddr"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -25,7 +26,8 @@ type FieldError struct {
 func (e FieldError) Error() string { return e.Msg }
 
 // CheckEmail returns the address to store, or the error to show (the
-// signup and sign-in forms' rule).
+// signup and sign-in forms' rule). An address at an IP address rather
+// than a domain name is refused (mailaddr.IPDomain).
 func CheckEmail(raw string) (string, string) {
 	if raw == "" {
 		return "", "enter your email address"
@@ -39,6 +41,9 @@ func CheckEmail(raw string) (string, string) {
 	if at < 1 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
 		strings.ContainsAny(raw, " \t\r\n") {
 		return "", "not a valid email address"
+	}
+	if mailaddr.IPDomain(raw) {
+		return "", mailaddr.IPDomainMessage
 	}
 	return store.NormalizeEmail(raw), ""
 }
