@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/api"
 	"github.com/feedmail/feedmail/internal/proof"
 )
 
@@ -81,7 +83,7 @@ func TestSignupProofOfWork(t *testing.T) {
 }
 
 // TestSignupRefusesIPDomain: an address at an IP address is refused next
-// to the email field, and nothing is queued.
+// to the email field, and nothing is queued; the API refuses it too.
 func TestSignupRefusesIPDomain(t *testing.T) {
 	h := newHarness(t)
 	f := h.feed("Feed")
@@ -93,5 +95,20 @@ func TestSignupRefusesIPDomain(t *testing.T) {
 	}
 	if n := len(h.notices()); n != 0 {
 		t.Fatalf("%d emails queued to IP addresses", n)
+	}
+	// An account that has such an address from before cannot subscribe
+	// through the API either.
+	u, _, err := h.st.EnsureUser(context.Background(), "old@[192.0.2.1]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _, err := api.IssueToken(context.Background(), h.st, u.ID, "script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := h.do(req{method: "POST", path: "/api/v1/subscriptions", body: `{"feed_url": "` + f.URL() + `"}`,
+		header: map[string]string{"Authorization": "Bearer " + plain, "Content-Type": "application/json"}})
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "IP address") {
+		t.Fatalf("API subscription for an account at an IP address: %d %s", w.Code, w.Body)
 	}
 }
