@@ -69,7 +69,7 @@ func cmdImportOPML(ctx context.Context, a *app, args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: give exactly one OPML file (or - for standard input)", errUsage)
 	}
-	addr, err := emailFlag(*email)
+	addr, err := subscriberFlag(*email)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,9 @@ func cmdImportOPML(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := subscribe.ImportOptions{Confirmed: *confirmed, KeepBouncing: true, StopOnError: true, PerFeed: 30 * time.Second}
+	// The operator is not limited (no Budget) and is told precise reasons.
+	opt := subscribe.ImportOptions{Confirmed: *confirmed, KeepBouncing: true, StopOnError: true, PerFeed: 30 * time.Second,
+		Detailed: true}
 	out := importJSON{Email: u.Email, Confirmed: *confirmed}
 	if *digestName != "" {
 		dg, err := a.digestNamed(ctx, u, *digestName)

@@ -46,7 +46,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	addr, err := emailFlag(*email)
+	addr, err := subscriberFlag(*email)
 	if err != nil {
 		return err
 	}
@@ -117,14 +117,15 @@ func subscribeFeedURL(raw string) (string, error) {
 	return u, nil
 }
 
-// findFeed fetches --feed as typed and finds the feed (subscribe.FindTyped); what is
-// wrong is one line naming the address, and a page with several feeds
+// findFeed fetches --feed as typed and finds the feed (subscribe.FindTyped,
+// no budget: the operator is not limited); what is wrong is one line
+// naming the address and the precise reason, and a page with several feeds
 // lists them for the operator to pick one.
 func findFeed(ctx context.Context, svc *subscribe.Service, feed string) (subscribe.Found, error) {
-	found, err := svc.FindTyped(ctx, feed)
+	found, err := svc.FindTyped(ctx, feed, nil)
 	var fe subscribe.FieldError
 	if errors.As(err, &fe) {
-		return found, fmt.Errorf("--feed %s: %s", feed, fe.Msg)
+		return found, fmt.Errorf("--feed %s: %s", feed, fe.Why())
 	}
 	if err != nil {
 		return found, err

@@ -108,3 +108,26 @@ func TestSubscribeForecastFilters(t *testing.T) {
 		t.Errorf("forecast %v; want 17 credits, 16.8 posts a month", got.Forecast)
 	}
 }
+
+// TestSubscribeRefusesIPDomain: subscribe and import-opml refuse an
+// address at an IP address (a usage error, exit 2) and create no account.
+func TestSubscribeRefusesIPDomain(t *testing.T) {
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	cli := cliFor(dsn, map[string]string{"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1"})
+	site := feedSite(t)
+	for _, args := range [][]string{
+		{"subscribe", "--email", "f@[127.0.0.1]", "--feed", site + "/feed"},
+		{"subscribe", "--email", "f@127.0.0.1", "--feed", site + "/feed"},
+		{"import-opml", "--email", "f@[127.0.0.1]", "-"},
+	} {
+		code, _, errs := cli(args...)
+		if code != 2 || !strings.Contains(errs, "IP address") {
+			t.Errorf("feedmail %q: exit %d, stderr %q; want 2 and the reason", args, code, errs)
+		}
+	}
+	st := storetest.OpenDSN(t, dsn, storetest.Options{})
+	var n int64
+	if err := st.DB.Raw(`SELECT count(*) FROM users`).Scan(&n).Error; err != nil || n != 0 {
+		t.Fatalf("users: %d, %v; want none", n, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/mailaddr"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -24,6 +25,18 @@ func emailFlag(v string) (string, error) {
 		return "", fmt.Errorf("%w: --email %q is not an email address", errUsage, v)
 	}
 	return v, nil
+}
+
+// subscriberFlag checks the --email of a command that subscribes
+// someone: emailFlag's check, and no address at an IP address (the web
+// form's rule, mailaddr.IPDomain). Commands about an existing account
+// take any address it has.
+func subscriberFlag(v string) (string, error) {
+	addr, err := emailFlag(v)
+	if err == nil && mailaddr.IPDomain(addr) {
+		return "", fmt.Errorf("%w: --email %q: %s", errUsage, addr, mailaddr.IPDomainMessage)
+	}
+	return addr, err
 }
 
 // ensureUser opens the store and returns the account of a checked

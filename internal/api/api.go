@@ -28,6 +28,10 @@ type Deps struct {
 	// Limit is each token's rate limit; the zero value means
 	// DefaultLimit.
 	Limit Limit
+	// FetchBudget is the budget of new feeds a request may have fetched
+	// for account u (package web's, shared with its forms and OPML
+	// upload); nil: no limit.
+	FetchBudget func(r *http.Request, u *store.User) subscribe.Budget
 }
 
 // Limit is a token bucket: Burst requests at once, then one every Every.

@@ -2,7 +2,9 @@ package api
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,12 +115,18 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, u *s
 		}
 		digestName = dg.Name
 	}
-	found, ok := s.findFeed(w, r, typed)
+	found, ok := s.findFeed(w, r, u, typed)
 	if !ok {
 		return
 	}
 	res, err := s.Subs.Subscribe(r.Context(), subscribe.Request{Email: u.Email, Feed: found, DigestName: digestName,
 		Confirmed: true, ConfirmedBy: store.ConfirmedByAccount, SendNewest: req.Newest, Controls: controls, Channel: ch})
+	var fe subscribe.FieldError
+	if errors.As(err, &fe) { // the account's own address is refused (an IP address)
+		writeProblem(w, problem{Type: typeInvalid, Title: "The account's address cannot be used",
+			Status: http.StatusUnprocessableEntity, Detail: fe.Msg})
+		return
+	}
 	if err != nil {
 		s.fail(w, r, "", err)
 		return
@@ -135,10 +143,22 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, u *s
 
 // findFeed checks the typed address as the signup form does
 // (subscribe.FindTyped). It answers a problem itself (422: what is wrong
-// with the feed, or the feeds a page advertises) and returns false.
-func (s *Server) findFeed(w http.ResponseWriter, r *http.Request, typed string) (subscribe.Found, bool) {
-	found, err := s.Subs.FindTyped(r.Context(), typed)
+// with the feed, or the feeds a page advertises; 429 when the account's
+// or the client's budget of new feeds is spent) and returns false.
+func (s *Server) findFeed(w http.ResponseWriter, r *http.Request, u *store.User, typed string) (subscribe.Found, bool) {
+	var budget subscribe.Budget
+	if s.FetchBudget != nil {
+		budget = s.FetchBudget(r, u)
+	}
+	found, err := s.Subs.FindTyped(r.Context(), typed, budget)
 	var fe subscribe.FieldError
+	var be *subscribe.BudgetError
+	if errors.As(err, &be) {
+		secs := max(1, int(math.Ceil(be.Wait.Seconds())))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeProblem(w, problem{Status: http.StatusTooManyRequests, RetryAfter: secs, Field: "feed_url", Detail: be.Error()})
+		return found, false
+	}
 	if errors.As(err, &fe) {
 		writeProblem(w, problem{Type: typeFeed, Title: "The feed cannot be used", Status: http.StatusUnprocessableEntity,
 			Field: "feed_url", Detail: fe.Msg})

@@ -7,6 +7,7 @@ package notices
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/links"
@@ -22,15 +23,40 @@ func DeliveryDigest(name, label string) string {
 	return "in your digest “" + name + "” (" + label + ")"
 }
 
+// ConfirmSubject is the subject of every confirmation email. It never
+// names the feed: anyone may type any address into the signup form, and
+// a feed's title is whatever its publisher (or an attacker) chose, so it
+// must not speak in feedmail's name in an inbox's list of subjects. The
+// body names the feed, quoted and cut short (quotedTitle).
+const ConfirmSubject = "Confirm your feedmail subscription"
+
+// AlreadySubject is the subject of AlreadySubscribed (no feed in it, for
+// the same reason).
+const AlreadySubject = "You already get this feed from feedmail"
+
+// maxTitleInBody bounds how much of a feed's title an email quotes.
+const maxTitleInBody = 100
+
+// quotedTitle is a feed's title as the body of a confirmation quotes it:
+// white space runs made one space, cut to maxTitleInBody characters, in
+// quotation marks, so it reads as the feed's words, not feedmail's.
+func quotedTitle(title string) string {
+	title = strings.Join(strings.Fields(title), " ")
+	if r := []rune(title); len(r) > maxTitleInBody {
+		title = string(r[:maxTitleInBody]) + "…"
+	}
+	return "“" + title + "”"
+}
+
 // Confirm asks a person who used the signup form to confirm subscription
 // subID to title (at feedURL), delivered as delivery says (DeliveryInstant
 // or DeliveryDigest). It returns the dedupe key (one per
 // subscription per minute) and the notice.
 func Confirm(l links.Links, now time.Time, subID int64, title, feedURL, email, delivery string) (string, store.Notice) {
 	return fmt.Sprintf("confirm:%d:%d", subID, now.Unix()/60), store.Notice{
-		Subject: "Confirm: " + title + " by email",
-		Text: "Someone (hopefully you) asked feedmail to send new posts from " + title + " (" + feedURL + ") to " +
-			email + ", " + delivery + ".\n\nPress the button to confirm. If this was not you, ignore this email: " +
+		Subject: ConfirmSubject,
+		Text: "Someone (hopefully you) asked feedmail to send new posts from the feed " + quotedTitle(title) + " (" + feedURL +
+			") to " + email + ", " + delivery + ".\n\nPress the button to confirm. If this was not you, ignore this email: " +
 			"nothing will be sent.",
 		Links: []store.NoticeLink{{Label: "Confirm subscription", URL: l.Confirm(subID, now)}},
 	}
@@ -41,9 +67,9 @@ func Confirm(l links.Links, now time.Time, subID int64, title, feedURL, email, d
 // Confirm.
 func ConfirmByOperator(l links.Links, now time.Time, subID int64, title, email string) (string, store.Notice) {
 	return fmt.Sprintf("confirm:%d:%d", subID, now.Unix()/60), store.Notice{
-		Subject: "Confirm: " + title + " by email",
-		Text: "Someone (hopefully you, or the operator of this feedmail for you) asked feedmail to send new posts from " +
-			title + " to " + email + ".\n\nPress the button to confirm. If you did not expect this, ignore this " +
+		Subject: ConfirmSubject,
+		Text: "Someone (hopefully you, or the operator of this feedmail for you) asked feedmail to send new posts from the feed " +
+			quotedTitle(title) + " to " + email + ".\n\nPress the button to confirm. If you did not expect this, ignore this " +
 			"email: nothing will be sent.",
 		Links: []store.NoticeLink{{Label: "Confirm subscription", URL: l.Confirm(subID, now)}},
 	}
@@ -54,8 +80,8 @@ func ConfirmByOperator(l links.Links, now time.Time, subID int64, title, email s
 // sign-in link lets them change it.
 func AlreadySubscribed(l links.Links, now time.Time, subID, userID int64, title, email string) (string, store.Notice) {
 	return fmt.Sprintf("already:%d:%d", subID, now.Unix()/60), store.Notice{
-		Subject: "You already get " + title + " by email",
-		Text: "Someone (hopefully you) asked feedmail to send new posts from " + title + " to " + email +
+		Subject: AlreadySubject,
+		Text: "Someone (hopefully you) asked feedmail to send new posts from the feed " + quotedTitle(title) + " to " + email +
 			". You already get them, so nothing changed.\n\nTo change how you get them, open your account.",
 		Links: []store.NoticeLink{{Label: "Open my account", URL: l.SignIn(userID, now)}},
 	}

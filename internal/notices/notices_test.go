@@ -30,12 +30,14 @@ func TestNotices(t *testing.T) {
 		says            string
 		buttons         []string
 	}{
-		{name: "confirm", wantKey: "confirm:3:29540700", prefix: "Confirm: Blog by email",
-			says: "to a@example.com, daily.\n\nPress the button", buttons: []string{"Confirm subscription"}},
-		{name: "confirm by operator", wantKey: "confirm:3:29540700", prefix: "Confirm: Blog by email",
-			says: "or the operator of this feedmail for you", buttons: []string{"Confirm subscription"}},
-		{name: "already", wantKey: "already:3:29540700", prefix: "You already get Blog by email",
-			says: "You already get them, so nothing changed.", buttons: []string{"Open my account"}},
+		{name: "confirm", wantKey: "confirm:3:29540700", prefix: "Confirm your feedmail subscription",
+			says:    "from the feed “Blog” (https://blog.example/feed) to a@example.com, daily.\n\nPress the button",
+			buttons: []string{"Confirm subscription"}},
+		{name: "confirm by operator", wantKey: "confirm:3:29540700", prefix: "Confirm your feedmail subscription",
+			says:    "or the operator of this feedmail for you) asked feedmail to send new posts from the feed “Blog”",
+			buttons: []string{"Confirm subscription"}},
+		{name: "already", wantKey: "already:3:29540700", prefix: "You already get this feed from feedmail",
+			says: "from the feed “Blog” to a@example.com. You already get them, so nothing changed.", buttons: []string{"Open my account"}},
 		{name: "sign-in", wantKey: "signin:5:29540700", prefix: "Your feedmail sign-in link",
 			says: "it works for 24 hours", buttons: []string{"Open my account"}},
 		{name: "import", wantKey: "import:5:1772442000", prefix: "Confirm the feeds imported into your feedmail",
@@ -82,5 +84,30 @@ func TestNotices(t *testing.T) {
 	}
 	if n := CreditsOut(links.Links{}, now, time.Hour, 5, true); len(n.Links) != 0 {
 		t.Errorf("credits without a base URL has buttons %v", n.Links)
+	}
+}
+
+// TestConfirmSubjectHasNoFeedText: whatever a feed calls itself, the
+// subject of a confirmation (and of "already subscribed") is feedmail's
+// own; the body quotes the title, on one line and cut short.
+func TestConfirmSubjectHasNoFeedText(t *testing.T) {
+	sign, err := token.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := links.New("https://fm.example", sign, "feedmail@fm.example")
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	hostile := "URGENT: your bank account is locked, call +1 555 0100\r\nBcc: x@evil.example " + strings.Repeat("spam ", 50)
+	_, c := Confirm(l, now, 1, hostile, "https://evil.example/feed", "v@example.com", DeliveryInstant)
+	_, o := ConfirmByOperator(l, now, 1, hostile, "v@example.com")
+	_, a := AlreadySubscribed(l, now, 1, 2, hostile, "v@example.com")
+	for _, n := range []store.Notice{c, o, a} {
+		if strings.Contains(n.Subject, "URGENT") || strings.Contains(n.Subject, "bank") {
+			t.Errorf("subject %q carries the feed's title", n.Subject)
+		}
+		if !strings.Contains(n.Text, "“URGENT: your bank account is locked, call +1 555 0100 Bcc: x@evil.example spam") ||
+			strings.Contains(n.Text, "\r") || strings.Count(n.Text, "spam") > 20 {
+			t.Errorf("body does not quote the title on one line, cut short: %q", n.Text)
+		}
 	}
 }

@@ -156,7 +156,7 @@ func TestPreviewRefusesPrivateNetworks(t *testing.T) {
 	if !errors.As(err, &p) || p.Field != "feed" {
 		t.Fatalf("preview of a loopback feed: %v, want a Problem with the feed", err)
 	}
-	_, serr := guarded.subs.FindTyped(context.Background(), site.feedURL())
+	_, serr := guarded.subs.FindTyped(context.Background(), site.feedURL(), nil)
 	var fe subscribe.FieldError
 	if !errors.As(serr, &fe) || fe.Msg != p.Msg {
 		t.Fatalf("signup says %v, the preview %q", serr, p.Msg)

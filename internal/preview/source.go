@@ -44,13 +44,15 @@ func (s *Service) find(ctx context.Context, typed, addr string) (*source, error)
 	if src, ok := s.feeds.get(addr, now); ok {
 		return src, nil
 	}
-	found, err := s.cfg.Subs.FindTyped(ctx, typed)
+	// Previews have their own limits per client and per feed (Limits),
+	// so they spend nothing of the new-feed budget.
+	found, err := s.cfg.Subs.FindTyped(ctx, typed, nil)
 	if err == nil && len(found.Candidates) > 0 {
 		if src, ok := s.feeds.get(found.Candidates[0].URL, now); ok {
 			s.feeds.put(addr, src, now)
 			return src, nil
 		}
-		found, err = s.cfg.Subs.FindFeed(ctx, found.Candidates[0].URL)
+		found, err = s.cfg.Subs.FindFeed(ctx, found.Candidates[0].URL, nil)
 	}
 	var fe subscribe.FieldError
 	if errors.As(err, &fe) {

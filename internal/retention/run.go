@@ -35,8 +35,8 @@ type Pruner struct {
 // Counts is what one pass did, per table.
 type Counts map[store.RetainedTable]struct{ Read, Deleted, Cleared int64 }
 
-// Pass judges every row of every table older than its keep, and returns
-// what it did. It stops early, with what it did so far, when ctx ends or
+// Pass judges every row of every table older than its keep, deletes the
+// rate-limit counters that are full again, and returns what it did. It stops early, with what it did so far, when ctx ends or
 // a statement fails.
 func (p *Pruner) Pass(ctx context.Context) (Counts, error) {
 	if p.after == nil {
@@ -51,7 +51,10 @@ func (p *Pruner) Pass(ctx context.Context) (Counts, error) {
 			return out, err
 		}
 	}
-	return out, nil
+	// Rate-limit counters back to full are the same as none.
+	n, err := p.St.PruneRateLimits(ctx, now)
+	out[store.RetainRateLimits] = struct{ Read, Deleted, Cleared int64 }{Deleted: n}
+	return out, err
 }
 
 // Restart makes the next pass start every table from its first row.
@@ -131,7 +134,7 @@ func (p *Pruner) report(c Counts, err error) {
 	if err != nil {
 		p.Log.Warn("retention pass failed", "err", fmt.Errorf("retention: %w", err))
 	}
-	for _, t := range Tables {
+	for _, t := range append(Tables, store.RetainRateLimits) {
 		if n := c[t]; n.Deleted > 0 || n.Cleared > 0 {
 			p.Log.Info("retention", "table", string(t), "deleted", n.Deleted, "cleared", n.Cleared)
 		}

@@ -111,6 +111,9 @@ SELECT d.id, s.id, i.id, ?, (SELECT MAX(id) FROM digest_issues), ? FROM digests 
 	f.exec(`INSERT INTO digest_items (digest_id, subscription_id, item_id, feed_id, issue_id, queued_at)
 SELECT d.id, s.id, i.id, ?, NULL, ? FROM digests d, subscriptions s, items i WHERE i.identity = 'undated'`, f.feed, f.ago(40))
 
+	f.exec(`INSERT INTO rate_limits (key, tat) VALUES ('full-again', ?), ('counting', ?)`, now.Add(-time.Second).UnixMilli(),
+		now.Add(time.Minute).UnixMilli())
+
 	p := &Pruner{St: st, Policy: Default(), Clock: clk, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	c, err := p.Pass(ctx)
 	if err != nil {
@@ -122,6 +125,7 @@ SELECT d.id, s.id, i.id, ?, NULL, ? FROM digests d, subscriptions s, items i WHE
 		{"ledger", `SELECT idempotency_key FROM ledger_entries ORDER BY id`, "[purchase-old charge-young]"},
 		{"poll log", `SELECT reason FROM poll_log ORDER BY id`, "[young]"},
 		{"digest items", `SELECT i.identity FROM digest_items d JOIN items i ON i.id = d.item_id ORDER BY d.id`, "[undated]"},
+		{"rate limits", `SELECT key FROM rate_limits ORDER BY key`, "[counting]"},
 	}
 	for _, ch := range checks {
 		if got := fmt.Sprint(f.remaining(ch.q)); got != ch.want {

@@ -19,6 +19,9 @@ const (
 	RetainLedger      RetainedTable = "ledger_entries"
 	RetainPollLog     RetainedTable = "poll_log"
 	RetainDigestItems RetainedTable = "digest_items"
+	// RetainRateLimits is not walked by id: its keys whose count is back
+	// to full go at once (PruneRateLimits).
+	RetainRateLimits RetainedTable = "rate_limits"
 )
 
 // RetainedRow is one row as a retention rule sees it. At is the time the

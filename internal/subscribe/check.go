@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/mailaddr"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -17,6 +18,10 @@ import (
 // to show next to the field.
 type FieldError struct {
 	Msg string
+	// Detail is the precise reason when Msg is kept coarse for the public
+	// (a fetch that failed: refused, timed out, no such name, a status),
+	// for the operator's commands and the log; "" when Msg says it all.
+	Detail string
 	// noAnswer: the address did not answer (refused, reset, TLS, timeout),
 	// so the same place over plain http may (FindTyped).
 	noAnswer bool
@@ -25,7 +30,8 @@ type FieldError struct {
 func (e FieldError) Error() string { return e.Msg }
 
 // CheckEmail returns the address to store, or the error to show (the
-// signup and sign-in forms' rule).
+// signup and sign-in forms' rule). An address at an IP address rather
+// than a domain name is refused (mailaddr.IPDomain).
 func CheckEmail(raw string) (string, string) {
 	if raw == "" {
 		return "", "enter your email address"
@@ -39,6 +45,9 @@ func CheckEmail(raw string) (string, string) {
 	if at < 1 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
 		strings.ContainsAny(raw, " \t\r\n") {
 		return "", "not a valid email address"
+	}
+	if mailaddr.IPDomain(raw) {
+		return "", mailaddr.IPDomainMessage
 	}
 	return store.NormalizeEmail(raw), ""
 }
@@ -120,6 +129,21 @@ func validHost(u *url.URL) bool {
 // FetchProblem says in plain words why a fetch failed; the wording is the
 // fetcher's, shared with the poller's reasons.
 func FetchProblem(err error) string { return fetcher.Describe(err).Plain }
+
+// NotFetched is the coarse words for a fetch that failed, shown to anyone:
+// the public forms, the API and the account's import must not tell a
+// refused connection from a timeout, a missing name, a private address
+// or an error status, or they become a scanner of other people's hosts
+// (FieldError.Detail keeps the precise reason for the operator).
+const NotFetched = "that address could not be fetched"
+
+// Why returns fe's precise reason: Detail, else Msg.
+func (e FieldError) Why() string {
+	if e.Detail != "" {
+		return e.Detail
+	}
+	return e.Msg
+}
 
 // StatusText is "200 OK", or "—" for no status (a failure before headers).
 func StatusText(code int) string {

@@ -79,7 +79,10 @@ func (f Found) Document() *newitems.Document {
 // fetch per feed URL however many people sign up for it (a publisher's
 // signup form must not turn into a stream of requests to their server).
 // Feeds that are gone or stopped are refused with the reason.
-func (s *Service) FindFeed(ctx context.Context, raw string) (Found, error) {
+//
+// A feed that must be fetched first spends one check of budget (nil: no
+// limit); a spent budget is a *BudgetError and nothing is fetched.
+func (s *Service) FindFeed(ctx context.Context, raw string, budget Budget) (Found, error) {
 	f, err := s.Store.FeedByURL(ctx, raw)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -94,6 +97,9 @@ func (s *Service) FindFeed(ctx context.Context, raw string) (Found, error) {
 			found.Forecast, err = s.StoredForecast(ctx, f.ID)
 		}
 		return found, err
+	}
+	if err := spend(ctx, budget); err != nil {
+		return Found{}, err
 	}
 	found, err := s.findFeedDepth(ctx, raw, 0)
 	if err == nil && found.doc != nil {
@@ -121,16 +127,16 @@ func (s *Service) knownFeed(f *store.Feed) (Found, bool, error) {
 // FindTyped is FindFeed for an address as a person typed it: normalized
 // (NormalizeFeedURL: "example.com/blog" is https://example.com/blog) and,
 // when it had no scheme and nothing answered over https, tried again over
-// plain http, as a browser would.
-func (s *Service) FindTyped(ctx context.Context, typed string) (Found, error) {
+// plain http, as a browser would (one check of budget for both).
+func (s *Service) FindTyped(ctx context.Context, typed string, budget Budget) (Found, error) {
 	u, msg := NormalizeFeedURL(typed)
 	if msg != "" {
 		return Found{}, FieldError{Msg: msg}
 	}
-	found, err := s.FindFeed(ctx, u)
+	found, err := s.FindFeed(ctx, u, budget)
 	var fe FieldError
 	if errors.As(err, &fe) && fe.noAnswer && !typedScheme(typed) {
-		if plain, perr := s.FindFeed(ctx, "http://"+strings.TrimPrefix(u, "https://")); perr == nil {
+		if plain, perr := s.FindFeed(ctx, "http://"+strings.TrimPrefix(u, "https://"), nil); perr == nil {
 			return plain, nil
 		}
 	}
@@ -156,12 +162,14 @@ func (s *Service) findFeedDepth(ctx context.Context, raw string, depth int) (Fou
 		}
 		switch fetcher.KindOf(err) {
 		case fetcher.KindConnection, fetcher.KindTLS, fetcher.KindTimeout:
-			return Found{}, FieldError{Msg: FetchProblem(err), noAnswer: true}
+			return Found{}, FieldError{Msg: NotFetched, Detail: FetchProblem(err), noAnswer: true}
+		case fetcher.KindCanceled:
+			return Found{}, FieldError{Msg: FetchProblem(err)}
 		}
-		return Found{}, FieldError{Msg: FetchProblem(err)}
+		return Found{}, FieldError{Msg: NotFetched, Detail: FetchProblem(err)}
 	}
 	if resp.Status < 200 || resp.Status > 299 {
-		return Found{}, FieldError{Msg: "that address answered " + StatusText(resp.Status) + ", not a feed"}
+		return Found{}, FieldError{Msg: NotFetched, Detail: "that address answered " + StatusText(resp.Status) + ", not a feed"}
 	}
 	feedURL := raw
 	if resp.PermanentURL != "" {

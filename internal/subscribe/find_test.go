@@ -28,14 +28,14 @@ func TestFindTypedFallsBackToHTTP(t *testing.T) {
 	ctx := context.Background()
 	hostPath := strings.TrimPrefix(ts.URL, "http://") + "/feed"
 
-	found, err := s.FindTyped(ctx, hostPath)
+	found, err := s.FindTyped(ctx, hostPath, nil)
 	if err != nil || found.URL != "http://"+hostPath || found.Title != "Plain HTTP blog" {
 		t.Fatalf("typed %q: %+v, %v; want the feed over http", hostPath, found, err)
 	}
-	if _, err := s.FindTyped(ctx, "https://"+hostPath); err == nil {
+	if _, err := s.FindTyped(ctx, "https://"+hostPath, nil); err == nil {
 		t.Fatalf("typed with https:// it was found anyway")
 	}
-	if _, err := s.FindTyped(ctx, "not a web address"); err == nil {
+	if _, err := s.FindTyped(ctx, "not a web address", nil); err == nil {
 		t.Fatal("a non-address was accepted")
 	}
 }
@@ -67,7 +67,7 @@ func TestFindFeedForecast(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 
-	found, err := s.FindFeed(ctx, ts.URL+"/daily")
+	found, err := s.FindFeed(ctx, ts.URL+"/daily", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestFindFeedForecast(t *testing.T) {
 	}
 
 	body = rssDaily("Two posts", now.Add(-time.Hour), 2)
-	found, err = s.FindFeed(ctx, ts.URL+"/two")
+	found, err = s.FindFeed(ctx, ts.URL+"/two", nil)
 	if err != nil || !found.Forecast.NotEnoughHistory {
 		t.Fatalf("two dated posts: %+v, %v; want not enough history", found.Forecast, err)
 	}
@@ -100,7 +100,7 @@ func TestFindFeedForecast(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fetches.Load()
-	found, err = s.FindFeed(ctx, ts.URL+"/known")
+	found, err = s.FindFeed(ctx, ts.URL+"/known", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

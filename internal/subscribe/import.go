@@ -63,6 +63,14 @@ type ImportOptions struct {
 	PerHost int
 	// PerFeed bounds each feed's check (default 15 s), from when it starts.
 	PerFeed time.Duration
+	// Budget limits the feeds fetched (one check each, before it; the
+	// ones past it fail, saying when to try again). Nil: no limit (the
+	// operator's command).
+	Budget Budget
+	// Detailed gives the precise reason a check failed (FieldError.Why:
+	// refused, timed out, the status…) rather than the coarse words the
+	// public sees (the operator's command).
+	Detailed bool
 	// Progress, when not nil, is called after each feed (from one goroutine
 	// at a time) with how many are done.
 	Progress func(done, total int, r ImportResult)

@@ -29,6 +29,32 @@ func (run *importRun) checkAll(ctx context.Context, jobs []importJob, w *importW
 	}
 }
 
+// withinBudget spends one check of opt.Budget for each job, in the list's
+// order and one at a time, and returns the jobs it allowed; the others
+// are finished as failed, saying when to try again (or not checked, when
+// the budget could not be read).
+func (run *importRun) withinBudget(ctx context.Context, jobs []importJob) []importJob {
+	if run.opt.Budget == nil {
+		return jobs
+	}
+	ok := jobs[:0]
+	for _, j := range jobs {
+		var be *BudgetError
+		switch err := spend(ctx, run.opt.Budget); {
+		case err == nil:
+			ok = append(ok, j)
+			continue
+		case errors.As(err, &be):
+			j.r.Outcome, j.r.Reason = ImportFailed, "not checked: "+be.Error()
+		default:
+			run.s.Log.Error("opml import: fetch budget", "user", run.userID, "err", err)
+			j.r.Outcome, j.r.Reason = ImportFailed, reasonNotChecked
+		}
+		run.finish(j.i, j.r)
+	}
+	return ok
+}
+
 // checked is a feed a check found, on its way to the writer: the job, what
 // was found, and the document fetched, parsed with the feed's URL as its
 // base (nil when the feed was not fetched).
@@ -40,7 +66,8 @@ type checked struct {
 
 // checkOne fetches and parses job j's address within opt.PerFeed (FindFeed's
 // fetch: a feed, or the one feed a page advertises). A problem comes back
-// as the job's result, failed with the reason in plain words.
+// as the job's result, failed with the reason in plain words (coarse
+// unless opt.Detailed).
 func (run *importRun) checkOne(ctx context.Context, j importJob) checked {
 	fctx, cancel := context.WithTimeout(ctx, run.opt.PerFeed)
 	defer cancel()
@@ -49,6 +76,8 @@ func (run *importRun) checkOne(ctx context.Context, j importJob) checked {
 	switch {
 	case errors.As(err, &fe) && ctx.Err() != nil:
 		j.r.Outcome, j.r.Reason = ImportFailed, reasonNotChecked
+	case errors.As(err, &fe) && run.opt.Detailed:
+		j.r.Outcome, j.r.Reason = ImportFailed, fe.Why()
 	case errors.As(err, &fe):
 		j.r.Outcome, j.r.Reason = ImportFailed, fe.Msg
 	case err != nil:

@@ -16,8 +16,9 @@ import (
 //     the list already named, is settled at once; the feeds feedmail knows
 //     are read in a few statements, and those it polled lately or stopped
 //     polling are settled without a fetch.
-//  2. checks (import_check.go): the others are fetched and parsed, many at
-//     a time but at most PerHost per host, the hosts served in turn.
+//  2. checks (import_check.go): the others spend the Budget, in order, and
+//     those within it are fetched and parsed, many at a time but at most
+//     PerHost per host, the hosts served in turn.
 //  3. writes (import_write.go): one goroutine takes the checked feeds as
 //     they come and writes them in chunks: feeds, baselines and
 //     subscriptions, a few statements a chunk.
@@ -80,7 +81,7 @@ func (s *Service) importFeeds(ctx context.Context, userID int64, outlines []opml
 		}
 		fetch = append(fetch, j)
 	}
-	run.checkAll(ctx, fetch, w)
+	run.checkAll(ctx, run.withinBudget(ctx, fetch), w)
 	w.close()
 	return run.report(), run.firstErr
 }

@@ -91,7 +91,7 @@ func TestImportManyFeedsOverHosts(t *testing.T) {
 		outlines = append(outlines, opml.Outline{XMLURL: url})
 	}
 
-	rep, err := svc.ImportOPML(ctx, u, outlines, ImportOptions{Confirmed: true, StopOnError: true, Parallel: 16})
+	rep, err := svc.ImportOPML(ctx, u, outlines, ImportOptions{Confirmed: true, StopOnError: true, Parallel: 16, Detailed: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,7 +189,7 @@ func subscribeAll(ctx context.Context, t *testing.T, svc *Service, base string, 
 	if err != nil || len(rep.Added) != len(outlines) {
 		t.Fatalf("import: %+v, %v; want all %d added", rep, err, len(outlines))
 	}
-	found, err := svc.FindFeed(ctx, base+paths[len(paths)-1])
+	found, err := svc.FindFeed(ctx, base+paths[len(paths)-1], nil)
 	if err != nil {
 		t.Fatal(err)
 	}

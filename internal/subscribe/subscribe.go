@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/digest"
+	"github.com/feedmail/feedmail/internal/mailaddr"
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
@@ -98,8 +99,12 @@ func DeliveryName(digestName string) string {
 // Subscribe records the person (created when missing), the feed and the
 // subscription, then either confirms it (Confirmed) or queues the email
 // that asks the person to. Nothing is active until the person or the
-// operator confirms.
+// operator confirms. An address at an IP address is refused whichever
+// way it came (a FieldError; see mailaddr.IPDomain).
 func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
+	if mailaddr.IPDomain(req.Email) {
+		return nil, FieldError{Msg: mailaddr.IPDomainMessage}
+	}
 	now := s.Clock.Now()
 	res := &Result{}
 	controls, err := store.CheckControls(req.Controls)

@@ -62,7 +62,7 @@ func TestSubscribeOptions(t *testing.T) {
 	}{
 		{name: "form, pending, confirm email with delivery",
 			req:       Request{Email: "a@example.com", Feed: Found{URL: "https://blog.example/feed", Title: "Blog"}, KeepActive: true},
-			wantState: store.SubPending, wantSent: true, wantNotice: "Confirm: Blog by email | Someone (hopefully you) asked"},
+			wantState: store.SubPending, wantSent: true, wantNotice: "Confirm your feedmail subscription | Someone (hopefully you) asked"},
 		{name: "form, preset digest created",
 			req: Request{Email: "a@example.com", Feed: Found{URL: "https://blog.example/feed"}, Preset: &daily,
 				Zone: "Europe/Berlin", KeepActive: true},
@@ -70,7 +70,7 @@ func TestSubscribeOptions(t *testing.T) {
 		{name: "form, already active: sign-in email, nothing changed",
 			first:      &Request{Email: "a@example.com", Feed: Found{URL: "https://blog.example/feed"}, Confirmed: true},
 			req:        Request{Email: "a@example.com", Feed: Found{URL: "https://blog.example/feed"}, KeepActive: true},
-			wantNotice: "You already get https://blog.example/feed by email"},
+			wantNotice: "the feed “https://blog.example/feed”"},
 		{name: "operator, pending, operator's words",
 			req:       Request{Email: "a@example.com", Feed: Found{URL: "https://blog.example/feed"}, ByOperator: true},
 			wantState: store.SubPending, wantSent: true, wantNotice: "or the operator of this feedmail for you"},

@@ -184,10 +184,13 @@ func TestOPMLImportAndExport(t *testing.T) {
 	if w.Code != http.StatusOK || !strings.Contains(body, "1 added · 1 already there · 3 failed") {
 		t.Fatalf("%d\n%s", w.Code, body)
 	}
-	for _, want := range []string{"404 Not Found", "not a feed", "not a web address"} {
+	for _, want := range []string{"could not be fetched", "has no feed", "not a web address"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("report lacks the reason %q", want)
 		}
+	}
+	if strings.Contains(body, "404") { // coarse words: no status, no network detail
+		t.Errorf("report tells the status of a failed fetch")
 	}
 	subs := h.subsOf(u)
 	if len(subs) != 2 || subs[1].FeedURL != fresh.URL() || subs[1].State != store.SubActive || subs[1].FeedTitle != "Fresh feed" {

@@ -55,7 +55,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	for _, o := range opts {
 		o(&d)
 	}
-	return &harness{t: t, st: st, clk: clk, srv: New(d), farm: fm, sign: sign,
+	return &harness{t: t, st: d.Store, clk: clk, srv: New(d), farm: fm, sign: sign,
 		links: links.New(cfg.BaseURL, sign, cfg.From)}
 }
 
@@ -65,6 +65,7 @@ type req struct {
 	form         url.Values
 	header       map[string]string
 	remote       string // RemoteAddr, default 192.0.2.1:1234
+	body         string // sent when form is nil
 }
 
 func (h *harness) do(r req) *httptest.ResponseRecorder {
@@ -73,7 +74,7 @@ func (h *harness) do(r req) *httptest.ResponseRecorder {
 	if r.form != nil {
 		body = strings.NewReader(r.form.Encode())
 	} else {
-		body = strings.NewReader("")
+		body = strings.NewReader(r.body)
 	}
 	hr := httptest.NewRequest(r.method, r.path, body)
 	if r.form != nil {

@@ -84,7 +84,10 @@ func (s *Server) accountImport(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusUnprocessableEntity, tooManyForWeb(len(outlines)))
 		return
 	}
-	opt := subscribe.ImportOptions{Confirmed: true, ConfirmedBy: store.ConfirmedByAccount, Parallel: 8, PerFeed: 15 * time.Second}
+	// Each feed fetched spends the account's and the client's budget of
+	// new feeds; the ones past it fail, saying when to try again.
+	opt := subscribe.ImportOptions{Confirmed: true, ConfirmedBy: store.ConfirmedByAccount, Parallel: 8, PerFeed: 15 * time.Second,
+		Budget: s.fetchBudget(r, u.ID)}
 	switch v := r.FormValue("delivery"); {
 	case v == "" || v == deliveryInstant:
 	case !strings.HasPrefix(v, "digest-"):

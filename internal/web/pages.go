@@ -64,7 +64,7 @@ func (s *Server) loadAssets() error {
 	if err != nil {
 		return fmt.Errorf("static files: %w", err)
 	}
-	for name, ref := range map[string]*string{"style.css": &s.styleURL, "tz.js": &s.scriptURL, "preview.js": &s.previewScriptURL} {
+	for name, ref := range map[string]*string{"style.css": &s.styleURL, "tz.js": &s.scriptURL, "preview.js": &s.previewScriptURL, "proof.js": &s.proofURL} {
 		f, ok := s.files[name]
 		if !ok {
 			return fmt.Errorf("static file %s missing", name)

@@ -1,125 +1,112 @@
 package web
 
 import (
+	"context"
 	"math"
 	"net"
 	"net/http"
-	"strings"
-	"sync"
+	"strconv"
 	"time"
+
+	"github.com/feedmail/feedmail/internal/mailaddr"
+	"github.com/feedmail/feedmail/internal/proof"
+	"github.com/feedmail/feedmail/internal/ratelimit"
+	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
 // Limit is a token bucket: Burst requests at once, then one more every Every.
 // Every of zero means no limit.
-type Limit struct {
-	Every time.Duration
-	Burst int
-}
+type Limit = ratelimit.Limit
 
-// Limits are the rate limits on the forms that make feedmail send email.
+// Limits are the rate limits on the forms that make feedmail send email or
+// fetch feeds it does not know. Their counters live in the database
+// (package ratelimit), shared by every process and kept across restarts;
+// only the ping endpoints keep theirs in memory (PingOptions).
 type Limits struct {
-	SignupPerIP      Limit // POST /subscriptions, per client IP
-	SignupPerAddress Limit // POST /subscriptions, per email address: only attempts that email it count
+	SignupPerIP Limit // POST /subscriptions, per client IP
+	// SignupPerMailbox and SignupPerDomain count confirmation emails (only
+	// attempts that send one): per canonical mailbox (mailaddr.Mailbox:
+	// +tags, Gmail's dots and googlemail.com are one mailbox) and per
+	// destination domain.
+	SignupPerMailbox Limit
+	SignupPerDomain  Limit
 	SignInPerIP      Limit // POST /signin, per client IP
 	SignInPerAddress Limit // POST /signin, per email address
+	// FetchPerAccount and FetchPerIP are the budget of feeds feedmail does
+	// not know that may be fetched to check them, shared by the signup
+	// form, the account's OPML upload and the API (the operator's
+	// commands are not limited).
+	FetchPerAccount Limit
+	FetchPerIP      Limit
+	// Proof is the signup form's proof of work (Bits 0: off).
+	Proof proof.Options
 }
 
-// DefaultLimits are generous for people and tight for scripts: an address
-// gets at most 5 confirmation emails at once and then one every 10 minutes,
-// and 3 sign-in links at once, then one every 15 minutes.
+// DefaultLimits are generous for people and tight for scripts: a mailbox
+// gets at most 5 confirmation emails at once and then one every 10
+// minutes, a domain 200 and then 4 a minute; 3 sign-in links at once,
+// then one every 15 minutes; an account and a client may have 300 new
+// feeds checked in an hour (one OPML list of the web's largest size).
 func DefaultLimits() Limits {
 	return Limits{
 		SignupPerIP:      Limit{Every: 30 * time.Second, Burst: 20},
-		SignupPerAddress: Limit{Every: 10 * time.Minute, Burst: 5},
+		SignupPerMailbox: Limit{Every: 10 * time.Minute, Burst: 5},
+		SignupPerDomain:  Limit{Every: 15 * time.Second, Burst: 200},
 		SignInPerIP:      Limit{Every: time.Minute, Burst: 10},
 		SignInPerAddress: Limit{Every: 15 * time.Minute, Burst: 3},
+		FetchPerAccount:  Limit{Every: 12 * time.Second, Burst: 300},
+		FetchPerIP:       Limit{Every: 12 * time.Second, Burst: 300},
+		Proof:            proof.Default(),
 	}
 }
 
-// NoLimits turns rate limiting off (benchmarks).
+// NoLimits turns rate limiting and the proof of work off (tests, benchmarks).
 func NoLimits() Limits { return Limits{} }
 
-type rateLimits struct {
-	signupIP, signupAddr, signInIP, signInAddr *buckets
+// Rate-limit keys: what is counted, then for whom.
+func key(kind, who string, l Limit) ratelimit.Key {
+	return ratelimit.Key{Name: kind + ":" + who, Limit: l}
 }
 
-func newRateLimits(l Limits) rateLimits {
-	return rateLimits{
-		signupIP: newBuckets(l.SignupPerIP), signupAddr: newBuckets(l.SignupPerAddress),
-		signInIP: newBuckets(l.SignInPerIP), signInAddr: newBuckets(l.SignInPerAddress),
+// mailKeys are the keys a confirmation email to addr counts against.
+func (s *Server) mailKeys(addr string) []ratelimit.Key {
+	return []ratelimit.Key{key("signup-mailbox", mailaddr.Mailbox(addr), s.lim.SignupPerMailbox),
+		key("signup-domain", mailaddr.Domain(addr), s.lim.SignupPerDomain)}
+}
+
+// limited takes one request from keys; when refused (or the database
+// failed) it answers the request itself and returns true.
+func (s *Server) limited(w http.ResponseWriter, r *http.Request, keys ...ratelimit.Key) bool {
+	res, err := s.limiter.Take(r.Context(), keys...)
+	switch {
+	case err != nil:
+		s.serverError(w, r, err)
+		return true
+	case !res.OK:
+		s.Log.Info("rate limited", "key", res.Key, "wait", res.Wait)
+		s.tooMany(w, r, res.Wait)
+		return true
 	}
+	return false
 }
 
-// buckets is a set of token buckets by key (an IP or an address), driven by
-// the times the caller passes in (the server's injected clock).
-type buckets struct {
-	lim Limit
-	mu  sync.Mutex
-	m   map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-// maxBuckets bounds memory: past it, buckets that have refilled completely
-// (indistinguishable from absent ones) are dropped.
-const maxBuckets = 100_000
-
-func newBuckets(l Limit) *buckets { return &buckets{lim: l, m: map[string]*bucket{}} }
-
-// allow takes a token for key at now. When none is left it returns false and
-// how long until one is.
-func (b *buckets) allow(key string, now time.Time) (bool, time.Duration) {
-	return b.use(key, now, true)
-}
-
-// check is allow without taking the token: for a limit that counts only
-// the requests that end up sending mail (take them with allow then).
-func (b *buckets) check(key string, now time.Time) (bool, time.Duration) {
-	return b.use(key, now, false)
-}
-
-// use refills key's bucket to now and, when a token is there and take is
-// set, takes it.
-func (b *buckets) use(key string, now time.Time, take bool) (bool, time.Duration) {
-	if b.lim.Every <= 0 {
-		return true, 0
+// fetchBudget is the budget of new feeds the request may have fetched:
+// the client's, and account's too when accountID is not 0.
+func (s *Server) fetchBudget(r *http.Request, accountID int64) subscribe.Budget {
+	keys := []ratelimit.Key{key("fetch-ip", clientIP(r), s.lim.FetchPerIP)}
+	if accountID != 0 {
+		keys = append(keys, key("fetch-account", strconv.FormatInt(accountID, 10), s.lim.FetchPerAccount))
 	}
-	burst := float64(max(b.lim.Burst, 1))
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	bk, ok := b.m[key]
-	if !ok {
-		if len(b.m) >= maxBuckets {
-			b.prune(now, burst)
-		}
-		bk = &bucket{tokens: burst, last: now}
-		b.m[key] = bk
-	}
-	if el := now.Sub(bk.last); el > 0 {
-		bk.tokens = math.Min(burst, bk.tokens+float64(el)/float64(b.lim.Every))
-		bk.last = now
-	}
-	if bk.tokens >= 1 {
-		if take {
-			bk.tokens--
-		}
-		return true, 0
-	}
-	wait := time.Duration((1 - bk.tokens) * float64(b.lim.Every))
-	return false, wait
+	return budget{lm: s.limiter, keys: keys}
 }
 
-func (b *buckets) prune(now time.Time, burst float64) {
-	full := time.Duration(burst * float64(b.lim.Every))
-	for k, bk := range b.m {
-		if now.Sub(bk.last) >= full {
-			delete(b.m, k)
-		}
-	}
+// budget is a subscribe.Budget over keys.
+type budget struct {
+	lm   *ratelimit.Limiter
+	keys []ratelimit.Key
 }
+
+func (b budget) Take(ctx context.Context) (ratelimit.Result, error) { return b.lm.Take(ctx, b.keys...) }
 
 // clientIP is the TCP peer's address (see the package comment on proxies).
 // IPv6 clients are bucketed by their /64, which one subscriber usually has.
@@ -137,10 +124,6 @@ func clientIP(r *http.Request) string {
 	}
 	return ip.String()
 }
-
-// addressKey is the rate-limit key of an email address: case-folded, so
-// variants of one mailbox share a bucket.
-func addressKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // tooMany answers 429 with a friendly page and Retry-After.
 func (s *Server) tooMany(w http.ResponseWriter, r *http.Request, wait time.Duration) {

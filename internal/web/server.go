@@ -22,6 +22,8 @@ import (
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/preview"
+	"github.com/feedmail/feedmail/internal/proof"
+	"github.com/feedmail/feedmail/internal/ratelimit"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/token"
@@ -39,7 +41,8 @@ type Deps struct {
 	// Fetcher fetches feeds at signup and OPML import. Nil makes one from
 	// Config (private networks allowed only with AllowPrivateNetworks).
 	Fetcher *fetcher.Client
-	// Limits are the rate limits on signup and sign-in links. Nil means
+	// Limits are the rate limits on signup, sign-in links and the fetches
+	// of new feeds, and the signup form's proof of work. Nil means
 	// DefaultLimits().
 	Limits *Limits
 	// PreviewLimits are the rates of previews; nil means
@@ -63,12 +66,17 @@ type Server struct {
 	// preview makes the previews of the signup, account and publisher
 	// pages and of the API.
 	preview *preview.Service
-	rl      rateLimits
+	// lim are the rate limits and limiter applies them (counters in the
+	// database); proofKey signs the signup form's challenges (nil: no
+	// proof asked).
+	lim      Limits
+	limiter  *ratelimit.Limiter
+	proofKey []byte
 	// status caches rendered public status pages (see statusCacheTTL).
 	status *pageCache
 	// styleURL and scriptURL carry a content hash so browsers may cache
 	// them for long.
-	styleURL, scriptURL, previewScriptURL string
+	styleURL, scriptURL, previewScriptURL, proofURL string
 }
 
 // SetBaseline makes signup and OPML import record the feed document they
@@ -96,10 +104,13 @@ func New(d Deps) *Server {
 	if d.Limits != nil {
 		lim = *d.Limits
 	}
-	s := &Server{Deps: d, mux: http.NewServeMux(), rl: newRateLimits(lim),
+	s := &Server{Deps: d, mux: http.NewServeMux(), lim: lim, limiter: &ratelimit.Limiter{Counters: d.Store, Clock: d.Clock},
 		status: newPageCache(statusCacheTTL, statusCacheMax)}
 	if d.Tokens != nil {
 		s.links = links.New(d.Config.BaseURL, d.Tokens, d.Config.From)
+		if lim.Proof.Bits > 0 {
+			s.proofKey = d.Tokens.Derive(proof.KeyLabel)
+		}
 	}
 	s.subs = &subscribe.Service{Store: d.Store, Links: s.links, Clock: d.Clock, Fetch: d.Fetcher,
 		TrialCredits: d.Config.TrialCredits, Log: d.Log}

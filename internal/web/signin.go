@@ -32,8 +32,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	d := signInData{Email: clip(strings.TrimSpace(r.PostForm.Get("email")), 320)}
 	email, msg := subscribe.CheckEmail(d.Email)
 	now := s.Clock.Now()
-	if ok, wait := s.rl.signInIP.allow(clientIP(r), now); !ok {
-		s.tooMany(w, r, wait)
+	if s.limited(w, r, key("signin-ip", clientIP(r), s.lim.SignInPerIP)) {
 		return
 	}
 	if msg != "" {
@@ -41,8 +40,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnprocessableEntity, "signin", "Email me a sign-in link", d)
 		return
 	}
-	if ok, wait := s.rl.signInAddr.allow(addressKey(email), now); !ok {
-		s.tooMany(w, r, wait)
+	if s.limited(w, r, key("signin-address", strings.ToLower(email), s.lim.SignInPerAddress)) {
 		return
 	}
 	u, err := s.Store.UserByEmail(r.Context(), email)

@@ -58,6 +58,8 @@ type signupData struct {
 	// PreviewSrc is the preview of the email the form's choices would
 	// send ("" until asked for).
 	PreviewSrc template.URL
+	// Proof is the form's proof-of-work challenge (nil: none asked).
+	Proof *proofFields
 }
 
 // candidate is a feed a site advertises, with the cost forecast when
@@ -78,6 +80,7 @@ func (s *Server) showSignup(w http.ResponseWriter, r *http.Request, status int, 
 	if len(d.Candidates) > 0 {
 		title = "Pick a feed"
 	}
+	d.Proof = s.issueProof()
 	s.render(w, r, status, "signup", title, d)
 }
 
@@ -188,9 +191,9 @@ func (s *Server) parseForm(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// createSubscription is POST /subscriptions: check the address and the
-// feed (fetching it), then queue a confirmation email. Nothing is active
-// until the person confirms.
+// createSubscription is POST /subscriptions: check the form's proof of
+// work, the address and the feed (fetching it), then queue a confirmation
+// email. Nothing is active until the person confirms.
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 	if !s.parseForm(w, r) {
 		return
@@ -206,19 +209,30 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, "inbox", "Check your inbox", inboxData{Email: d.Email})
 		return
 	}
-	in := checkSignup(d)
-
-	now := s.Clock.Now()
-	if ok, wait := s.rl.signupIP.allow(clientIP(r), now); !ok {
-		s.tooMany(w, r, wait)
+	if msg, err := s.checkProof(r); err != nil {
+		s.serverError(w, r, err)
+		return
+	} else if msg != "" {
+		d.Errors[proofField] = msg
+		s.showSignup(w, r, http.StatusUnprocessableEntity, d)
 		return
 	}
-	// The per-address limit protects inboxes: it is checked now and taken
-	// only when an email is queued (finishSignup), so attempts that fail
-	// (no feed, a typo) cost the person nothing.
+	in := checkSignup(d)
+	if s.limited(w, r, key("signup-ip", clientIP(r), s.lim.SignupPerIP)) {
+		return
+	}
+	// The per-mailbox and per-domain limits protect inboxes: they are
+	// checked now and taken only when an email is queued (finishSignup),
+	// so attempts that fail (no feed, a typo) cost the person nothing.
 	if in.emailOK {
-		if ok, wait := s.rl.signupAddr.check(addressKey(in.email), now); !ok {
-			s.tooMany(w, r, wait)
+		res, err := s.limiter.Check(r.Context(), s.mailKeys(in.email)...)
+		if err != nil {
+			s.serverError(w, r, err)
+			return
+		}
+		if !res.OK {
+			s.Log.Info("rate limited", "key", res.Key, "wait", res.Wait)
+			s.tooMany(w, r, res.Wait)
 			return
 		}
 	}
@@ -227,14 +241,17 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 	var found subscribe.Found
 	if in.urlOK {
 		var err error
-		found, err = s.subs.FindTyped(r.Context(), d.URL)
-		if err != nil {
-			var fe subscribe.FieldError
-			if !errors.As(err, &fe) {
-				s.serverError(w, r, err)
-				return
-			}
+		found, err = s.subs.FindTyped(r.Context(), d.URL, s.fetchBudget(r, 0))
+		var fe subscribe.FieldError
+		var be *subscribe.BudgetError
+		switch {
+		case errors.As(err, &fe):
 			d.Errors["url"] = fe.Msg
+		case errors.As(err, &be):
+			d.Errors["url"] = be.Error()
+		case err != nil:
+			s.serverError(w, r, err)
+			return
 		}
 	}
 	s.finishSignup(w, r, d, in, found)
@@ -271,7 +288,9 @@ func (s *Server) finishSignup(w http.ResponseWriter, r *http.Request, d *signupD
 		return
 	}
 	if res.ConfirmationSent || res.Already {
-		s.rl.signupAddr.allow(addressKey(in.email), s.Clock.Now())
+		if _, err := s.limiter.Take(r.Context(), s.mailKeys(in.email)...); err != nil {
+			s.Log.Error("signup: count the confirmation email", "err", err)
+		}
 	}
 	recent := !res.ConfirmationSent && !res.Already && res.Sub != nil && res.Sub.State == store.SubPending
 	key := deliveryInstant

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 )
 
@@ -94,8 +95,10 @@ func TestSignupInlineErrors(t *testing.T) {
 		{"email without domain dot", "ann@localhost", good.URL(), "instant", "UTC", map[string]string{"email": "not a valid email address"}},
 		{"empty email", "", good.URL(), "instant", "UTC", map[string]string{"email": "enter your email address"}},
 		{"page without feed", "ann@example.com", noFeedSite, "instant", "UTC", map[string]string{"url": "that page has no feed"}},
-		{"address not answering", "ann@example.com", deadURL, "instant", "UTC", map[string]string{"url": "that address did not answer"}},
-		{"404", "ann@example.com", gone.URL(), "instant", "UTC", map[string]string{"url": "404 Not Found"}},
+		// Coarse words: the public is not told a refused connection from
+		// a timeout, a missing name or an error status.
+		{"address not answering", "ann@example.com", deadURL, "instant", "UTC", map[string]string{"url": "that address could not be fetched"}},
+		{"404", "ann@example.com", gone.URL(), "instant", "UTC", map[string]string{"url": "that address could not be fetched"}},
 		{"not a web address", "ann@example.com", "ftp://example.com/x", "instant", "UTC", map[string]string{"url": "not a web address"}},
 		{"misspelled scheme", "ann@example.com", "htp:/bad", "instant", "UTC", map[string]string{"url": "not a web address"}},
 		{"missing //", "ann@example.com", "https:/example.com/feed", "instant", "UTC", map[string]string{"url": "not a web address"}},
@@ -115,6 +118,11 @@ func TestSignupInlineErrors(t *testing.T) {
 			for field, msg := range c.want {
 				if !strings.Contains(got[field], msg) {
 					t.Errorf("error next to %s = %q, want it to say %q (all: %v)", field, got[field], msg, got)
+				}
+			}
+			for _, detail := range []string{"404", "did not answer", "in time", "refused", "does not exist"} {
+				if strings.Contains(got["url"], detail) {
+					t.Errorf("error next to url = %q tells the detail %q", got["url"], detail)
 				}
 			}
 			if len(got) != len(c.want) {
@@ -141,7 +149,9 @@ func TestSignupRefusesPrivateNetworksUnlessAllowed(t *testing.T) {
 	h := newHarness(t, func(d *Deps) { d.Fetcher = fetcher.New(fetcher.Config{Timeout: 5 * time.Second}) })
 	f := h.feed("Local")
 	w := h.post("/subscriptions", url.Values{"email": {"ann@example.com"}, "url": {f.URL()}, "delivery": {"instant"}})
-	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(fieldErrors(w.Body.String())["url"], "FEEDMAIL_ALLOW_PRIVATE_NETWORKS=1") {
+	// The public is told no more than for any address that cannot be
+	// fetched (the log tells the operator how to allow it).
+	if w.Code != http.StatusUnprocessableEntity || fieldErrors(w.Body.String())["url"] != subscribe.NotFetched {
 		t.Fatalf("%d %v", w.Code, fieldErrors(w.Body.String()))
 	}
 }
@@ -164,7 +174,7 @@ func TestSignupConfirmFlow(t *testing.T) {
 		t.Fatalf("a pending subscription counts as a subscriber: %d", feed.SubscriberCount)
 	}
 	ns := h.notices()
-	if len(ns) != 1 || !strings.Contains(ns[0].Subject, "Daily Bugle") || !strings.Contains(ns[0].Links[0].URL, "/confirm/") {
+	if len(ns) != 1 || strings.Contains(ns[0].Subject, "Daily Bugle") || !strings.Contains(ns[0].Text, "“Daily Bugle”") || !strings.Contains(ns[0].Links[0].URL, "/confirm/") {
 		t.Fatalf("confirmation notice: %+v", ns)
 	}
 	confirm := h.lastLink()
@@ -324,7 +334,7 @@ func TestCrossOriginFormsRejected(t *testing.T) {
 func TestRateLimits(t *testing.T) {
 	lim := Limits{
 		SignupPerIP:      Limit{Every: time.Minute, Burst: 2},
-		SignupPerAddress: Limit{Every: 10 * time.Minute, Burst: 3},
+		SignupPerMailbox: Limit{Every: 10 * time.Minute, Burst: 3},
 		SignInPerIP:      Limit{Every: time.Minute, Burst: 2},
 		SignInPerAddress: Limit{Every: 15 * time.Minute, Burst: 1},
 	}

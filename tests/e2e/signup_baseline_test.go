@@ -6,10 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/proof"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
@@ -144,6 +147,9 @@ func TestSignupBaseline(t *testing.T) {
 func postForm(t *testing.T, target string, form url.Values) {
 	t.Helper()
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if strings.HasSuffix(target, "/subscriptions") {
+		form = withProof(t, c, strings.TrimSuffix(target, "/subscriptions")+"/", form)
+	}
 	resp, err := c.PostForm(target, form)
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +159,36 @@ func postForm(t *testing.T, target string, form url.Values) {
 	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("POST %s: %d\n%s", target, resp.StatusCode, truncate(string(b), 2000))
 	}
+}
+
+var (
+	challengeRE = regexp.MustCompile(`name="proof_challenge" value="([^"]+)"`)
+	proofBitsRE = regexp.MustCompile(`data-proof-bits="([0-9]+)"`)
+)
+
+// withProof is form with the proof of work of the signup page at page
+// solved, as the page's script would (the form as it is when the page
+// asks for none).
+func withProof(t *testing.T, c *http.Client, page string, form url.Values) url.Values {
+	t.Helper()
+	resp, err := c.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ch, bits := challengeRE.FindSubmatch(b), proofBitsRE.FindSubmatch(b)
+	if ch == nil || bits == nil {
+		return form
+	}
+	n, _ := strconv.Atoi(string(bits[1]))
+	out := url.Values{}
+	for k, v := range form {
+		out[k] = v
+	}
+	out.Set("proof_challenge", string(ch[1]))
+	out.Set("proof", proof.Solve(string(ch[1]), n))
+	return out
 }
 
 // truncate shortens s to n bytes for a failure message.

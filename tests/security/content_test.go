@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -196,8 +197,9 @@ func TestHostileFeedContentEndToEnd(t *testing.T) {
 }
 
 // TestHostileTitleInConfirmationEmail: signing up for a feed whose title
-// carries CR/LF and markup: the confirmation email (a free notice with the
-// title in its Subject) has no injected header and no unsafe HTML.
+// carries CR/LF and markup: the confirmation email (a free notice naming
+// the feed in its body, never in its Subject) has no injected header and
+// no unsafe HTML.
 func TestHostileTitleInConfirmationEmail(t *testing.T) {
 	e := newEnv(t, envOpt{})
 	ds := newDocServer(t, hostileFeed(quietItem))
@@ -212,8 +214,13 @@ func TestHostileTitleInConfirmationEmail(t *testing.T) {
 		t.Fatalf("%d messages, want the confirmation", len(msgs))
 	}
 	pm := parseMail(t, msgs[0].Raw)
-	if !strings.Contains(pm.header.Get("Subject"), "Evil") {
-		t.Errorf("subject %q does not name the feed", pm.header.Get("Subject"))
+	// The feed's words stay out of the Subject (an attacker's title would
+	// speak in feedmail's name); the body quotes it.
+	if sub := pm.header.Get("Subject"); sub != notices.ConfirmSubject {
+		t.Errorf("subject %q, want feedmail's own %q", sub, notices.ConfirmSubject)
+	}
+	if !strings.Contains(pm.text, "Evil") {
+		t.Errorf("text part does not name the feed:\n%s", pm.text)
 	}
 	for _, b := range injectedHeaders(pm, "Bcc", "X-Injected") {
 		t.Error(b)
