@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,7 +65,7 @@ func cmdPreview(ctx context.Context, a *app, args []string) error {
 	var p *preview.Problem
 	if errors.As(err, &p) {
 		if p.Field == "feed" {
-			return fmt.Errorf("%s: %s", *feed, p.Msg)
+			return fmt.Errorf("%s: %s", *feed, cmp.Or(p.Detail, p.Msg))
 		}
 		flag := map[string]string{"delivery": "--digest", "zone": "--tz"}[p.Field]
 		if flag == "" {

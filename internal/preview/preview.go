@@ -91,7 +91,12 @@ type Result struct {
 // Problem is a request that cannot be previewed, in words a person can
 // act on: a bad choice (Field "format", "delivery", "zone") or a feed
 // that cannot be read (Field "feed", as signup words it).
-type Problem struct{ Field, Msg string }
+type Problem struct {
+	Field, Msg string
+	// Detail is the precise reason when Msg is kept coarse for the public
+	// (subscribe.FieldError.Why), for the operator's command line.
+	Detail string
+}
 
 func (p *Problem) Error() string { return p.Field + ": " + p.Msg }
 

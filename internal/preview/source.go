@@ -56,7 +56,7 @@ func (s *Service) find(ctx context.Context, typed, addr string) (*source, error)
 	}
 	var fe subscribe.FieldError
 	if errors.As(err, &fe) {
-		return nil, &Problem{Field: "feed", Msg: fe.Msg}
+		return nil, &Problem{Field: "feed", Msg: fe.Msg, Detail: fe.Why()}
 	}
 	if err != nil {
 		return nil, err
