@@ -35,6 +35,8 @@ const (
 	PathPublisherCheck      = "/account/{token}/publisher/claims/{id}/check"
 	PathAccountAPITokens    = "/account/{token}/api-tokens"
 	PathAccountAPIRevoke    = "/account/{token}/api-tokens/{id}/revoke"
+	PathAccountSignOut      = "/account/{token}/sign-out"
+	PathAccountFreshLink    = "/account/{token}/fresh-link"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathFeedStatus          = "/feeds/status"
 	PathBot                 = "/bot"
@@ -120,6 +122,8 @@ func Routes() []Route {
 		{Name: "publisherCheck", Method: "POST", Path: PathPublisherCheck, Group: GroupPages},
 		{Name: "accountTokenCreate", Method: "POST", Path: PathAccountAPITokens, Group: GroupPages},
 		{Name: "accountTokenRevoke", Method: "POST", Path: PathAccountAPIRevoke, Group: GroupPages},
+		{Name: "accountSignOut", Method: "POST", Path: PathAccountSignOut, Group: GroupPages},
+		{Name: "accountFreshLink", Method: "POST", Path: PathAccountFreshLink, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},

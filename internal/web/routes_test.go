@@ -29,6 +29,7 @@ func TestRoutesContract(t *testing.T) {
 		"POST /account/{token}/subscriptions/{id}/pay", "GET /account/{token}/publisher",
 		"POST /account/{token}/publisher/claims", "POST /account/{token}/publisher/claims/{id}/check",
 		"POST /account/{token}/api-tokens", "POST /account/{token}/api-tokens/{id}/revoke",
+		"POST /account/{token}/sign-out", "POST /account/{token}/fresh-link",
 		"GET /unsubscribe/{token}", "POST /unsubscribe/{token}",
 		"GET /feeds/status", "GET /bot", "GET /static/{file}", "GET /healthz", "GET /metrics",
 		"GET /credits", "POST /credits/checkout", "POST /webhooks/stripe",

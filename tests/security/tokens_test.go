@@ -110,7 +110,7 @@ func TestTokenRoutesRefuseBadTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := e.clk.Now()
-	acc := e.sign.Sign(token.Account, a.ID, now.Add(time.Hour))
+	acc := e.sign.SignIssued(token.Account, a.ID, now, now.Add(time.Hour))
 	conf := e.sign.Sign(token.Confirm, pending.ID, now.Add(time.Hour))
 	unsub := e.sign.Sign(token.Unsubscribe, subB.ID, time.Time{})
 	dunsub := e.sign.Sign(token.DigestUnsubscribe, dB.ID, time.Time{})
