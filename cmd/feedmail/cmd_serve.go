@@ -76,7 +76,7 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	var wg sync.WaitGroup
-	errc := make(chan error, len(a.cfg.Roles)+1)
+	errc := make(chan error, len(a.cfg.Roles)+3)
 	for _, wk := range workers {
 		wg.Add(1)
 		go func() {
@@ -94,14 +94,16 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 	}
-	pprofSrv, err := a.listenPprof(errc)
-	if err != nil {
-		cancelWork()
-		wg.Wait()
-		return err
-	}
-	if pprofSrv != nil {
-		defer pprofSrv.Close()
+	for _, side := range []func(chan<- error) (*http.Server, error){a.listenPprof, a.listenMetrics} {
+		sideSrv, err := side(errc)
+		if err != nil {
+			cancelWork()
+			wg.Wait()
+			return err
+		}
+		if sideSrv != nil {
+			defer sideSrv.Close()
+		}
 	}
 	var runErr error
 	select {

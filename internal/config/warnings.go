@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -17,6 +18,7 @@ func variables() []string {
 		"FEEDMAIL_DKIM_DOMAIN", "FEEDMAIL_DKIM_SELECTOR", "FEEDMAIL_DKIM_PRIVATE_KEY_FILE",
 		"FEEDMAIL_BOUNCE_ADDRESS", "FEEDMAIL_INBOUND_URL", "FEEDMAIL_SES_TOPIC_ARNS", "FEEDMAIL_POSTMARK_WEBHOOK_AUTH",
 		"FEEDMAIL_SENDGRID_WEBHOOK_KEY", "FEEDMAIL_MAILGUN_SIGNING_KEY", "FEEDMAIL_PPROF_LISTEN",
+		"FEEDMAIL_METRICS_LISTEN",
 	}
 }
 
@@ -59,7 +61,22 @@ func Warnings(c Config, environ []string) []string {
 			out = append(out, fmt.Sprintf("FEEDMAIL_BASE_URL is not set: links in email point at %s, which only this machine can open; set it to the address people reach feedmail at", c.BaseURL))
 		}
 	}
+	if c.MetricsListen == "" && slices.Contains(c.Roles, "web") && publicBase(c.BaseURL) {
+		out = append(out, "/metrics is answered on FEEDMAIL_LISTEN, which "+c.BaseURL+" makes public: set FEEDMAIL_METRICS_LISTEN to serve it on an address of its own, or block /metrics at the proxy")
+	}
 	return out
+}
+
+// publicBase reports whether base, the install's public URL, names a host
+// other than this machine's loopback.
+func publicBase(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil || u.Hostname() == "" {
+		return false
+	}
+	h := u.Hostname()
+	ip := net.ParseIP(h)
+	return h != "localhost" && (ip == nil || !ip.IsLoopback())
 }
 
 // closest is the known name nearest to name by edit distance, when it is

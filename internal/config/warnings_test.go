@@ -36,7 +36,11 @@ func TestWarnings(t *testing.T) {
 		{"typo in the middle", []string{"FEEDMAIL_ALOW_PRIVATE_NETWORKS=1"}, []string{"did you mean FEEDMAIL_ALLOW_PRIVATE_NETWORKS?"}},
 		{"far from any", []string{"FEEDMAIL_FROBNICATE=1"}, []string{"FEEDMAIL_FROBNICATE is not a feedmail variable and is ignored"}},
 		{"wildcard listen without a base", []string{"FEEDMAIL_LISTEN=0.0.0.0:8080"}, []string{"FEEDMAIL_BASE_URL is not set: links in email point at http://127.0.0.1:8080"}},
-		{"wildcard listen with a base", []string{"FEEDMAIL_LISTEN=0.0.0.0:8080", "FEEDMAIL_BASE_URL=https://x.example"}, nil},
+		{"wildcard listen with a base", []string{"FEEDMAIL_LISTEN=0.0.0.0:8080", "FEEDMAIL_BASE_URL=https://x.example", "FEEDMAIL_METRICS_LISTEN=127.0.0.1:9100"}, nil},
+		{"public base, metrics on the public listener", []string{"FEEDMAIL_BASE_URL=https://x.example"},
+			[]string{"/metrics is answered on FEEDMAIL_LISTEN, which https://x.example makes public: set FEEDMAIL_METRICS_LISTEN"}},
+		{"public base, no web role", []string{"FEEDMAIL_BASE_URL=https://x.example", "FEEDMAIL_ROLES=poller"}, nil},
+		{"loopback base", []string{"FEEDMAIL_BASE_URL=http://localhost:8080"}, nil},
 	}
 	for _, c := range cases {
 		m := map[string]string{}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -85,6 +86,21 @@ func TestUnknownRoutesGetThePage(t *testing.T) {
 		}
 		if c.page && w.Header().Get("Content-Security-Policy") == "" {
 			t.Errorf("%s %s: the not-found page lacks the security headers", c.method, c.path)
+		}
+	}
+}
+
+// TestMetricsOffThePublicListener: with FEEDMAIL_METRICS_LISTEN set,
+// /metrics is not served by the public handler (serve answers it on its
+// own listener); without it, it is.
+func TestMetricsOffThePublicListener(t *testing.T) {
+	for _, c := range []struct {
+		listen string
+		code   int
+	}{{"", http.StatusOK}, {"127.0.0.1:9100", http.StatusNotFound}} {
+		h := newHarness(t, func(d *Deps) { d.Metrics = metrics.New(); d.Config.MetricsListen = c.listen })
+		if w := h.get("/metrics"); w.Code != c.code {
+			t.Errorf("FEEDMAIL_METRICS_LISTEN=%q: GET /metrics %d, want %d", c.listen, w.Code, c.code)
 		}
 	}
 }
