@@ -25,6 +25,9 @@ type Deps struct {
 	// Limit is each token's rate limit; the zero value means
 	// DefaultLimit.
 	Limit Limit
+	// AllowPrivate is FEEDMAIL_ALLOW_PRIVATE_NETWORKS: a channel target
+	// with a token may then be plain http (channels.Choose).
+	AllowPrivate bool
 }
 
 // Limit is a token bucket: Burst requests at once, then one every Every.

@@ -10,5 +10,6 @@ import (
 // subscription service, so a subscription made through it gets the same
 // checks and feed baseline as the signup form.
 func (s *Server) apiHandler() http.HandlerFunc {
-	return api.New(api.Deps{Store: s.Store, Subs: s.subs, Clock: s.Clock, Log: s.Log}).ServeHTTP
+	return api.New(api.Deps{Store: s.Store, Subs: s.subs, Clock: s.Clock, Log: s.Log,
+		AllowPrivate: s.Config.AllowPrivateNetworks}).ServeHTTP
 }
