@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/internal/websub"
 )
 
 // How long each kind of link works. Account links (AccountTTL, SignInTTL)
@@ -90,7 +91,10 @@ func (l Links) CreditsFor(userID int64, now time.Time) string {
 	return l.Base + PathCredits + "?token=" + l.Tokens.SignIssued(token.Account, userID, now, now.Add(AccountTTL))
 }
 
-// WebSubCallback is the callback URL for feed feedID's WebSub subscription.
-func (l Links) WebSubCallback(feedID int64) string {
-	return l.Base + Fill(PathWebSub, l.Tokens.Sign(token.WebSub, feedID, time.Time{}))
+// WebSubCallback is the callback URL of feed feedID's WebSub subscription
+// with secret (its hub.secret): the signed feed id and the subscription's
+// tag (websub.CallbackTag), so the URL can be neither guessed from the
+// feed id nor used once that subscription is gone.
+func (l Links) WebSubCallback(feedID int64, secret string) string {
+	return l.Base + Fill(PathWebSub, l.Tokens.Sign(token.WebSub, feedID, time.Time{})+websub.CallbackSep+websub.CallbackTag(secret))
 }
