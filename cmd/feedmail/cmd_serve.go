@@ -60,6 +60,11 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 		a.log.Warn("FEEDMAIL_BASE_URL is not https: RFC 8058 one-click unsubscribe needs https, "+
 			"so mailbox providers will not offer it for the links in our emails", "base_url", a.cfg.BaseURL)
 	}
+	if a.cfg.PublicMetrics() {
+		a.log.Warn("/metrics is answered on FEEDMAIL_LISTEN, which FEEDMAIL_BASE_URL makes public: "+
+			"set FEEDMAIL_METRICS_LISTEN to serve it on an address of its own, or refuse /metrics at the proxy",
+			"base_url", a.cfg.BaseURL)
+	}
 
 	srv := web.New(web.Deps{Store: s, Config: a.cfg, Clock: a.clock, Log: a.log, Metrics: a.metrics, Tokens: a.tokens})
 	if a.cfg.HasRole("web") {

@@ -61,22 +61,24 @@ func Warnings(c Config, environ []string) []string {
 			out = append(out, fmt.Sprintf("FEEDMAIL_BASE_URL is not set: links in email point at %s, which only this machine can open; set it to the address people reach feedmail at", c.BaseURL))
 		}
 	}
-	if c.MetricsListen == "" && slices.Contains(c.Roles, "web") && publicBase(c.BaseURL) {
-		out = append(out, "/metrics is answered on FEEDMAIL_LISTEN, which "+c.BaseURL+" makes public: set FEEDMAIL_METRICS_LISTEN to serve it on an address of its own, or block /metrics at the proxy")
-	}
 	return out
 }
 
-// publicBase reports whether base, the install's public URL, names a host
-// other than this machine's loopback.
-func publicBase(base string) bool {
-	u, err := url.Parse(base)
+// PublicMetrics reports whether serve's web role answers /metrics on a
+// listener the public reaches: FEEDMAIL_METRICS_LISTEN is unset and
+// FEEDMAIL_BASE_URL names a host other than this machine's loopback.
+// serve warns about it at start.
+func (c Config) PublicMetrics() bool {
+	if c.MetricsListen != "" || !c.HasRole("web") {
+		return false
+	}
+	u, err := url.Parse(c.BaseURL)
 	if err != nil || u.Hostname() == "" {
 		return false
 	}
-	h := u.Hostname()
+	h := strings.ToLower(u.Hostname())
 	ip := net.ParseIP(h)
-	return h != "localhost" && (ip == nil || !ip.IsLoopback())
+	return h != "localhost" && !strings.HasSuffix(h, ".localhost") && (ip == nil || !ip.IsLoopback())
 }
 
 // closest is the known name nearest to name by edit distance, when it is
