@@ -3,7 +3,6 @@ package fetcher
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"syscall"
@@ -57,7 +56,8 @@ func (h hooks) privateOnlyControl(allowPrivate bool) func(network, address strin
 func newPrivateOnlyTransport(cfg Config, h hooks) *http.Transport {
 	t := newTransport(cfg, h)
 	t.DisableCompression = false
-	t.DialContext = (&net.Dialer{Timeout: newDialer(cfg, h).Timeout, KeepAlive: newDialer(cfg, h).KeepAlive,
-		Resolver: h.resolver, Control: h.privateOnlyControl(cfg.AllowPrivate)}).DialContext
+	d := newDialer(cfg, h)
+	d.Control = h.privateOnlyControl(cfg.AllowPrivate)
+	t.DialContext = d.DialContext
 	return t
 }
