@@ -248,20 +248,34 @@ func (s *Stripe) ParseWebhook(payload []byte, sigHeader string, now time.Time) (
 	return out, nil
 }
 
-// signedAt reads the t= timestamp of a Stripe-Signature header.
+// signedAt reads the t= timestamp of a Stripe-Signature header. A header
+// with several t= is refused: the age is checked on the one read here while
+// stripe-go checks the signature with the last one it reads, so
+// "t=NOW,t=OLD,v1=sig(OLD)" would replay an old event as a fresh one.
 func signedAt(header string) (time.Time, error) {
 	if strings.TrimSpace(header) == "" {
 		return time.Time{}, fmt.Errorf("%w: no Stripe-Signature header", ErrBadSignature)
 	}
+	var (
+		at    time.Time
+		found int
+	)
 	for _, part := range strings.Split(header, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if ok && k == "t" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				break
-			}
-			return time.Unix(n, 0), nil
+		if !ok || strings.TrimSpace(k) != "t" {
+			continue
 		}
+		if found++; found > 1 {
+			return time.Time{}, fmt.Errorf("%w: several timestamps in Stripe-Signature", ErrBadSignature)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%w: bad timestamp in Stripe-Signature", ErrBadSignature)
+		}
+		at = time.Unix(n, 0)
 	}
-	return time.Time{}, fmt.Errorf("%w: no timestamp in Stripe-Signature", ErrBadSignature)
+	if found == 0 {
+		return time.Time{}, fmt.Errorf("%w: no timestamp in Stripe-Signature", ErrBadSignature)
+	}
+	return at, nil
 }

@@ -3,6 +3,7 @@ package billing
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -57,6 +58,10 @@ func TestParseWebhook(t *testing.T) {
 		{"other secret", paid, sign(paid, "whsec_y", now), ErrBadSignature, nil},
 		{"no header", paid, "", ErrBadSignature, nil},
 		{"no timestamp", paid, "v1=abcd", ErrBadSignature, nil},
+		// A replay: a fresh t= first (the age check) and the old one last
+		// (stripe-go checks the signature against the last).
+		{"several timestamps", paid, "t=" + strconv.FormatInt(now.Unix(), 10) + "," + sign(paid, "whsec_x", now.Add(-time.Hour)), ErrBadSignature, nil},
+		{"several timestamps, spaced", paid, sign(paid, "whsec_x", now) + ", t=" + strconv.FormatInt(now.Unix(), 10), ErrBadSignature, nil},
 		{"unpaid", session(EventCheckoutCompleted, "unpaid", ours), sign(session(EventCheckoutCompleted, "unpaid", ours), "whsec_x", now), nil,
 			func(e WebhookEvent) bool { return !e.GrantsCredits() }},
 		{"async succeeded", session(EventCheckoutAsyncSucceeded, "paid", nil), sign(session(EventCheckoutAsyncSucceeded, "paid", nil), "whsec_x", now), nil,

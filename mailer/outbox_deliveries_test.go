@@ -28,7 +28,7 @@ func TestFeedByEmailAndByWebhook(t *testing.T) {
 	clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
 	fx := newFixtureOn(t, storetest.Open(t, storetest.Options{Clock: clk}), clk)
 	u, mail := fx.user("reader@example.org", 10)
-	choice, err := channels.Choose(webhook.Name, rc.URL()+"/hook", "")
+	choice, err := channels.Choose(webhook.Name, rc.URL()+"/hook", "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

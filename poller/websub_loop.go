@@ -258,7 +258,7 @@ func (e *hubStatusError) Error() string {
 // accepted it (any 2xx; WebSub says 202), a *hubStatusError for another
 // status.
 func (m *WebSubManager) send(ctx context.Context, f *store.Feed, w store.WebSubFields, mode string, lease time.Duration) error {
-	req, err := websub.SubscribeRequest(ctx, w.Hub, w.Topic, m.cfg.Callback(f.ID), w.Secret, lease, mode)
+	req, err := websub.SubscribeRequest(ctx, w.Hub, w.Topic, m.cfg.Callback(f.ID, w.Secret), w.Secret, lease, mode)
 	if err != nil {
 		return err
 	}

@@ -53,9 +53,9 @@ type WebSubConfig struct {
 	// HTTP sends requests to hubs: fetcher.NewHTTPClient, so the private
 	// network guard applies to hubs (and their redirects) too.
 	HTTP *http.Client
-	// Callback returns the callback URL of a feed's subscription:
-	// links.Links.WebSubCallback.
-	Callback func(feedID int64) string
+	// Callback returns the callback URL of a feed's subscription with its
+	// secret: links.Links.WebSubCallback.
+	Callback func(feedID int64, secret string) string
 	// BaseURL is the install's public URL, for the User-Agent.
 	BaseURL string
 	Clock   clock.Clock

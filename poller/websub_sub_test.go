@@ -270,7 +270,7 @@ func TestWebSubDiscoveryAndSubscription(t *testing.T) {
 			}
 			r := reqs[0]
 			want := ts.URL + tt.wantTopic
-			if r.Mode != "subscribe" || r.Topic != want || r.Callback != e.links.WebSubCallback(f.ID) ||
+			if r.Mode != "subscribe" || r.Topic != want || r.Callback != e.links.WebSubCallback(f.ID, r.Secret) ||
 				len(r.Secret) != 64 || r.LeaseSeconds != "864000" || r.ContentType != "application/x-www-form-urlencoded" ||
 				!strings.HasPrefix(r.UserAgent, "feedmail/1 (+"+e.web.URL+"/bot; 1 subscribers)") {
 				t.Errorf("request %+v; want topic %s, our callback, a 64-hex secret, lease 864000", r, want)
@@ -323,7 +323,7 @@ func TestWebSubUnknownTopicRefused(t *testing.T) {
 	hub := websubtest.New(t, websubtest.Options{})
 	ts := topicServer(t, nil, map[string]http.HandlerFunc{"/feed": serve("application/atom+xml", atomDoc(hub.URL, "BASE/feed"))})
 	f := e.subscribe(e.feed(ts.URL + "/feed"))
-	cb := e.links.WebSubCallback(f.ID)
+	cb := e.links.WebSubCallback(f.ID, f.WebSubSecret)
 	tests := []struct {
 		name, mode, topic string
 	}{
@@ -341,7 +341,7 @@ func TestWebSubUnknownTopicRefused(t *testing.T) {
 	}
 	// A feed that never asked for anything.
 	g := e.feed(ts.URL + "/never")
-	if v := hub.Verify(e.ctx, e.links.WebSubCallback(g.ID), "subscribe", g.URL, time.Hour); v.Status != http.StatusNotFound {
+	if v := hub.Verify(e.ctx, e.links.WebSubCallback(g.ID, g.WebSubSecret), "subscribe", g.URL, time.Hour); v.Status != http.StatusNotFound {
 		t.Errorf("verification for a feed without a request: %d, want 404", v.Status)
 	}
 	if h := e.reload(f.ID); h.WebSubState != store.WebSubStateActive || !h.WebSubRenewAt.Equal(*f.WebSubRenewAt) {
@@ -556,7 +556,7 @@ func TestWebSubUnsubscribesWhenTheLastSubscriberLeaves(t *testing.T) {
 	}
 	e.run()
 	reqs := hub.Requests()
-	if len(reqs) != 2 || reqs[1].Mode != "unsubscribe" || reqs[1].Topic != f.WebSubTopic || reqs[1].Callback != e.links.WebSubCallback(f.ID) {
+	if len(reqs) != 2 || reqs[1].Mode != "unsubscribe" || reqs[1].Topic != f.WebSubTopic || reqs[1].Callback != e.links.WebSubCallback(f.ID, f.WebSubSecret) {
 		t.Fatalf("requests %+v, want an unsubscribe for the topic", reqs)
 	}
 	if g := e.reload(f.ID); g.WebSub() != (store.WebSubFields{}) {
@@ -569,7 +569,7 @@ func TestWebSubUnsubscribesWhenTheLastSubscriberLeaves(t *testing.T) {
 		t.Errorf("unsubscribed events %v", got)
 	}
 	// Pushes after that are refused with 410.
-	d := hub.PublishTo(e.ctx, e.links.WebSubCallback(f.ID), reqs[0].Secret, f.WebSubTopic, []byte("<feed/>"), "application/atom+xml", websubtest.Signing{})
+	d := hub.PublishTo(e.ctx, e.links.WebSubCallback(f.ID, f.WebSubSecret), reqs[0].Secret, f.WebSubTopic, []byte("<feed/>"), "application/atom+xml", websubtest.Signing{})
 	if d.Status != http.StatusGone {
 		t.Errorf("push after unsubscribing: %d, want 410", d.Status)
 	}

@@ -14,8 +14,9 @@ import (
 
 // channelFlags adds --channel, --target and --token to fs and returns
 // their choice, checked by package channels (a usage error when it is
-// wrong; nothing is stored then).
-func channelFlags(fs *flag.FlagSet) func() (store.ChannelChoice, error) {
+// wrong; nothing is stored then; plain http targets with a token only when
+// allowPrivate).
+func channelFlags(fs *flag.FlagSet, allowPrivate bool) func() (store.ChannelChoice, error) {
 	name := fs.String("channel", "", "deliver by email (default), webhook, slack, discord, ntfy or matrix")
 	target := fs.String("target", "", "the channel's URL (webhook, Slack or Discord webhook, ntfy topic, Matrix homeserver#!room:server)")
 	token := fs.String("token", "", "the channel's access token (ntfy: optional; matrix: required)")
@@ -23,7 +24,7 @@ func channelFlags(fs *flag.FlagSet) func() (store.ChannelChoice, error) {
 		if *name == "" && *target == "" && *token == "" {
 			return store.ChannelChoice{}, nil
 		}
-		c, err := channels.Choose(*name, *target, *token)
+		c, err := channels.Choose(*name, *target, *token, allowPrivate)
 		if err != nil {
 			return c, fmt.Errorf("%w: --channel %s: %w", errUsage, *name, err)
 		}

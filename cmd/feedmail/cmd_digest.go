@@ -68,7 +68,7 @@ func cmdDigestSet(ctx context.Context, a *app, args []string) error {
 	name := fs.String("name", "", `the digest's name, e.g. "Morning" (an existing digest of that name is changed)`)
 	spec := fs.String("schedule", "", `cron spec ("0 7 * * *"), descriptor ("@daily", "@every 1h") or preset ("daily", "weekly", "twice-daily")`)
 	zone := fs.String("tz", "", `IANA time zone, e.g. "Europe/Berlin" (default: the digest's or the account's)`)
-	chanOf := channelFlags(fs)
+	chanOf := channelFlags(fs, a.cfg.AllowPrivateNetworks)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}

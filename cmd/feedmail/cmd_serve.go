@@ -60,6 +60,11 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 		a.log.Warn("FEEDMAIL_BASE_URL is not https: RFC 8058 one-click unsubscribe needs https, "+
 			"so mailbox providers will not offer it for the links in our emails", "base_url", a.cfg.BaseURL)
 	}
+	if a.cfg.PublicMetrics() {
+		a.log.Warn("/metrics is answered on FEEDMAIL_LISTEN, which FEEDMAIL_BASE_URL makes public: "+
+			"set FEEDMAIL_METRICS_LISTEN to serve it on an address of its own, or refuse /metrics at the proxy",
+			"base_url", a.cfg.BaseURL)
+	}
 
 	srv := web.New(web.Deps{Store: s, Config: a.cfg, Clock: a.clock, Log: a.log, Metrics: a.metrics, Tokens: a.tokens})
 	if a.cfg.HasRole("web") {
@@ -76,7 +81,7 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	var wg sync.WaitGroup
-	errc := make(chan error, len(a.cfg.Roles)+1)
+	errc := make(chan error, len(a.cfg.Roles)+3)
 	for _, wk := range workers {
 		wg.Add(1)
 		go func() {
@@ -94,14 +99,16 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 	}
-	pprofSrv, err := a.listenPprof(errc)
-	if err != nil {
-		cancelWork()
-		wg.Wait()
-		return err
-	}
-	if pprofSrv != nil {
-		defer pprofSrv.Close()
+	for _, side := range []func(chan<- error) (*http.Server, error){a.listenPprof, a.listenMetrics} {
+		sideSrv, err := side(errc)
+		if err != nil {
+			cancelWork()
+			wg.Wait()
+			return err
+		}
+		if sideSrv != nil {
+			defer sideSrv.Close()
+		}
 	}
 	var runErr error
 	select {

@@ -34,7 +34,7 @@ func cmdSubscribe(ctx context.Context, a *app, args []string) error {
 	confirmed := fs.Bool("confirmed", false, "active at once, without a confirmation email")
 	newest := fs.Bool("newest", false, "also email the feed's newest post as soon as the subscription is confirmed ("+billing.Standard().PostCost()+")")
 	controlsOf := controlFlags(fs)
-	chanOf := channelFlags(fs)
+	chanOf := channelFlags(fs, a.cfg.AllowPrivateNetworks)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}

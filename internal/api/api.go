@@ -32,6 +32,9 @@ type Deps struct {
 	// for account u (package web's, shared with its forms and OPML
 	// upload); nil: no limit.
 	FetchBudget func(r *http.Request, u *store.User) subscribe.Budget
+	// AllowPrivate is FEEDMAIL_ALLOW_PRIVATE_NETWORKS: a channel target
+	// with a token may then be plain http (channels.Choose).
+	AllowPrivate bool
 }
 
 // Limit is a token bucket: Burst requests at once, then one every Every.

@@ -81,8 +81,8 @@ type digestRequest struct {
 
 // chosenChannel is req's channel checked as a subscription's is; nil when
 // req names none.
-func (req digestRequest) chosenChannel() (*store.ChannelChoice, *problem) {
-	ch, set, p, bad := req.choice()
+func (req digestRequest) chosenChannel(allowPrivate bool) (*store.ChannelChoice, *problem) {
+	ch, set, p, bad := req.choice(allowPrivate)
 	switch {
 	case bad:
 		return nil, &p
@@ -112,7 +112,7 @@ func (s *Server) createDigest(w http.ResponseWriter, r *http.Request, u *store.U
 		writeProblem(w, invalid("schedule", "schedule is required"))
 		return
 	}
-	ch, p := req.chosenChannel()
+	ch, p := req.chosenChannel(s.AllowPrivate)
 	if p != nil {
 		writeProblem(w, *p)
 		return
@@ -136,7 +136,7 @@ func (s *Server) patchDigest(w http.ResponseWriter, r *http.Request, u *store.Us
 		writeProblem(w, *bad)
 		return
 	}
-	ch, p := req.chosenChannel()
+	ch, p := req.chosenChannel(s.AllowPrivate)
 	if p != nil {
 		writeProblem(w, *p)
 		return

@@ -37,7 +37,7 @@ type channelRequest struct {
 
 // choice checks the request's channel (the CLI's and account page's
 // checks, channels.Choose); set is false when the request names none.
-func (c channelRequest) choice() (choice store.ChannelChoice, set bool, p problem, bad bool) {
+func (c channelRequest) choice(allowPrivate bool) (choice store.ChannelChoice, set bool, p problem, bad bool) {
 	if c.Channel == nil && c.Target == nil && c.Token == nil {
 		return choice, false, p, false
 	}
@@ -47,7 +47,7 @@ func (c channelRequest) choice() (choice store.ChannelChoice, set bool, p proble
 		}
 		return *v
 	}
-	choice, err := channels.Choose(str(c.Channel), str(c.Target), str(c.Token))
+	choice, err := channels.Choose(str(c.Channel), str(c.Target), str(c.Token), allowPrivate)
 	if err != nil {
 		field := "target"
 		if c.Channel != nil && strings.Contains(err.Error(), "unknown channel") {
@@ -97,7 +97,7 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, u *s
 		writeProblem(w, invalid(controlField(req.Include, req.Exclude, err), err.Error()))
 		return
 	}
-	ch, _, p, bad := req.choice()
+	ch, _, p, bad := req.choice(s.AllowPrivate)
 	if bad {
 		writeProblem(w, p)
 		return
@@ -225,7 +225,7 @@ func (s *Server) patchSubscription(w http.ResponseWriter, r *http.Request, u *st
 		writeProblem(w, p)
 		return
 	}
-	ch, chSet, p, bad := req.choice()
+	ch, chSet, p, bad := req.choice(s.AllowPrivate)
 	if bad {
 		writeProblem(w, p)
 		return

@@ -95,6 +95,22 @@ type Request struct {
 	URL    string
 	Header http.Header
 	Body   []byte
+	// Credential says the request carries one (an access token, or a URL
+	// that is itself the secret): over plain http, Send lets it reach only
+	// a private address the operator allowed (fetcher.PrivateOnly).
+	Credential bool
+}
+
+// Credentialed is implemented by a channel whose requests to target t
+// carry a credential anyone on the path could use (Request.Credential).
+type Credentialed interface {
+	Credential(t Target) bool
+}
+
+// CarriesCredential reports whether c's requests to t carry a credential.
+func CarriesCredential(c Channel, t Target) bool {
+	cc, ok := c.(Credentialed)
+	return ok && cc.Credential(t)
 }
 
 // Action is what the outbox does with a delivery that failed.

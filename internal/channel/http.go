@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -43,10 +44,16 @@ func (e *HTTPError) Error() string {
 // maxBody is the most of an answer's body read.
 const maxBody = 16 << 10
 
-// Send makes r with hc and returns nil for a 2xx answer, an *HTTPError
-// for any other answer, or the transport's error wrapped. now reads an
-// HTTP-date Retry-After.
+// Send makes r with hc (fetcher.NewHTTPClient's) and returns nil for a
+// 2xx answer, an *HTTPError for any other answer, or the transport's error
+// wrapped. now reads an HTTP-date Retry-After. A request with a credential
+// to a plain http URL may only connect to a private address, and only
+// when the operator allows private networks (fetcher.PrivateOnly): on the
+// way to anywhere else the credential is readable by whoever carries it.
 func Send(ctx context.Context, hc *http.Client, r *Request, now time.Time) error {
+	if r.Credential && PlainHTTP(r.URL) {
+		ctx = fetcher.PrivateOnly(ctx)
+	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadTarget, err)
@@ -114,4 +121,10 @@ func JudgeHTTP(err error) Verdict {
 // Seconds is s seconds (a service's float), to the millisecond.
 func Seconds(s float64) time.Duration {
 	return time.Duration(math.Round(s*1000)) * time.Millisecond
+}
+
+// PlainHTTP reports whether raw is an http:// (not https) URL.
+func PlainHTTP(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && strings.EqualFold(u.Scheme, "http")
 }

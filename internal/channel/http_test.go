@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,5 +118,56 @@ func TestSend(t *testing.T) {
 	guarded := fetcher.NewHTTPClient(fetcher.Config{MaxRedirects: -1})
 	if err := channel.Send(context.Background(), guarded, r, time.Now()); channel.JudgeHTTP(err).Action != channel.Refused {
 		t.Errorf("guarded send to loopback: %v judged %v, want refused", err, channel.JudgeHTTP(err).Action)
+	}
+}
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestSendKeepsCredentialsOffPlainHTTP: a request carrying a credential to
+// an http:// URL goes out marked fetcher.PrivateOnly (the guarded client
+// then lets it reach only a private address the operator allowed); over
+// https, or without a credential, it is not marked. And with the guarded
+// client and private networks not allowed, such a request is refused
+// before it connects.
+func TestSendKeepsCredentialsOffPlainHTTP(t *testing.T) {
+	var marked bool
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		marked = fetcher.IsPrivateOnly(r.Context())
+		return &http.Response{StatusCode: 204, Body: http.NoBody, Header: http.Header{}}, nil
+	})}
+	for _, c := range []struct {
+		url        string
+		credential bool
+		want       bool
+	}{
+		{"http://ntfy.example.org/topic", true, true},
+		{"HTTP://ntfy.example.org/topic", true, true},
+		{"https://ntfy.example.org/topic", true, false},
+		{"http://ntfy.example.org/topic", false, false},
+	} {
+		r := &channel.Request{Method: http.MethodPost, URL: c.url, Credential: c.credential}
+		if err := channel.Send(context.Background(), hc, r, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if marked != c.want {
+			t.Errorf("%s, credential %v: private-only %v, want %v", c.url, c.credential, marked, c.want)
+		}
+	}
+
+	var hitCount atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hitCount.Add(1) }))
+	defer srv.Close()
+	r := &channel.Request{Method: http.MethodPost, URL: srv.URL, Header: http.Header{"Authorization": {"Bearer tk"}}, Credential: true}
+	allowed := fetcher.NewHTTPClient(fetcher.Config{AllowPrivate: true, MaxRedirects: -1})
+	if err := channel.Send(context.Background(), allowed, r, time.Now()); err != nil || hitCount.Load() != 1 {
+		t.Fatalf("token over http to loopback, private networks allowed: %v, %d hits", err, hitCount.Load())
+	}
+	refused := fetcher.NewHTTPClient(fetcher.Config{MaxRedirects: -1})
+	err := channel.Send(context.Background(), refused, r, time.Now())
+	if channel.JudgeHTTP(err).Action != channel.Refused || !strings.Contains(err.Error(), "plain http") || hitCount.Load() != 1 {
+		t.Errorf("token over http, private networks not allowed: %v (%d hits), want refused saying plain http", err, hitCount.Load())
 	}
 }

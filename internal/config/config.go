@@ -60,6 +60,9 @@ type Config struct {
 	// PprofListen: a loopback host:port where serve answers Go's profiling
 	// endpoints (/debug/pprof/); empty: none.
 	PprofListen string
+	// MetricsListen: a host:port where serve answers /metrics instead of on
+	// Listen, which the proxy makes public; empty: /metrics stays on Listen.
+	MetricsListen string
 }
 
 // ErrInvalid wraps every configuration error.
@@ -96,6 +99,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SendGridWebhookKey:  get("FEEDMAIL_SENDGRID_WEBHOOK_KEY", ""),
 		MailgunSigningKey:   get("FEEDMAIL_MAILGUN_SIGNING_KEY", ""),
 		PprofListen:         get("FEEDMAIL_PPROF_LISTEN", ""),
+		MetricsListen:       get("FEEDMAIL_METRICS_LISTEN", ""),
 	}
 	if k, why := c.check(get); why != "" {
 		return Config{}, fmt.Errorf("%w: %s: %s", ErrInvalid, k, why)
@@ -155,6 +159,14 @@ func (c *Config) check(get func(k, def string) string) (string, string) {
 	}
 	if why := checkPprofListen(c.PprofListen); why != "" {
 		return bad("FEEDMAIL_PPROF_LISTEN", why)
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			return bad("FEEDMAIL_METRICS_LISTEN", fmt.Sprintf("%q is not host:port", c.MetricsListen))
+		}
+		if c.MetricsListen == c.Listen {
+			return bad("FEEDMAIL_METRICS_LISTEN", "must differ from FEEDMAIL_LISTEN")
+		}
 	}
 	return "", ""
 }

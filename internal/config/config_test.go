@@ -34,6 +34,8 @@ func TestInvalid(t *testing.T) {
 		{"FEEDMAIL_PPROF_LISTEN", "6060"},
 		{"FEEDMAIL_PPROF_LISTEN", "0.0.0.0:6060"},
 		{"FEEDMAIL_PPROF_LISTEN", "feedmail.example.org:6060"},
+		{"FEEDMAIL_METRICS_LISTEN", "9100"},
+		{"FEEDMAIL_METRICS_LISTEN", "127.0.0.1:8080"}, // the public listener itself
 		{"FEEDMAIL_DKIM_DOMAIN", "example.com"},
 		{"FEEDMAIL_DKIM_SELECTOR", "fm1"},
 		{"FEEDMAIL_DKIM_PRIVATE_KEY_FILE", "/etc/feedmail/dkim.pem"},

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -17,6 +18,7 @@ func variables() []string {
 		"FEEDMAIL_DKIM_DOMAIN", "FEEDMAIL_DKIM_SELECTOR", "FEEDMAIL_DKIM_PRIVATE_KEY_FILE",
 		"FEEDMAIL_BOUNCE_ADDRESS", "FEEDMAIL_INBOUND_URL", "FEEDMAIL_SES_TOPIC_ARNS", "FEEDMAIL_POSTMARK_WEBHOOK_AUTH",
 		"FEEDMAIL_SENDGRID_WEBHOOK_KEY", "FEEDMAIL_MAILGUN_SIGNING_KEY", "FEEDMAIL_PPROF_LISTEN",
+		"FEEDMAIL_METRICS_LISTEN",
 	}
 }
 
@@ -60,6 +62,23 @@ func Warnings(c Config, environ []string) []string {
 		}
 	}
 	return out
+}
+
+// PublicMetrics reports whether serve's web role answers /metrics on a
+// listener the public reaches: FEEDMAIL_METRICS_LISTEN is unset and
+// FEEDMAIL_BASE_URL names a host other than this machine's loopback.
+// serve warns about it at start.
+func (c Config) PublicMetrics() bool {
+	if c.MetricsListen != "" || !c.HasRole("web") {
+		return false
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || u.Hostname() == "" {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	ip := net.ParseIP(h)
+	return h != "localhost" && !strings.HasSuffix(h, ".localhost") && (ip == nil || !ip.IsLoopback())
 }
 
 // closest is the known name nearest to name by edit distance, when it is

@@ -37,6 +37,7 @@ func TestWarnings(t *testing.T) {
 		{"far from any", []string{"FEEDMAIL_FROBNICATE=1"}, []string{"FEEDMAIL_FROBNICATE is not a feedmail variable and is ignored"}},
 		{"wildcard listen without a base", []string{"FEEDMAIL_LISTEN=0.0.0.0:8080"}, []string{"FEEDMAIL_BASE_URL is not set: links in email point at http://127.0.0.1:8080"}},
 		{"wildcard listen with a base", []string{"FEEDMAIL_LISTEN=0.0.0.0:8080", "FEEDMAIL_BASE_URL=https://x.example"}, nil},
+		{"metrics listener", []string{"FEEDMAIL_METRICS_LISTEN=127.0.0.1:9100"}, nil},
 	}
 	for _, c := range cases {
 		m := map[string]string{}
@@ -63,5 +64,26 @@ func TestWarnings(t *testing.T) {
 	if _, err := Load(env(map[string]string{"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "maybe"})); err == nil ||
 		!strings.Contains(err.Error(), "yes/no") {
 		t.Errorf("error %v does not say what is accepted", err)
+	}
+}
+
+func TestPublicMetrics(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{map[string]string{"FEEDMAIL_BASE_URL": "https://x.example"}, true},
+		{map[string]string{"FEEDMAIL_BASE_URL": "https://x.example", "FEEDMAIL_METRICS_LISTEN": "127.0.0.1:9100"}, false},
+		{map[string]string{"FEEDMAIL_BASE_URL": "https://x.example", "FEEDMAIL_ROLES": "poller"}, false},
+		{map[string]string{"FEEDMAIL_BASE_URL": "http://localhost:8080"}, false},
+		{map[string]string{}, false}, // the default base is the loopback listen address
+	} {
+		cfg, err := Load(env(c.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.PublicMetrics(); got != c.want {
+			t.Errorf("%v: PublicMetrics %v, want %v", c.env, got, c.want)
+		}
 	}
 }

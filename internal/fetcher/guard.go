@@ -206,7 +206,7 @@ func newHTTPClient(cfg Config, h hooks) *http.Client {
 	t := newTransport(cfg, h)
 	t.DisableCompression = false
 	return &http.Client{
-		Transport: &uaTransport{base: t, ua: UserAgent(cfg.BaseURL, 0)},
+		Transport: &uaTransport{base: t, privateOnly: newPrivateOnlyTransport(cfg, h), ua: UserAgent(cfg.BaseURL, 0)},
 		Timeout:   cfg.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > cfg.MaxRedirects {
@@ -219,9 +219,11 @@ func newHTTPClient(cfg Config, h hooks) *http.Client {
 	}
 }
 
+// uaTransport sets the User-Agent and sends PrivateOnly requests through
+// a transport (and connections) of their own.
 type uaTransport struct {
-	base http.RoundTripper
-	ua   string
+	base, privateOnly http.RoundTripper
+	ua                string
 }
 
 func (t *uaTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -229,12 +231,18 @@ func (t *uaTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.Clone(req.Context())
 		req.Header.Set("User-Agent", t.ua)
 	}
+	if IsPrivateOnly(req.Context()) {
+		return t.privateOnly.RoundTrip(req)
+	}
 	return t.base.RoundTrip(req)
 }
 
-// CloseIdleConnections lets http.Client.CloseIdleConnections reach the base.
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// transports.
 func (t *uaTransport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
+	for _, b := range []http.RoundTripper{t.base, t.privateOnly} {
+		if c, ok := b.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
 	}
 }

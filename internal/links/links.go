@@ -10,13 +10,28 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/internal/websub"
 )
 
-// How long each kind of link works.
+// How long each kind of link works. Account links (AccountTTL, SignInTTL)
+// open everything a person has, so they are short-lived and carry their
+// issue time (token.SignIssued): "sign out everywhere" ends every one
+// issued before it, and making an API token asks for one issued within
+// FreshSignIn. An email read after its account link expired offers a fresh
+// link by email; unsubscribing never needs one.
 const (
-	ConfirmTTL = 7 * 24 * time.Hour  // confirmation emails
-	AccountTTL = 60 * 24 * time.Hour // "manage" links in every email
-	SignInTTL  = 24 * time.Hour      // "email me a sign-in link"
+	ConfirmTTL = 7 * 24 * time.Hour // confirmation emails
+	// AccountTTL: the "manage" link in every email. Two weeks cover a weekly
+	// digest read a week late.
+	AccountTTL = 14 * 24 * time.Hour
+	SignInTTL  = time.Hour // "email me a sign-in link": asked for now, used now
+	// FreshSignIn is how recent an account link must be to make an API
+	// token, which outlives the link.
+	FreshSignIn = 15 * time.Minute
+	// legacyAccountTTL is the lifetime of account links made before they
+	// carried their issue time: such a link counts as issued this long
+	// before its expiry, the earliest it can have been.
+	legacyAccountTTL = 60 * 24 * time.Hour
 	// Unsubscribe links never expire: RFC 8058 one-click must work from old mail.
 )
 
@@ -54,12 +69,12 @@ func (l Links) DigestUnsubscribe(digestID int64) string {
 
 // Account is the magic link to a person's account page.
 func (l Links) Account(userID int64, now time.Time) string {
-	return l.Base + Fill(PathAccount, l.Tokens.Sign(token.Account, userID, now.Add(AccountTTL)))
+	return l.Base + Fill(PathAccount, l.Tokens.SignIssued(token.Account, userID, now, now.Add(AccountTTL)))
 }
 
 // SignIn is a short-lived account link sent on request.
 func (l Links) SignIn(userID int64, now time.Time) string {
-	return l.Base + Fill(PathAccount, l.Tokens.Sign(token.Account, userID, now.Add(SignInTTL)))
+	return l.Base + Fill(PathAccount, l.Tokens.SignIssued(token.Account, userID, now, now.Add(SignInTTL)))
 }
 
 // Status is the public status page of a feed.
@@ -73,12 +88,15 @@ func (l Links) Credits() string { return l.Base + PathCredits }
 // CreditsFor is the credits page buying for userID's account (an account
 // token, valid AccountTTL from now).
 func (l Links) CreditsFor(userID int64, now time.Time) string {
-	return l.Base + PathCredits + "?token=" + l.Tokens.Sign(token.Account, userID, now.Add(AccountTTL))
+	return l.Base + PathCredits + "?token=" + l.Tokens.SignIssued(token.Account, userID, now, now.Add(AccountTTL))
 }
 
-// WebSubCallback is the callback URL for feed feedID's WebSub subscription.
-func (l Links) WebSubCallback(feedID int64) string {
-	return l.Base + Fill(PathWebSub, l.Tokens.Sign(token.WebSub, feedID, time.Time{}))
+// WebSubCallback is the callback URL of feed feedID's WebSub subscription
+// with secret (its hub.secret): the signed feed id and the subscription's
+// tag (websub.CallbackTag), so the URL can be neither guessed from the
+// feed id nor used once that subscription is gone.
+func (l Links) WebSubCallback(feedID int64, secret string) string {
+	return l.Base + Fill(PathWebSub, l.Tokens.Sign(token.WebSub, feedID, time.Time{})+websub.CallbackSep+websub.CallbackTag(secret))
 }
 
 // Follow is the page where a reader accepts the offer of a feed's probable

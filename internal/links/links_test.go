@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/internal/websub"
 )
 
 func TestFill(t *testing.T) {
@@ -36,14 +37,14 @@ func TestBuiltLinksMatchRoutes(t *testing.T) {
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	tok := func(kind string, id int64, exp time.Time) string { return sign.Sign(kind, id, exp) }
 	cases := map[string]string{
-		l.Confirm(3, now):         "https://fm.example/confirm/" + tok(token.Confirm, 3, now.Add(ConfirmTTL)),
-		l.Unsubscribe(3):          "https://fm.example/unsubscribe/" + tok(token.Unsubscribe, 3, time.Time{}),
-		l.DigestUnsubscribe(4):    "https://fm.example/unsubscribe/" + tok(token.DigestUnsubscribe, 4, time.Time{}),
-		l.Account(5, now):         "https://fm.example/account/" + tok(token.Account, 5, now.Add(AccountTTL)),
-		l.SignIn(5, now):          "https://fm.example/account/" + tok(token.Account, 5, now.Add(SignInTTL)),
-		l.Status("https://a/b?c"): "https://fm.example/feeds/status?url=https%3A%2F%2Fa%2Fb%3Fc",
-		l.Credits():               "https://fm.example/credits",
-		l.WebSubCallback(6):       "https://fm.example/websub/" + tok(token.WebSub, 6, time.Time{}),
+		l.Confirm(3, now):             "https://fm.example/confirm/" + tok(token.Confirm, 3, now.Add(ConfirmTTL)),
+		l.Unsubscribe(3):              "https://fm.example/unsubscribe/" + tok(token.Unsubscribe, 3, time.Time{}),
+		l.DigestUnsubscribe(4):        "https://fm.example/unsubscribe/" + tok(token.DigestUnsubscribe, 4, time.Time{}),
+		l.Account(5, now):             "https://fm.example/account/" + sign.SignIssued(token.Account, 5, now, now.Add(AccountTTL)),
+		l.SignIn(5, now):              "https://fm.example/account/" + sign.SignIssued(token.Account, 5, now, now.Add(SignInTTL)),
+		l.Status("https://a/b?c"):     "https://fm.example/feeds/status?url=https%3A%2F%2Fa%2Fb%3Fc",
+		l.Credits():                   "https://fm.example/credits",
+		l.WebSubCallback(6, "s3cret"): "https://fm.example/websub/" + tok(token.WebSub, 6, time.Time{}) + "." + websub.CallbackTag("s3cret"),
 	}
 	for got, want := range cases {
 		if got != want {

@@ -37,6 +37,8 @@ const (
 	PathPublisherMove       = "/account/{token}/publisher/feeds/{id}/move"
 	PathAccountAPITokens    = "/account/{token}/api-tokens"
 	PathAccountAPIRevoke    = "/account/{token}/api-tokens/{id}/revoke"
+	PathAccountSignOut      = "/account/{token}/sign-out"
+	PathAccountFreshLink    = "/account/{token}/fresh-link"
 	PathUnsubscribe         = "/unsubscribe/{token}"
 	PathMove                = "/moves/{token}"
 	PathFeedStatus          = "/feeds/status"
@@ -126,6 +128,8 @@ func Routes() []Route {
 		{Name: "publisherMove", Method: "POST", Path: PathPublisherMove, Group: GroupPages},
 		{Name: "accountTokenCreate", Method: "POST", Path: PathAccountAPITokens, Group: GroupPages},
 		{Name: "accountTokenRevoke", Method: "POST", Path: PathAccountAPIRevoke, Group: GroupPages},
+		{Name: "accountSignOut", Method: "POST", Path: PathAccountSignOut, Group: GroupPages},
+		{Name: "accountFreshLink", Method: "POST", Path: PathAccountFreshLink, Group: GroupPages},
 		{Name: "unsubscribePage", Method: "GET", Path: PathUnsubscribe, Group: GroupPages},
 		// RFC 8058 one-click, POSTed by mail providers.
 		{Name: "unsubscribePost", Method: "POST", Path: PathUnsubscribe, Group: GroupPages, Machine: true},

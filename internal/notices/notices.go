@@ -93,7 +93,7 @@ func SignIn(l links.Links, now time.Time, userID int64, email string) (string, s
 	return fmt.Sprintf("signin:%d:%d", userID, now.Unix()/60), store.Notice{
 		Subject: "Your feedmail sign-in link",
 		Text: "Someone (hopefully you) asked for a link to the feedmail account of " + email +
-			".\n\nThe button opens your account; it works for 24 hours. If this was not you, ignore this email.",
+			".\n\nThe button opens your account; it works for an hour. If this was not you, ignore this email.",
 		Links: []store.NoticeLink{{Label: "Open my account", URL: l.SignIn(userID, now)}},
 	}
 }

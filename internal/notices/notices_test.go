@@ -39,7 +39,7 @@ func TestNotices(t *testing.T) {
 		{name: "already", wantKey: "already:3:29540700", prefix: "You already get this feed from feedmail",
 			says: "from the feed “Blog” to a@example.com. You already get them, so nothing changed.", buttons: []string{"Open my account"}},
 		{name: "sign-in", wantKey: "signin:5:29540700", prefix: "Your feedmail sign-in link",
-			says: "it works for 24 hours", buttons: []string{"Open my account"}},
+			says: "it works for an hour", buttons: []string{"Open my account"}},
 		{name: "import", wantKey: "import:5:1772442000", prefix: "Confirm the feeds imported into your feedmail",
 			says: "2 feeds were imported for a@example.com", buttons: []string{"Review and confirm"}},
 		{name: "gone", wantKey: "gone:7:5", prefix: "A feed you follow is gone: https://blog.example/feed",

@@ -56,7 +56,7 @@ type Options struct {
 // Open connects to dsn — "postgres://…" or "sqlite://path" — checks that the
 // database answers, and returns a Store. It does not migrate. A SQLite file is
 // created only inside a folder that already exists, so a mistyped path creates
-// nothing.
+// nothing, and it is created readable by its owner only (prepareSQLiteFile).
 func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if opt.Clock == nil {
 		opt.Clock = clock.Real{}
@@ -91,6 +91,9 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		dir := filepath.Dir(path)
 		if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
 			return nil, fmt.Errorf("%w: folder %q for the SQLite file does not exist", ErrBadDSN, dir)
+		}
+		if err := prepareSQLiteFile(path, opt.Logger); err != nil {
+			return nil, err
 		}
 		dialect, maxOpen = migrations.SQLite, 8
 		q := "?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +

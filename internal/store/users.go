@@ -39,6 +39,9 @@ type User struct {
 	// row stays with a tombstone address for the ledger's sake, and the
 	// lookups below treat it as absent.
 	DeletedAt *time.Time
+	// SignedOutAt is the person's last "sign out everywhere": account links
+	// issued before it no longer work (SignOutEverywhere).
+	SignedOutAt *time.Time
 }
 
 // NormalizeEmail is the form an address is stored and looked up in: trimmed,

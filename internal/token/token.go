@@ -7,10 +7,11 @@
 // and an optional expiry under a key only the server knows. Layout, before
 // unpadded URL-safe base64 (RFC 4648 §5):
 //
-//	version (1 byte, = 1)
+//	version (1 byte, = 1; 2 when the token carries its issue time)
 //	purpose code (1 byte; 0 = the purpose follows as length byte + bytes)
 //	subject (signed varint)
 //	expiry (unsigned varint, Unix seconds; 0 = never)
+//	issued (version 2 only: unsigned varint, Unix seconds)
 //	MAC (16 bytes: HMAC-SHA-256 truncated, over a domain label and all of the above)
 //
 // An unsubscribe token for subject 12345 without expiry is 30 characters.
@@ -64,7 +65,9 @@ const MaxLen = 512
 
 const (
 	version = 1
-	macLen  = 16
+	// versionIssued is the layout that adds the issue time (SignIssued).
+	versionIssued = 2
+	macLen        = 16
 	// maxExpiry keeps time.Unix far from overflow (year ~146 billion).
 	maxExpiry = 1 << 62
 	// macLabel separates these MACs from any other use of the same secret.
@@ -142,7 +145,7 @@ func NewSigner(secret []byte) (*Signer, error) {
 // the constants above work too but make longer tokens; a purpose longer than
 // 255 bytes is cut to 255.
 func (s *Signer) Sign(purpose string, subject int64, expires time.Time) string {
-	return encoding.EncodeToString(s.signRaw(purpose, subject, expires))
+	return encoding.EncodeToString(s.signRaw(purpose, subject, expires, time.Time{}))
 }
 
 // SignAddress is Sign spelled for an email address's local part (e.g.
@@ -150,10 +153,11 @@ func (s *Signer) Sign(purpose string, subject int64, expires time.Time) string {
 // only, 36 characters for an outbox id without expiry. VerifyAddress
 // checks it, whatever case it comes back in.
 func (s *Signer) SignAddress(purpose string, subject int64, expires time.Time) string {
-	return addrEncoding.EncodeToString(s.signRaw(purpose, subject, expires))
+	return addrEncoding.EncodeToString(s.signRaw(purpose, subject, expires, time.Time{}))
 }
 
-func (s *Signer) signRaw(purpose string, subject int64, expires time.Time) []byte {
+// signRaw is the token's bytes; a non-zero issued makes a version 2 token.
+func (s *Signer) signRaw(purpose string, subject int64, expires, issued time.Time) []byte {
 	if len(purpose) > 255 {
 		purpose = purpose[:255]
 	}
@@ -164,8 +168,12 @@ func (s *Signer) signRaw(purpose string, subject int64, expires time.Time) []byt
 			exp = min(uint64(u), maxExpiry)
 		}
 	}
-	b := make([]byte, 0, 3+len(purpose)+2*binary.MaxVarintLen64+macLen)
-	b = append(b, version)
+	b := make([]byte, 0, 3+len(purpose)+3*binary.MaxVarintLen64+macLen)
+	if issued.IsZero() {
+		b = append(b, version)
+	} else {
+		b = append(b, versionIssued)
+	}
 	if c := purposeCode(purpose); c != 0 {
 		b = append(b, c)
 	} else {
@@ -174,6 +182,9 @@ func (s *Signer) signRaw(purpose string, subject int64, expires time.Time) []byt
 	}
 	b = binary.AppendVarint(b, subject)
 	b = binary.AppendUvarint(b, exp)
+	if !issued.IsZero() {
+		b = binary.AppendUvarint(b, uint64(max(issued.Unix(), 0)))
+	}
 	return append(b, s.mac(b)...)
 }
 
@@ -181,22 +192,8 @@ func (s *Signer) signRaw(purpose string, subject int64, expires time.Time) []byt
 // ErrMalformed, ErrBadSignature, ErrWrongPurpose or ErrExpired, checked in
 // that order. A token is expired from its expiry instant on.
 func (s *Signer) Verify(tok, purpose string, now time.Time) (subject int64, err error) {
-	if tok == "" {
-		return 0, fmt.Errorf("%w: empty", ErrMalformed)
-	}
-	if len(tok) > MaxLen {
-		return 0, fmt.Errorf("%w: %d characters", ErrMalformed, len(tok))
-	}
-	raw, err := encoding.DecodeString(tok)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	// The decoder skips CR and LF even in strict mode: accept only the one
-	// spelling Sign makes, so a token cannot be varied and still work.
-	if encoding.EncodeToString(raw) != tok {
-		return 0, fmt.Errorf("%w: not in canonical form", ErrMalformed)
-	}
-	return s.verifyRaw(raw, purpose, now)
+	c, err := s.VerifyClaims(tok, purpose, now)
+	return c.Subject, err
 }
 
 // VerifyAddress checks a token made by SignAddress, in any case, like
@@ -216,54 +213,71 @@ func (s *Signer) VerifyAddress(tok, purpose string, now time.Time) (subject int6
 	if addrEncoding.EncodeToString(raw) != tok {
 		return 0, fmt.Errorf("%w: not in canonical form", ErrMalformed)
 	}
-	return s.verifyRaw(raw, purpose, now)
+	c, err := s.verifyRaw(raw, purpose, now)
+	return c.Subject, err
 }
 
-// verifyRaw checks decoded token bytes (see Verify).
-func (s *Signer) verifyRaw(raw []byte, purpose string, now time.Time) (subject int64, err error) {
+// verifyRaw checks decoded token bytes (see Verify) and returns what they
+// say.
+func (s *Signer) verifyRaw(raw []byte, purpose string, now time.Time) (Claims, error) {
+	var c Claims
 	if len(raw) < 2+2+macLen {
-		return 0, fmt.Errorf("%w: too short", ErrMalformed)
+		return c, fmt.Errorf("%w: too short", ErrMalformed)
 	}
 	body, sum := raw[:len(raw)-macLen], raw[len(raw)-macLen:]
-	if body[0] != version {
-		return 0, fmt.Errorf("%w: unknown version %d", ErrMalformed, body[0])
+	if body[0] != version && body[0] != versionIssued {
+		return c, fmt.Errorf("%w: unknown version %d", ErrMalformed, body[0])
 	}
 	rest := body[2:]
 	var got string
 	if body[1] == 0 {
 		if len(rest) < 1 || len(rest) < 1+int(rest[0]) {
-			return 0, fmt.Errorf("%w: truncated purpose", ErrMalformed)
+			return c, fmt.Errorf("%w: truncated purpose", ErrMalformed)
 		}
 		got, rest = string(rest[1:1+int(rest[0])]), rest[1+int(rest[0]):]
 	} else {
 		var ok bool
 		if got, ok = purposeName(body[1]); !ok {
-			return 0, fmt.Errorf("%w: unknown purpose code %d", ErrMalformed, body[1])
+			return c, fmt.Errorf("%w: unknown purpose code %d", ErrMalformed, body[1])
 		}
 	}
 	subject, n := binary.Varint(rest)
 	if n <= 0 {
-		return 0, fmt.Errorf("%w: bad subject", ErrMalformed)
+		return c, fmt.Errorf("%w: bad subject", ErrMalformed)
 	}
 	rest = rest[n:]
 	exp, n := binary.Uvarint(rest)
-	if n <= 0 || n != len(rest) {
-		return 0, fmt.Errorf("%w: bad expiry", ErrMalformed)
+	if n <= 0 || (body[0] == version && n != len(rest)) {
+		return c, fmt.Errorf("%w: bad expiry", ErrMalformed)
+	}
+	rest = rest[n:]
+	var issued uint64
+	if body[0] == versionIssued {
+		if issued, n = binary.Uvarint(rest); n <= 0 || n != len(rest) || issued > maxExpiry {
+			return c, fmt.Errorf("%w: bad issue time", ErrMalformed)
+		}
 	}
 	if !hmac.Equal(sum, s.mac(body)) {
-		return 0, ErrBadSignature
+		return c, ErrBadSignature
 	}
 	if got != purpose {
-		return 0, fmt.Errorf("%w: made for %q, used for %q", ErrWrongPurpose, got, purpose)
+		return c, fmt.Errorf("%w: made for %q, used for %q", ErrWrongPurpose, got, purpose)
 	}
 	if exp > maxExpiry {
 		// Sign never makes this; only a signer bug could. Refuse, don't overflow.
-		return 0, fmt.Errorf("%w: expiry out of range", ErrMalformed)
+		return c, fmt.Errorf("%w: expiry out of range", ErrMalformed)
 	}
 	if exp != 0 && !now.Before(time.Unix(int64(exp), 0)) {
-		return 0, fmt.Errorf("%w: at %s", ErrExpired, time.Unix(int64(exp), 0).UTC().Format(time.RFC3339))
+		return c, fmt.Errorf("%w: at %s", ErrExpired, time.Unix(int64(exp), 0).UTC().Format(time.RFC3339))
 	}
-	return subject, nil
+	c.Subject = subject
+	if exp != 0 {
+		c.Expires = time.Unix(int64(exp), 0)
+	}
+	if body[0] == versionIssued {
+		c.Issued = time.Unix(int64(issued), 0)
+	}
+	return c, nil
 }
 
 func (s *Signer) mac(body []byte) []byte {

@@ -249,3 +249,35 @@ func TestDerive(t *testing.T) {
 		t.Errorf("derived keys must differ by label and by secret")
 	}
 }
+
+func TestSignIssued(t *testing.T) {
+	s := mustSigner(t, testSecret)
+	other := mustSigner(t, otherSecret)
+	issued := t0.Add(-90 * time.Second)
+	exp := t0.Add(time.Hour)
+	tok := s.SignIssued(Account, 77, issued, exp)
+	c, err := s.VerifyClaims(tok, Account, t0)
+	if err != nil || c.Subject != 77 || !c.Issued.Equal(issued.Truncate(time.Second)) || !c.Expires.Equal(exp.Truncate(time.Second)) {
+		t.Fatalf("VerifyClaims = %+v, %v; want subject 77 issued %s expires %s", c, err, issued, exp)
+	}
+	if id, err := s.Verify(tok, Account, t0); err != nil || id != 77 {
+		t.Fatalf("Verify of an issued token = %d, %v", id, err)
+	}
+	old := s.Sign(Account, 77, exp)
+	if c, err := s.VerifyClaims(old, Account, t0); err != nil || !c.Issued.IsZero() {
+		t.Fatalf("a token without issue time: %+v, %v", c, err)
+	}
+	raw, _ := encoding.DecodeString(tok)
+	for name, bad := range map[string]string{
+		"other secret":   other.SignIssued(Account, 77, issued, exp),
+		"issue time cut": encoding.EncodeToString(append(append([]byte(nil), raw[:len(raw)-macLen-1]...), raw[len(raw)-macLen:]...)),
+		"v1 byte":        encoding.EncodeToString(append([]byte{version}, raw[1:]...)),
+	} {
+		if _, err := s.VerifyClaims(bad, Account, t0); err == nil {
+			t.Errorf("%s: verified", name)
+		}
+	}
+	if _, err := s.VerifyClaims(tok, Account, exp); !errors.Is(err, ErrExpired) {
+		t.Errorf("at expiry: %v, want ErrExpired", err)
+	}
+}

@@ -16,7 +16,6 @@ import (
 	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/internal/token"
 )
 
 // ledgerShown is how many recent ledger entries the account page lists.
@@ -53,6 +52,9 @@ type accountData struct {
 	// AddForms are the "also deliver it to" forms as typed, by feed id,
 	// when one was refused (account_deliveries.go).
 	AddForms map[int64]channelForm
+	// FreshLink says the page was opened with a link fresh enough to make
+	// an API token (links.FreshSignIn); otherwise the page offers one.
+	FreshLink bool
 }
 
 // accountSub is one subscription row.
@@ -101,27 +103,6 @@ type digestForm struct {
 	ChannelForm channelForm
 }
 
-// accountUser verifies the account token in the path and loads the person.
-// It answers the request itself on failure.
-func (s *Server) accountUser(w http.ResponseWriter, r *http.Request) (*store.User, string, bool) {
-	tok := r.PathValue("token")
-	id, err := s.Tokens.Verify(tok, token.Account, s.Clock.Now())
-	if err != nil {
-		s.tokenError(w, r, err, "open your account")
-		return nil, "", false
-	}
-	u, err := s.Store.UserByID(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		s.linkGone(w, r, "This account no longer exists", "There is no account for this link any more. You can sign up again on the start page.")
-		return nil, "", false
-	}
-	if err != nil {
-		s.serverError(w, r, err)
-		return nil, "", false
-	}
-	return u, tok, true
-}
-
 // accountFlash are the messages shown after an action redirected back.
 var accountFlash = map[string]string{
 	"delivery":     "Delivery changed.",
@@ -138,6 +119,7 @@ var accountFlash = map[string]string{
 	"readded":      "You already got the feed there; its settings are kept.",
 	"paying":       "You now pay for this feed yourself, like any other.",
 	"tokenrevoked": "API token revoked. It no longer works.",
+	"freshlink":    "We emailed you a fresh sign-in link. Open it and make the token within 15 minutes.",
 }
 
 // accountPage is GET /account/{token}.
@@ -161,7 +143,7 @@ func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*a
 	d := &accountData{Token: tok, Email: u.Email, Zone: u.Timezone, Balance: u.Balance, Presets: digest.Presets(),
 		Bounces:    store.BounceSummary(u),
 		CreditsURL: links.PathCredits + "?token=" + url.QueryEscape(tok), Now: now,
-		Paused: pauseWords(u.PausedAt, u.PausedUntil, now, u.Timezone)}
+		Paused: pauseWords(u.PausedAt, u.PausedUntil, now, u.Timezone), FreshLink: s.freshLink(tok, u, now)}
 	var err error
 	if d.Ledger, err = s.Store.LedgerOf(ctx, u.ID, ledgerShown); err != nil {
 		return nil, err

@@ -67,8 +67,9 @@ const maxChannelField = channel.MaxTargetLen + 1
 // chosenChannel reads a posted channel form over the stored cur: channel,
 // target and token, or remove=1 to go back to email. A token left empty
 // keeps the stored secret when the channel and target stay. It returns
-// the form as typed and the choice checked by channels.Choose.
-func chosenChannel(r *http.Request, cur store.ChannelChoice) (channelForm, store.ChannelChoice, error) {
+// the form as typed and the choice checked by channels.Choose (plain http
+// targets with a token only when allowPrivate).
+func chosenChannel(r *http.Request, cur store.ChannelChoice, allowPrivate bool) (channelForm, store.ChannelChoice, error) {
 	name := clip(strings.TrimSpace(r.PostForm.Get("channel")), 40)
 	target := clip(strings.TrimSpace(r.PostForm.Get("target")), maxChannelField)
 	secret := clip(strings.TrimSpace(r.PostForm.Get("token")), maxChannelField)
@@ -78,7 +79,7 @@ func chosenChannel(r *http.Request, cur store.ChannelChoice) (channelForm, store
 	if secret == "" && name == cur.Channel && target == cur.Target {
 		secret = cur.Secret // unchanged: keep the token or signing secret
 	}
-	choice, err := channels.Choose(name, target, secret)
+	choice, err := channels.Choose(name, target, secret, allowPrivate)
 	return channelForm{Name: name, Target: target}, choice, err
 }
 
@@ -86,7 +87,7 @@ func chosenChannel(r *http.Request, cur store.ChannelChoice) (channelForm, store
 // the account page, or the page again (422) with the form as typed and
 // the problem next to it, nothing changed.
 func (s *Server) saveChannel(w http.ResponseWriter, r *http.Request, subj channelSubject) {
-	f, choice, err := chosenChannel(r, subj.cur)
+	f, choice, err := chosenChannel(r, subj.cur, s.Config.AllowPrivateNetworks)
 	if err == nil {
 		err = subj.save(r.Context(), choice)
 	}

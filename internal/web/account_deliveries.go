@@ -69,7 +69,7 @@ func (s *Server) accountDeliveryAdd(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, choice, err := chosenChannel(r, store.ChannelChoice{})
+	f, choice, err := chosenChannel(r, store.ChannelChoice{}, s.Config.AllowPrivateNetworks)
 	if err != nil {
 		f.Error = problem(err)
 		s.accountAgain(w, r, u, tok, http.StatusUnprocessableEntity, func(d *accountData) {

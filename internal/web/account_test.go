@@ -18,7 +18,7 @@ import (
 )
 
 func (h *harness) accountPath(u *store.User) string {
-	return "/account/" + h.sign.Sign(token.Account, u.ID, h.clk.Now().Add(time.Hour))
+	return "/account/" + h.sign.SignIssued(token.Account, u.ID, h.clk.Now(), h.clk.Now().Add(time.Hour))
 }
 
 func TestAccountPage(t *testing.T) {

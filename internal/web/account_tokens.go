@@ -39,10 +39,22 @@ func (s *Server) apiTokenRows(ctx context.Context, userID int64) ([]apiTokenRow,
 // accountTokenCreate is POST /account/{token}/api-tokens: a new API token
 // named by the form's "name", shown on the account page this once (the
 // answer is the page itself, never a redirect that would put the token in
-// an address).
+// an address). A token outlives the link that made it, so only a link
+// issued within links.FreshSignIn may make one; an older link gets 403 and
+// the page's offer to email a fresh one.
 func (s *Server) accountTokenCreate(w http.ResponseWriter, r *http.Request) {
 	u, tok, ok := s.accountUser(w, r)
 	if !ok || !s.parseForm(w, r) {
+		return
+	}
+	if !s.freshLink(tok, u, s.Clock.Now()) {
+		s.render(w, r, http.StatusForbidden, "message", "Making a token needs a fresh sign-in link", messageData{
+			Heading: "Making a token needs a fresh sign-in link",
+			Text: "An API token keeps working after the link that made it expires, so it can only be made from a sign-in link " +
+				"opened within 15 minutes of being sent. Ask for one on your account page, or below.",
+			Links:  []pageLink{{"Back to your account", links.Fill(links.PathAccount, tok) + "#api"}},
+			SignIn: true,
+		})
 		return
 	}
 	plain, _, err := api.IssueToken(r.Context(), s.Store, u.ID, clip(strings.TrimSpace(r.PostForm.Get("name")), 400))

@@ -13,5 +13,6 @@ import (
 // checks, feed baseline and budget of new feeds as the signup form.
 func (s *Server) apiHandler() http.HandlerFunc {
 	budget := func(r *http.Request, u *store.User) subscribe.Budget { return s.fetchBudget(r, u.ID) }
-	return api.New(api.Deps{Store: s.Store, Subs: s.subs, Clock: s.Clock, Log: s.Log, Preview: s.preview, FetchBudget: budget}).ServeHTTP
+	return api.New(api.Deps{Store: s.Store, Subs: s.subs, Clock: s.Clock, Log: s.Log, Preview: s.preview, FetchBudget: budget,
+		AllowPrivate: s.Config.AllowPrivateNetworks}).ServeHTTP
 }

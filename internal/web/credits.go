@@ -11,7 +11,6 @@ import (
 	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/internal/token"
 )
 
 // Buying credits: GET /credits (packs and prices), POST /credits/checkout
@@ -142,21 +141,8 @@ func (h *creditsHandler) tokenUser(w http.ResponseWriter, r *http.Request, tok s
 		s.renderMessage(w, r, http.StatusServiceUnavailable, "Not available", "Account links are not set up on this server.")
 		return nil, false
 	}
-	id, err := s.Tokens.Verify(tok, token.Account, s.Clock.Now())
-	if err != nil {
-		s.tokenError(w, r, err, "buy credits for your account")
-		return nil, false
-	}
-	u, err := s.Store.UserByID(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		s.linkGone(w, r, "This account no longer exists", "There is no account for this link any more.")
-		return nil, false
-	}
-	if err != nil {
-		s.serverError(w, r, err)
-		return nil, false
-	}
-	return u, true
+	u, _, ok := s.accountLink(w, r, tok, "buy credits for your account")
+	return u, ok
 }
 
 // checkout is POST /credits/checkout: pack=<credits> and token=… or

@@ -199,7 +199,7 @@ func TestCreditsPageWithoutPayments(t *testing.T) {
 func TestCheckout(t *testing.T) {
 	h, fs := creditsHarness(t, true)
 	u := h.user("buyer@example.com")
-	tok := h.sign.Sign(token.Account, u.ID, h.clk.Now().Add(time.Hour))
+	tok := h.sign.SignIssued(token.Account, u.ID, h.clk.Now(), h.clk.Now().Add(time.Hour))
 
 	page := h.get("/credits?token=" + tok).Body.String()
 	for _, want := range []string{"buyer@example.com", `name="token" value="` + tok + `"`, `action="/credits/checkout"`} {

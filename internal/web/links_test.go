@@ -32,7 +32,7 @@ func TestTokenLinksNeverFail500(t *testing.T) {
 	now := h.clk.Now()
 	confirm := h.sign.Sign(token.Confirm, sub.ID, now.Add(time.Hour))
 	unsub := h.sign.Sign(token.Unsubscribe, sub.ID, time.Time{})
-	account := h.sign.Sign(token.Account, u.ID, now.Add(time.Hour))
+	account := h.sign.SignIssued(token.Account, u.ID, now, now.Add(time.Hour))
 	expired := func(p string, id int64) string { return h.sign.Sign(p, id, now.Add(-time.Second)) }
 
 	cases := []struct {

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // contentSecurityPolicy allows nothing inline: one stylesheet and one script
@@ -13,9 +14,16 @@ import (
 const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-src 'self'; " +
 	"form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'"
 
+// hstsValue is the Strict-Transport-Security of an https install: a year,
+// this host only (other hosts of the domain may not all speak https), not
+// preloaded (that is the operator's own decision).
+const hstsValue = "max-age=31536000"
+
 // middleware wraps the mux: metrics and panics outermost, then security
-// headers, then cross-origin protection.
+// headers (HSTS on every response when FEEDMAIL_BASE_URL is https), then
+// cross-origin protection.
 func (s *Server) middleware(next http.Handler) http.Handler {
+	hsts := strings.HasPrefix(strings.ToLower(s.Config.BaseURL), "https://")
 	cop := http.NewCrossOriginProtection()
 	for _, p := range crossOriginExempt() {
 		cop.AddInsecureBypassPattern(p)
@@ -31,6 +39,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("Referrer-Policy", "no-referrer")
 		hd.Set("X-Frame-Options", "DENY")
+		if hsts {
+			hd.Set("Strict-Transport-Security", hstsValue)
+		}
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -51,4 +52,28 @@ func counter(t *testing.T, c interface{ Write(*dto.Metric) error }) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestHSTS: an https install sends Strict-Transport-Security on every
+// response (pages, errors, static files, the API, machine routes); an http
+// one never does.
+func TestHSTS(t *testing.T) {
+	for _, base := range []string{"https://feedmail.example", "http://feedmail.test"} {
+		h := newHarness(t, func(d *Deps) { d.Config.BaseURL = base })
+		for _, r := range []req{
+			{method: "GET", path: "/"}, {method: "GET", path: "/nope"}, {method: "GET", path: h.srv.styleURL},
+			{method: "GET", path: "/healthz"}, {method: "GET", path: "/api/v1/balance"},
+			{method: "POST", path: "/subscriptions", form: url.Values{}, header: map[string]string{"Sec-Fetch-Site": "cross-site"}},
+			{method: "GET", path: "/account/garbage"},
+		} {
+			got := h.do(r).Header().Get("Strict-Transport-Security")
+			want := ""
+			if strings.HasPrefix(base, "https:") {
+				want = "max-age=31536000"
+			}
+			if got != want {
+				t.Errorf("%s %s %s: Strict-Transport-Security %q, want %q", base, r.method, r.path, got, want)
+			}
+		}
+	}
 }

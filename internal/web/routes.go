@@ -55,6 +55,8 @@ func (s *Server) routes() {
 		"api":                      s.apiHandler(),
 		"accountTokenCreate":       s.accountTokenCreate,
 		"accountTokenRevoke":       s.accountTokenRevoke,
+		"accountSignOut":           s.accountSignOut,
+		"accountFreshLink":         s.accountFreshLink,
 	})
 }
 

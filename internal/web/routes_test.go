@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ func TestRoutesContract(t *testing.T) {
 		"POST /account/{token}/publisher/claims", "POST /account/{token}/publisher/claims/{id}/check",
 		"POST /account/{token}/publisher/feeds/{id}/move",
 		"POST /account/{token}/api-tokens", "POST /account/{token}/api-tokens/{id}/revoke",
+		"POST /account/{token}/sign-out", "POST /account/{token}/fresh-link",
 		"GET /unsubscribe/{token}", "POST /unsubscribe/{token}", "GET /moves/{token}", "POST /moves/{token}",
 		"GET /feeds/status", "GET /bot", "GET /static/{file}", "GET /healthz", "GET /metrics",
 		"GET /credits", "POST /credits/checkout", "POST /webhooks/stripe",
@@ -86,6 +88,21 @@ func TestUnknownRoutesGetThePage(t *testing.T) {
 		}
 		if c.page && w.Header().Get("Content-Security-Policy") == "" {
 			t.Errorf("%s %s: the not-found page lacks the security headers", c.method, c.path)
+		}
+	}
+}
+
+// TestMetricsOffThePublicListener: with FEEDMAIL_METRICS_LISTEN set,
+// /metrics is not served by the public handler (serve answers it on its
+// own listener); without it, it is.
+func TestMetricsOffThePublicListener(t *testing.T) {
+	for _, c := range []struct {
+		listen string
+		code   int
+	}{{"", http.StatusOK}, {"127.0.0.1:9100", http.StatusNotFound}} {
+		h := newHarness(t, func(d *Deps) { d.Metrics = metrics.New(); d.Config.MetricsListen = c.listen })
+		if w := h.get("/metrics"); w.Code != c.code {
+			t.Errorf("FEEDMAIL_METRICS_LISTEN=%q: GET /metrics %d, want %d", c.listen, w.Code, c.code)
 		}
 	}
 }

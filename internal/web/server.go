@@ -119,7 +119,7 @@ func New(d Deps) *Server {
 		panic("web: " + err.Error())
 	}
 	s.register(links.GroupHealth, map[string]http.HandlerFunc{"healthz": s.healthz})
-	if d.Metrics != nil {
+	if d.Metrics != nil && d.Config.MetricsListen == "" { // else serve answers it on its own listener
 		s.register(links.GroupMetrics, map[string]http.HandlerFunc{"metrics": d.Metrics.Handler().ServeHTTP})
 	}
 	s.routes()

@@ -146,7 +146,7 @@ func TestHostileTitlesAreEscaped(t *testing.T) {
 	pages["confirm (GET)"] = h.get(confirm).Body.String()
 	pages["confirm (POST)"] = h.post(confirm, nil).Body.String()
 	u, _ := h.st.UserByEmail(context.Background(), "ann@example.com")
-	acc := "/account/" + h.sign.Sign(token.Account, u.ID, h.clk.Now().Add(time.Hour))
+	acc := "/account/" + h.sign.SignIssued(token.Account, u.ID, h.clk.Now(), h.clk.Now().Add(time.Hour))
 	h.post(acc+"/digests", url.Values{"name": {evil}, "preset": {"weekly"}, "zone": {"UTC"}})
 	pages["account"] = h.get(acc).Body.String()
 	sub := h.subsOf(u)[0]

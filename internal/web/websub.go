@@ -36,7 +36,13 @@ type WebSubOptions struct {
 }
 
 // MountWebSub adds the WebSub callback, GET and POST /websub/{token}, where
-// the token is links.WebSubCallback's signed feed id. GET answers a hub's
+// the token is links.WebSubCallback's signed feed id and the tag of the
+// feed's current subscription (websub.CallbackTag): a callback of an ended
+// subscription, or one without the tag, is 404. Callbacks made before they
+// carried a tag still take content (POST: hubs hold them until their lease
+// ends, and content is checked against the subscription's secret anyway)
+// but never a verification (GET), which is what could cover a feed with a
+// subscription nobody made, or end one. GET answers a hub's
 // verification of intent (WebSub §5.3) and records it; POST takes
 // distributed content (§7, §8), checked against X-Hub-Signature, into
 // o.Ingest and answers 202 whether the signature was good or not; a feed
@@ -61,14 +67,18 @@ func (h *webSubHandler) count(event string) {
 	}
 }
 
-// feed resolves the callback token to its feed, or answers 404 (or 500).
-func (h *webSubHandler) feed(w http.ResponseWriter, r *http.Request) (*store.Feed, bool) {
+// feed resolves the callback token to its feed, or answers 404, 410 or
+// 500: the token must carry the tag of the feed's current subscription,
+// or, if untaggedOK (content), may be one made before callbacks carried a
+// tag; content to a tag of no current subscription is 410.
+func (h *webSubHandler) feed(w http.ResponseWriter, r *http.Request, untaggedOK bool) (*store.Feed, bool) {
 	if h.s.Tokens == nil {
 		textAnswer(w, http.StatusNotFound, "unknown callback\n")
 		return nil, false
 	}
-	id, err := h.s.Tokens.Verify(r.PathValue("token"), token.WebSub, h.s.Clock.Now())
-	if err != nil {
+	signed, tag := websub.SplitCallback(r.PathValue("token"))
+	id, err := h.s.Tokens.Verify(signed, token.WebSub, h.s.Clock.Now())
+	if err != nil || (tag == "" && !untaggedOK) {
 		textAnswer(w, http.StatusNotFound, "unknown callback\n")
 		return nil, false
 	}
@@ -82,6 +92,19 @@ func (h *webSubHandler) feed(w http.ResponseWriter, r *http.Request) (*store.Fee
 		textAnswer(w, http.StatusInternalServerError, "try again later\n")
 		return nil, false
 	}
+	if tag != "" && !websub.CallbackTagOK(f.WebSubSecret, tag) {
+		// A subscription that ended (or never was): content for it is
+		// told to stop (410, as for a feed without one), a verification
+		// is unknown.
+		if untaggedOK {
+			h.count("content_unwanted")
+			textAnswer(w, http.StatusGone, "no subscription\n")
+		} else {
+			h.count("verify_refused")
+			textAnswer(w, http.StatusNotFound, "unknown callback\n")
+		}
+		return nil, false
+	}
 	return f, true
 }
 
@@ -93,7 +116,7 @@ func (h *webSubHandler) feed(w http.ResponseWriter, r *http.Request) (*store.Fee
 // to the weekly backup poll (store.SetWebSubCovering).
 func (h *webSubHandler) verify(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	f, ok := h.feed(w, r)
+	f, ok := h.feed(w, r, false)
 	if !ok {
 		return
 	}
@@ -205,7 +228,7 @@ func (h *webSubHandler) logVerified(f *store.Feed, cur store.WebSubFields, expec
 
 func (h *webSubHandler) distribute(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	f, ok := h.feed(w, r)
+	f, ok := h.feed(w, r, true)
 	if !ok {
 		return
 	}

@@ -77,8 +77,8 @@ func FuzzWebSubCallback(f *testing.F) {
 		}
 	}
 	pending()
-	genuine := strings.TrimPrefix(e.links.WebSubCallback(fd.ID), "http://feedmail.test/websub/")
-	missing := strings.TrimPrefix(e.links.WebSubCallback(fd.ID+1000), "http://feedmail.test/websub/")
+	genuine := strings.TrimPrefix(e.links.WebSubCallback(fd.ID, fzSecret), "http://feedmail.test/websub/")
+	missing := strings.TrimPrefix(e.links.WebSubCallback(fd.ID+1000, fzSecret), "http://feedmail.test/websub/")
 	otherPurpose := e.tok.Sign("unsubscribe", fd.ID, time.Time{})
 	atom := `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>T</title>` +
 		`<id>urn:x</id><updated>2026-03-02T10:00:00Z</updated><entry><title>E</title><id>urn:e</id>` +

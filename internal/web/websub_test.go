@@ -205,7 +205,7 @@ func TestWebSubVerificationOfIntent(t *testing.T) {
 		{name: "denied for another topic", state: store.WebSubStatePending, mode: "denied",
 			topic: func(*store.Feed) string { return "https://elsewhere.example/topic" }, wantCode: 404, wantState: store.WebSubStatePending},
 		{name: "tampered token", state: store.WebSubStatePending, mode: "subscribe", challenge: "c10",
-			callback: func(f *store.Feed) string { return e.links.WebSubCallback(f.ID) + "x" }, wantCode: 404, wantState: store.WebSubStatePending},
+			callback: func(f *store.Feed) string { return e.links.WebSubCallback(f.ID, f.WebSubSecret) + "x" }, wantCode: 404, wantState: store.WebSubStatePending},
 		{name: "token of another install", state: store.WebSubStatePending, mode: "subscribe", challenge: "c11",
 			callback: func(f *store.Feed) string {
 				return e.ts.URL + "/websub/" + otherSigner.Sign(token.WebSub, f.ID, time.Time{})
@@ -213,13 +213,13 @@ func TestWebSubVerificationOfIntent(t *testing.T) {
 		{name: "token for another purpose", state: store.WebSubStatePending, mode: "subscribe", challenge: "c12",
 			callback: func(f *store.Feed) string { return e.links.Unsubscribe(f.ID) }, wantCode: 404, wantState: store.WebSubStatePending},
 		{name: "unknown feed", state: store.WebSubStatePending, mode: "subscribe", challenge: "c13",
-			callback: func(f *store.Feed) string { return e.links.WebSubCallback(f.ID + 1000) }, wantCode: 404, wantState: store.WebSubStatePending},
+			callback: func(f *store.Feed) string { return e.links.WebSubCallback(f.ID+1000, f.WebSubSecret) }, wantCode: 404, wantState: store.WebSubStatePending},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := e.feed(fmt.Sprintf("https://v%d.example/feed", i), true)
 			f = e.setWebSub(f, tt.state, "secret")
-			cb := e.links.WebSubCallback(f.ID)
+			cb := e.links.WebSubCallback(f.ID, f.WebSubSecret)
 			if tt.callback != nil {
 				cb = tt.callback(f)
 			}
@@ -263,7 +263,7 @@ func TestWebSubVerificationRecordsLease(t *testing.T) {
 	for i, tt := range tests {
 		t.Run("lease="+tt.lease, func(t *testing.T) {
 			f := e.setWebSub(e.feed(fmt.Sprintf("https://lease%d.example/feed", i), true), store.WebSubStatePending, "s")
-			code, _, _ := e.do("GET", e.links.WebSubCallback(f.ID)+"?"+verifyQuery("subscribe", f.URL, "x", tt.lease), nil, nil)
+			code, _, _ := e.do("GET", e.links.WebSubCallback(f.ID, f.WebSubSecret)+"?"+verifyQuery("subscribe", f.URL, "x", tt.lease), nil, nil)
 			if code != 200 {
 				t.Fatalf("status %d", code)
 			}
@@ -285,7 +285,7 @@ func TestWebSubVerificationRecordsLease(t *testing.T) {
 func TestWebSubDenialOfActiveSubscriptionResumesPolling(t *testing.T) {
 	e := newWSEnv(t)
 	f := e.setWebSub(e.feed("https://denied.example/feed", true), store.WebSubStatePending, "s")
-	if code, _, _ := e.do("GET", e.links.WebSubCallback(f.ID)+"?"+verifyQuery("subscribe", f.URL, "x", "864000"), nil, nil); code != 200 {
+	if code, _, _ := e.do("GET", e.links.WebSubCallback(f.ID, f.WebSubSecret)+"?"+verifyQuery("subscribe", f.URL, "x", "864000"), nil, nil); code != 200 {
 		t.Fatal(code)
 	}
 	// The poller scheduled the weekly backup poll.
@@ -295,7 +295,7 @@ func TestWebSubDenialOfActiveSubscriptionResumesPolling(t *testing.T) {
 	}
 	e.clk.Advance(time.Hour)
 	q := url.Values{"hub.mode": {"denied"}, "hub.topic": {f.URL}, "hub.reason": {"topic not served here"}}
-	if code, _, _ := e.do("GET", e.links.WebSubCallback(f.ID)+"?"+q.Encode(), nil, nil); code != 200 {
+	if code, _, _ := e.do("GET", e.links.WebSubCallback(f.ID, f.WebSubSecret)+"?"+q.Encode(), nil, nil); code != 200 {
 		t.Fatalf("denial answered %d", code)
 	}
 	g := e.reload(f.ID)
@@ -366,7 +366,7 @@ func TestWebSubContentDistribution(t *testing.T) {
 			}
 			before := len(e.pushes())
 			beforeEvent := counterValue(t, e.m, tt.event)
-			code, _, _ := e.do("POST", e.links.WebSubCallback(f.ID), bytes.NewReader(b), hdr)
+			code, _, _ := e.do("POST", e.links.WebSubCallback(f.ID, f.WebSubSecret), bytes.NewReader(b), hdr)
 			if code != tt.wantCode {
 				t.Fatalf("status %d, want %d", code, tt.wantCode)
 			}
@@ -402,7 +402,7 @@ func TestWebSubContentIngestFailure(t *testing.T) {
 			e.ingestErr = tt.err
 			e.mu.Unlock()
 			sig, _ := websub.Sign([]byte("k"), "sha256", []byte("<rss/>"))
-			code, _, _ := e.do("POST", e.links.WebSubCallback(f.ID), strings.NewReader("<rss/>"), http.Header{"X-Hub-Signature": {sig}})
+			code, _, _ := e.do("POST", e.links.WebSubCallback(f.ID, f.WebSubSecret), strings.NewReader("<rss/>"), http.Header{"X-Hub-Signature": {sig}})
 			if code != tt.wantCode {
 				t.Errorf("status %d, want %d", code, tt.wantCode)
 			}

@@ -24,6 +24,9 @@ import (
 // due_feeds is set by the poller role (cmd/feedmail rolePoller runs
 // metrics.WatchQueues with store.CountDueFeeds every 15 s); outbox and
 // held by the outbox worker of the mailer role (store.OutboxDepths).
+//
+// It scrapes them on FEEDMAIL_METRICS_LISTEN, and the public listener
+// then answers /metrics with 404.
 func TestServeExportsQueueDepths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the feedmail binary")
@@ -33,7 +36,7 @@ func TestServeExportsQueueDepths(t *testing.T) {
 	t.Cleanup(fm.Close)
 	feed := fm.AddFeed(farm.Spec{Title: "Metrics feed", ItemCount: 2, ETag: farm.ETagStrong, LastModified: true})
 
-	addr := proc.FreeAddr(t)
+	addr, metricsAddr := proc.FreeAddr(t), proc.FreeAddr(t)
 	base := "http://" + addr
 	env := proc.Env(map[string]string{
 		"FEEDMAIL_DATABASE_URL":           storetest.FreshDSN(t, storetest.URL()),
@@ -45,6 +48,7 @@ func TestServeExportsQueueDepths(t *testing.T) {
 		"FEEDMAIL_TRIAL_CREDITS":          "10",
 		"FEEDMAIL_ROLES":                  "web,poller,mailer,digest",
 		"FEEDMAIL_MAILDIR":                filepath.Join(t.TempDir(), "mail"),
+		"FEEDMAIL_METRICS_LISTEN":         metricsAddr,
 	})
 	run := func(args ...string) { proc.Run(t, bin, env, args...) }
 	run("migrate")
@@ -70,7 +74,7 @@ func TestServeExportsQueueDepths(t *testing.T) {
 	}
 	var got map[string]float64
 	testutil.Eventually(t, 60*time.Second, func() bool {
-		resp, err := http.Get(base + "/metrics")
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
 		if err != nil {
 			return false
 		}
@@ -84,6 +88,14 @@ func TestServeExportsQueueDepths(t *testing.T) {
 		_, depths := got[`feedmail_queue_depth{queue="outbox"}`]
 		return polled && depths
 	}, "feedmail serve polls the feed and its mailer reports the outbox depth")
+	if resp, err := http.Get(base + "/metrics"); err != nil {
+		t.Errorf("/metrics on the public listener: %v", err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("/metrics on the public listener: %d, want 404 with FEEDMAIL_METRICS_LISTEN set", resp.StatusCode)
+		}
+	}
 	if got["feedmail_db_statements_total"] <= 0 {
 		t.Errorf("feedmail_db_statements_total = %v, want > 0 after a poll", got["feedmail_db_statements_total"])
 	}

@@ -159,7 +159,7 @@ func TestMetricsAfterActivity(t *testing.T) {
 		ExpiresAt: ptrTime(e.clk.Now().Add(24 * time.Hour))}, time.Time{}, ""); err != nil || !ok {
 		t.Fatalf("set websub: %v %v", ok, err)
 	}
-	req := httptest.NewRequest(http.MethodPost, strings.TrimPrefix(e.links.WebSubCallback(f.ID), baseURL), strings.NewReader("<rss/>"))
+	req := httptest.NewRequest(http.MethodPost, strings.TrimPrefix(e.links.WebSubCallback(f.ID, "hub-secret-1234"), baseURL), strings.NewReader("<rss/>"))
 	req.Header.Set("X-Hub-Signature", "sha256=00")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)

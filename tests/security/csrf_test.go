@@ -105,7 +105,7 @@ func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := e.clk.Now()
-	acc := e.sign.Sign(token.Account, a.ID, now.Add(time.Hour))
+	acc := e.sign.SignIssued(token.Account, a.ID, now, now.Add(time.Hour))
 	pages := []string{
 		"/", "/signin", "/subscribe?url=" + url.QueryEscape(f.URL),
 		"/confirm/" + e.sign.Sign(token.Confirm, pending.ID, now.Add(time.Hour)),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
+	"github.com/feedmail/feedmail/internal/websub"
 )
 
 // tamper flips one bit of a token's MAC and re-encodes it.
@@ -110,11 +111,11 @@ func TestTokenRoutesRefuseBadTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := e.clk.Now()
-	acc := e.sign.Sign(token.Account, a.ID, now.Add(time.Hour))
+	acc := e.sign.SignIssued(token.Account, a.ID, now, now.Add(time.Hour))
 	conf := e.sign.Sign(token.Confirm, pending.ID, now.Add(time.Hour))
 	unsub := e.sign.Sign(token.Unsubscribe, subB.ID, time.Time{})
 	dunsub := e.sign.Sign(token.DigestUnsubscribe, dB.ID, time.Time{})
-	ws := e.sign.Sign(token.WebSub, f.ID, time.Time{})
+	ws := e.sign.Sign(token.WebSub, f.ID, time.Time{}) + websub.CallbackSep + websub.CallbackTag("s3cret-s3cret")
 
 	// bad tokens by purpose: tampered, expired (when the purpose expires),
 	// another purpose, another secret, garbage.

@@ -31,9 +31,12 @@ func All() *channel.Registry {
 // secret (a token; a webhook makes its own signing secret when none is
 // given) and returns it as it is stored. Email takes neither: it goes to
 // the person's address. A secret made here is marked Generated, so that a
-// delivery the person has already keeps its own. The error is for that
-// person, and wraps channel.ErrBadTarget.
-func Choose(name, target, secret string) (store.ChannelChoice, error) {
+// delivery the person has already keeps its own. A target whose requests
+// carry a credential (channel.CarriesCredential) over plain http is
+// refused unless allowPrivate (FEEDMAIL_ALLOW_PRIVATE_NETWORKS): then it
+// may be a private address, which sending checks (channel.Send). The error
+// is for that person, and wraps channel.ErrBadTarget.
+func Choose(name, target, secret string, allowPrivate bool) (store.ChannelChoice, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name == "" || name == channel.Email {
 		if strings.TrimSpace(target) != "" || strings.TrimSpace(secret) != "" {
@@ -49,6 +52,10 @@ func Choose(name, target, secret string) (store.ChannelChoice, error) {
 	t, err := c.Check(channel.Target{URL: target, Secret: secret})
 	if err != nil {
 		return store.ChannelChoice{}, err
+	}
+	if !allowPrivate && channel.PlainHTTP(t.URL) && channel.CarriesCredential(c, t) {
+		return store.ChannelChoice{}, fmt.Errorf("%w: a %s target over plain http:// would send its token (or secret URL) "+
+			"readable by anyone on the way; use https://", channel.ErrBadTarget, name)
 	}
 	return store.ChannelChoice{Channel: name, Target: t.URL, Secret: t.Secret,
 		Generated: strings.TrimSpace(secret) == "" && t.Secret != ""}, nil

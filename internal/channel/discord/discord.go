@@ -73,6 +73,9 @@ func link(title, url string) string {
 	return "[" + strings.NewReplacer("[", "(", "]", ")").Replace(title) + "](" + url + ")"
 }
 
+// Credential is true when requests carry a credential: the webhook URL is itself the secret.
+func (Channel) Credential(channel.Target) bool { return true }
+
 // Render makes the webhook's JSON POST: an embed for a post, content
 // lines for an issue.
 func (Channel) Render(d channel.Delivery) (*channel.Request, error) {
@@ -103,7 +106,7 @@ func (Channel) Render(d channel.Delivery) (*channel.Request, error) {
 		return nil, err
 	}
 	h := http.Header{"Content-Type": {"application/json"}}
-	return &channel.Request{Method: http.MethodPost, URL: d.Target.URL, Header: h, Body: body}, nil
+	return &channel.Request{Method: http.MethodPost, URL: d.Target.URL, Header: h, Body: body, Credential: Channel{}.Credential(d.Target)}, nil
 }
 
 // Deliver sends r.

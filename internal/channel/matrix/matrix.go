@@ -65,6 +65,9 @@ func split(target string) (base, room string) {
 	return strings.TrimRight(u.String(), "/"), room
 }
 
+// Credential is true when requests carry a credential: the access token.
+func (Channel) Credential(channel.Target) bool { return true }
+
 // Render makes the send request.
 func (Channel) Render(d channel.Delivery) (*channel.Request, error) {
 	plain := channel.Lines(d, maxText, func(title, _ string) string { return title })
@@ -90,7 +93,7 @@ func (Channel) Render(d channel.Delivery) (*channel.Request, error) {
 	base, room := split(d.Target.URL)
 	u := base + "/_matrix/client/v3/rooms/" + url.PathEscape(room) + "/send/m.room.message/" + url.PathEscape(d.ID)
 	h := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + d.Target.Secret}}
-	return &channel.Request{Method: http.MethodPut, URL: u, Header: h, Body: body}, nil
+	return &channel.Request{Method: http.MethodPut, URL: u, Header: h, Body: body, Credential: Channel{}.Credential(d.Target)}, nil
 }
 
 // Deliver sends r.

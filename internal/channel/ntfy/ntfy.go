@@ -47,6 +47,9 @@ func (Channel) Check(t channel.Target) (channel.Target, error) {
 	return t, nil
 }
 
+// Credential is true when requests carry a credential: an access token, when one is set.
+func (Channel) Credential(t channel.Target) bool { return t.Secret != "" }
+
 // Render makes the publish request.
 func (Channel) Render(d channel.Delivery) (*channel.Request, error) {
 	lines := channel.Lines(d, maxMessage, func(title, _ string) string { return title })
@@ -66,7 +69,7 @@ func (Channel) Render(d channel.Delivery) (*channel.Request, error) {
 	if d.Target.Secret != "" {
 		h.Set("Authorization", "Bearer "+d.Target.Secret)
 	}
-	return &channel.Request{Method: http.MethodPost, URL: d.Target.URL, Header: h, Body: []byte(channel.Clip(msg, maxMessage))}, nil
+	return &channel.Request{Method: http.MethodPost, URL: d.Target.URL, Header: h, Body: []byte(channel.Clip(msg, maxMessage)), Credential: Channel{}.Credential(d.Target)}, nil
 }
 
 // headerSafe makes s one line of at most 250 runes.

@@ -48,6 +48,9 @@ func link(title, url string) string {
 	return "<" + url + "|" + strings.ReplaceAll(escape(title), "|", "¦") + ">"
 }
 
+// Credential is true when requests carry a credential: the webhook URL is itself the secret.
+func (Channel) Credential(channel.Target) bool { return true }
+
 // Render makes the webhook's JSON POST: {"text": …} with links.
 func (Channel) Render(d channel.Delivery) (*channel.Request, error) {
 	lines := channel.Lines(d, maxText, link)
@@ -60,7 +63,7 @@ func (Channel) Render(d channel.Delivery) (*channel.Request, error) {
 		return nil, err
 	}
 	h := http.Header{"Content-Type": {"application/json"}}
-	return &channel.Request{Method: http.MethodPost, URL: d.Target.URL, Header: h, Body: body}, nil
+	return &channel.Request{Method: http.MethodPost, URL: d.Target.URL, Header: h, Body: body, Credential: Channel{}.Credential(d.Target)}, nil
 }
 
 // Deliver sends r.
