@@ -25,6 +25,12 @@ func TestPostVideo(t *testing.T) {
 			store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://cdn.example.org/1.mp4", Type: "video/mp4", Duration: 225}}}, true, "Watch on example.org", 225},
 		{"video by extension", "https://b.example/1", "", store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://b.example/1.webm"}}}, true, "Watch on b.example", 0},
 		{"audio enclosure", "https://b.example/1", "", store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://b.example/1.mp3", Type: "audio/mpeg"}}}, false, "", 0},
+		{"audio with a web player", "https://omny.fm/shows/lage/ep1", "<p>Notes</p>", store.ItemMedia{Player: "https://omny.fm/shows/lage/ep1/embed",
+			Enclosures: []store.Enclosure{{URL: "https://traffic.omny.fm/d/clips/a/audio.mp3", Type: "audio/mpeg", Duration: 1346}}}, true, "Listen on omny.fm", 1346},
+		{"audio with a player, no link", "", "", store.ItemMedia{Player: "https://p.example/embed",
+			Enclosures: []store.Enclosure{{URL: "https://p.example/a.m4a"}}}, true, "Listen to the episode", 0},
+		{"audio and video files", "https://c9.example/ep", "", store.ItemMedia{Player: "https://c9.example/embed", Enclosures: []store.Enclosure{
+			{URL: "https://c9.example/ep.mp3", Type: "audio/mp3"}, {URL: "https://c9.example/ep.mp4", Type: "video/mp4", Duration: 9}}}, true, "Watch on c9.example", 9},
 		{"youtube iframe", "https://b.example/post", `<p>Look:</p><iframe src="https://www.youtube-nocookie.com/embed/abc"></iframe>`, store.ItemMedia{}, true, "Watch on b.example", 0},
 		{"vimeo embed", "https://b.example/post", `<embed src="https://vimeo.com/moogaloop.swf?clip_id=1">`, store.ItemMedia{}, true, "Watch on b.example", 0},
 		{"object data", "https://b.example/post", `<object data="https://www.dailymotion.com/swf/x1"></object>`, store.ItemMedia{}, true, "Watch on b.example", 0},
