@@ -172,6 +172,9 @@ type footerView struct {
 	To, FeedTitle, FeedURL, FeedLink     string
 	ManageURL, UnsubscribeURL, StatusURL string
 	DigestLabel                          string
+	// ImagesFrom names where the email's pictures load from ("" for an
+	// email without any): the footer says so.
+	ImagesFrom string
 }
 
 // markupRe spots text that carries HTML: a tag or an entity.

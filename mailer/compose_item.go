@@ -200,8 +200,16 @@ func (p *itemPost) view(e ItemEmail) itemView {
 		NoText:     p.noText,
 		ReadMore:   p.readMore,
 		Note:       p.note,
-		Footer:     itemFooter(e, p.feedURL, p.feedTitle, siteURL),
+		Footer:     p.footer(e, siteURL),
 	}
+}
+
+// footer is the footer of e's email, with the line about where its
+// pictures load from when the content shows any.
+func (p *itemPost) footer(e ItemEmail, siteURL string) footerView {
+	f := itemFooter(e, p.feedURL, p.feedTitle, siteURL)
+	f.ImagesFrom = imageHosts(p.content.HTML)
+	return f
 }
 
 // itemLinks returns the links under the item (and whether to note that the

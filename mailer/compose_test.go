@@ -70,6 +70,8 @@ Read on the site: https://blog.example.com/posts/hello
 
 -- 
 You get this email because reader@example.org follows Example Blog (https://blog.example.com/feed.xml) with feedmail.
+Each of its new posts comes in an email of its own; on the account page
+you can have them gathered into a digest instead.
 Manage subscriptions: https://feedmail.example.com/account/TOKEN-A
 Unsubscribe: https://feedmail.example.com/unsubscribe/TOKEN-U
 Feed status: https://feedmail.example.com/feeds/status?url=https%3A%2F%2Fblog.example.com%2Ffeed.xml

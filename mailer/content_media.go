@@ -13,12 +13,17 @@ import (
 
 // itemBody is the content an email shows for an item: its own HTML when
 // that shows anything (with a caption when it is little more than an
-// image: withCaption); else, when the feed gave media (a YouTube video, a
-// podcast without show notes), the media description (text, linkified, or
-// HTML when the feed said so) under the thumbnail, which links to the
-// post and for a video carries a play mark; else nothing (Content.Empty),
-// and the caller offers the link. title is the thumbnail's alt text.
+// image: withCaption), under the feed's thumbnail with its play bar when
+// the post is a video (videoBody); else, when the feed gave media (a
+// YouTube video, a podcast without show notes), the media description
+// (text, linkified, or HTML when the feed said so) under the thumbnail,
+// which links to the post and for a video carries a play mark; else
+// nothing (Content.Empty), and the caller offers the link. title is the
+// thumbnail's alt text.
 func itemBody(contentHTML string, m store.ItemMedia, base, link, title string, video *videoPost) Content {
+	if c, ok := videoBody(contentHTML, m, base, link, title, video); ok {
+		return c
+	}
 	c := PrepareHTML(contentHTML, base)
 	if !c.Empty() {
 		return withCaption(c, m, base)
@@ -30,6 +35,25 @@ func itemBody(contentHTML string, m store.ItemMedia, base, link, title string, v
 	mc := withThumbnail(desc, thumbnail{Src: m.Thumbnail, Link: link, Alt: title, Video: video}, base)
 	mc.Pixels += c.Pixels
 	return mc
+}
+
+// videoBody is the content of a video post that has text of its own and
+// a thumbnail from its feed (Vimeo, Channel 9): the thumbnail with its
+// play bar above the text, without the image the text opened with (the
+// same picture, smaller). It reports false for any other post.
+func videoBody(contentHTML string, m store.ItemMedia, base, link, title string, video *videoPost) (Content, bool) {
+	if video == nil || video.Audio || m.Thumbnail == "" {
+		return Content{}, false
+	}
+	th := thumbnail{Src: m.Thumbnail, Link: link, Alt: title, Video: video}
+	if th.html() == "" {
+		return Content{}, false
+	}
+	rest, _ := withoutLeadingImage(contentHTML)
+	if PrepareHTML(rest, base).Empty() {
+		return Content{}, false
+	}
+	return withThumbnail(rest, th, base), true
 }
 
 // mediaDescriptionHTML is the item's media description as HTML: as the
@@ -147,7 +171,7 @@ func enclosureViews(es []store.Enclosure) []enclosureView {
 		if format != "" {
 			details = append(details, format)
 		}
-		if e.Length > 0 {
+		if e.Length >= minShownSize(kind) {
 			details = append(details, formatSize(e.Length))
 		}
 		if e.Duration > 0 {
@@ -156,6 +180,16 @@ func enclosureViews(es []store.Enclosure) []enclosureView {
 		out = append(out, enclosureView{Kind: kind, URL: u, Name: fileName(u), Details: strings.Join(details, " · ")})
 	}
 	return out
+}
+
+// minShownSize is the least size shown for a file of kind: feeds write
+// placeholders (0, 1, 123) where they do not know it, and no recording is
+// under 10 KB, while a small document may be a few hundred bytes.
+func minShownSize(kind string) int64 {
+	if kind == "Audio" || kind == "Video" {
+		return 10_000
+	}
+	return 100
 }
 
 // knownFormats names common enclosure types.

@@ -210,6 +210,9 @@ func TestEnclosureViews(t *testing.T) {
 		{URL: "https://pod.example/talk.m4a"},
 		{URL: "https://pod.example/", Type: "video"},
 		{URL: "javascript:alert(1)", Type: "audio/mpeg"},
+		{URL: "https://c9.example/ep.mp3", Type: "audio/mp3", Length: 1, Duration: 1830},
+		{URL: "https://c9.example/ep_mid.mp4", Type: "video/mp4", Length: 9999},
+		{URL: "https://pod.example/notes.txt", Type: "text/plain", Length: 99},
 	})
 	want := []enclosureView{
 		{Kind: "Audio", URL: "https://pod.example/media/ep%201.mp3", Name: "ep 1.mp3", Details: "MP3 · 12.3 MB · 1:02:03"},
@@ -218,6 +221,10 @@ func TestEnclosureViews(t *testing.T) {
 		{Kind: "File", URL: "https://pod.example/x.bin", Name: "x.bin", Details: "application/octet-stream · 2.5 GB"},
 		{Kind: "Audio", URL: "https://pod.example/talk.m4a", Name: "talk.m4a", Details: "M4A"},
 		{Kind: "Video", URL: "https://pod.example/", Name: "pod.example"},
+		// Placeholder sizes ("1 bytes") are not shown.
+		{Kind: "Audio", URL: "https://c9.example/ep.mp3", Name: "ep.mp3", Details: "MP3 · 30:30"},
+		{Kind: "Video", URL: "https://c9.example/ep_mid.mp4", Name: "ep_mid.mp4", Details: "MP4"},
+		{Kind: "Document", URL: "https://pod.example/notes.txt", Name: "notes.txt", Details: "text/plain"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d views, want %d: %+v", len(got), len(want), got)
@@ -244,6 +251,25 @@ func TestItemEmailMedia(t *testing.T) {
 	thumbOnly.Media = store.ItemMedia{Thumbnail: "https://i1.ytimg.com/vi/x/hq.jpg"}
 	bare := testItem()
 	bare.ItemHTML = "  "
+	// Vimeo: a small copy of the picture, then the text; the feed's
+	// thumbnail and player in media:content.
+	vimeo := testItem()
+	vimeo.ItemLink = "https://vimeo.com/123456"
+	vimeo.ItemHTML = `<p><a href="https://vimeo.com/123456"><img src="https://i.vimeocdn.com/video/1_200x150.jpg" alt="" /></a></p><p>A film about the sea.</p><p><strong>Cast:</strong> <a href="https://vimeo.com/someone">Someone</a></p>`
+	vimeo.Media = store.ItemMedia{Thumbnail: "https://i.vimeocdn.com/video/1_960x540.jpg", Player: "https://player.vimeo.com/video/123456"}
+	// Channel 9: show notes, one video file (its size a placeholder), a
+	// thumbnail at item level.
+	ch9 := testItem()
+	ch9.ItemLink = "https://learn.example.com/shows/show/episode-12"
+	ch9.ItemHTML = "<p>In this episode we look at the new release.</p>"
+	ch9.Media = store.ItemMedia{Thumbnail: "https://cdn.example.com/ep/file_960.jpg", Enclosures: []store.Enclosure{
+		{URL: "https://cdn.example.com/ep/file_high.mp4", Type: "video/mp4", Length: 1, Duration: 1830}}}
+	// An audio podcast on Omny: its media:content names a web player.
+	omny := testItem()
+	omny.ItemLink = "https://omny.fm/shows/lage/folge-1"
+	omny.ItemHTML = "<p>Was heute wichtig ist.</p>"
+	omny.Media = store.ItemMedia{Thumbnail: "https://www.omny.fm/shows/lage/image.jpg", Player: "https://omny.fm/shows/lage/folge-1/embed",
+		Enclosures: []store.Enclosure{{URL: "https://traffic.omny.fm/d/clips/a/audio.mp3", Type: "audio/mpeg", Length: 21554816, Duration: 1346}}}
 	noLink := testItem()
 	noLink.ItemHTML, noLink.ItemLink = "", ""
 	tests := []struct {
@@ -264,6 +290,18 @@ func TestItemEmailMedia(t *testing.T) {
 			[]string{`src="https://i1.ytimg.com/vi/x/hq.jpg"`},
 			[]string{"[Hello, world] <https://blog.example.com/posts/hello>"},
 			[]string{"Open the post"}},
+		{"vimeo", vimeo,
+			[]string{`<img src="https://i.vimeocdn.com/video/1_960x540.jpg"`, "▶\ufe0e Play</a>", "A film about the sea.", ">Watch on Vimeo</a>"},
+			[]string{"A film about the sea.", "Watch on Vimeo: https://vimeo.com/123456"},
+			[]string{"1_200x150.jpg", "Read on the site"}},
+		{"channel 9", ch9,
+			[]string{`<img src="https://cdn.example.com/ep/file_960.jpg"`, "▶\ufe0e Play · 30:30</a>", "In this episode", ">Watch on learn.example.com</a>", ">Video</p>", "MP4 · 30:30"},
+			[]string{"In this episode", "Video: file_high.mp4 (MP4 · 30:30)"},
+			[]string{"1 bytes", "Read on the site"}},
+		{"omny podcast", omny,
+			[]string{"Was heute wichtig ist.", ">Listen on omny.fm</a>", ">Audio</p>", "MP3 · 21.6 MB · 22:26"},
+			[]string{"Listen on omny.fm: https://omny.fm/shows/lage/folge-1"},
+			[]string{"Watch", "Read on the site"}},
 		{"nothing", bare,
 			[]string{`href="https://blog.example.com/posts/hello" target="_blank" rel="noopener noreferrer" style="color:#0969da;">Open the post</a>`},
 			[]string{"Open the post: https://blog.example.com/posts/hello"},

@@ -2,6 +2,7 @@ package mailer
 
 import (
 	"html"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,8 +95,9 @@ func escAttr(s string) string {
 var attrEscaper = strings.NewReplacer(`&`, "&amp;", `"`, "&#34;", "<", "&lt;", ">", "&gt;", "'", "&#39;")
 
 // imageLedWords is the number of words under which a post that shows an
-// image is led by it (a photo post): it gets a caption.
-const imageLedWords = 25
+// image is led by it (a photo, a news picture over a paragraph): it gets a
+// caption.
+const imageLedWords = 60
 
 // captionStyle is the inline style of a caption under an image-led post.
 const captionStyle = "margin:8px 0 0;font-size:14px;line-height:1.4;color:#59636e;"
@@ -103,9 +105,11 @@ const captionStyle = "margin:8px 0 0;font-size:14px;line-height:1.4;color:#59636
 // withCaption returns c, and when c is led by an image (it shows one and
 // fewer than imageLedWords words), with a caption under it: the image's
 // alt text (in the HTML part: the text part shows it already, as [alt])
-// and the post's media description, each unless the post says it already.
-// A reader whose client blocks images still learns what the post is, and
-// spam filters, which score an image with little text, see text.
+// unless the post says it already, a line naming the picture and linking
+// to it ("Picture: harbour.jpg from news.example · 640 × 427"), and the post's media
+// description unless the post says it. A reader whose client blocks
+// images still learns what the post shows and can open it, and spam
+// filters, which score an image with little text, see text.
 func withCaption(c Content, m store.ItemMedia, base string) Content {
 	if !strings.Contains(c.HTML, "<img") {
 		return c
@@ -114,9 +118,11 @@ func withCaption(c Content, m store.ItemMedia, base string) Content {
 	if len(strings.Fields(shown)) >= imageLedWords {
 		return c
 	}
-	if alt := strings.Join(strings.Fields(firstAlt(c.HTML)), " "); alt != "" && !strings.Contains(shown, alt) {
+	img := firstImage(c.HTML)
+	if alt := strings.Join(strings.Fields(attr(img, "alt")), " "); alt != "" && !strings.Contains(shown, alt) {
 		c.HTML += `<p style="` + captionStyle + `">` + html.EscapeString(alt) + `</p>`
 	}
+	c.HTML += pictureLine(img)
 	if desc := mediaDescriptionHTML(m); desc != "" && !strings.Contains(shown, HTMLToLine(desc)) {
 		extra := PrepareHTML(desc, base)
 		c.HTML += extra.HTML
@@ -127,17 +133,83 @@ func withCaption(c Content, m store.ItemMedia, base string) Content {
 	return c
 }
 
-// firstAlt is the alt text of the first image in sanitized HTML.
-func firstAlt(s string) string {
+// pictureLine is a caption line naming the image img and linking to it,
+// with its host and its size when the post gave one: "Picture:
+// harbour.jpg from news.example · 640 × 427"; "" when its source is not
+// an http(s) URL.
+func pictureLine(img nethtml.Token) string {
+	src := bodyURL(attr(img, "src"), false)
+	if src == "" {
+		return ""
+	}
+	link := PrepareHTML(`<a href="`+html.EscapeString(src)+`">`+html.EscapeString(fileName(src))+`</a>`, "").HTML
+	if !strings.HasPrefix(link, "<a ") {
+		return ""
+	}
+	line := "Picture: " + link
+	if h := hostOf(src); h != "" {
+		line += " from " + html.EscapeString(h)
+	}
+	w, h := attr(img, "width"), attr(img, "height")
+	if isDigits(w) && isDigits(h) {
+		line += " · " + w + " × " + h
+	}
+	return `<p style="` + captionStyle + `">` + line + `</p>`
+}
+
+// isDigits reports whether s is a short decimal number.
+func isDigits(s string) bool {
+	if s == "" || len(s) > 5 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// firstImage is the first image tag in sanitized HTML (zero without one).
+func firstImage(s string) nethtml.Token {
 	z := nethtml.NewTokenizer(strings.NewReader(s))
 	for {
 		switch z.Next() {
 		case nethtml.ErrorToken:
-			return ""
+			return nethtml.Token{}
 		case nethtml.StartTagToken, nethtml.SelfClosingTagToken:
 			if tok := z.Token(); tok.Data == "img" {
-				return attr(tok, "alt")
+				return tok
 			}
 		}
 	}
+}
+
+// imageHosts names where the images in sanitized HTML load from, for the
+// footer's line about them: "news.example.net", "a.example and
+// b.example", "3 sites"; "" without images.
+func imageHosts(s string) string {
+	if !strings.Contains(s, "<img") {
+		return ""
+	}
+	var hosts []string
+	z := nethtml.NewTokenizer(strings.NewReader(s))
+	for z.Next() != nethtml.ErrorToken {
+		tok := z.Token()
+		if tok.Data != "img" || (tok.Type != nethtml.StartTagToken && tok.Type != nethtml.SelfClosingTagToken) {
+			continue
+		}
+		if h := hostOf(attr(tok, "src")); h != "" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	switch len(hosts) {
+	case 0:
+		return ""
+	case 1:
+		return hosts[0]
+	case 2:
+		return hosts[0] + " and " + hosts[1]
+	}
+	return strconv.Itoa(len(hosts)) + " sites"
 }

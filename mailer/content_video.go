@@ -59,41 +59,61 @@ func videoSiteName(raw string) string {
 	return name
 }
 
-// videoPost is what an email says of a post that is a video: the site its
-// link plays it on, named for the call to action ("YouTube", or the
-// link's host), and its length in seconds when the feed gave one.
+// videoPost is what an email says of a post that plays (a video, or an
+// audio episode with a web player): the site its link plays it on, named
+// for the call to action ("YouTube", or the link's host), its length in
+// seconds when the feed gave one, and whether it is sound only.
 type videoPost struct {
 	Site     string
 	Duration int64
+	Audio    bool
 }
 
-// Watch is the label of the call to action: "Watch on YouTube".
+// Watch is the label of the call to action, its verb by the medium:
+// "Watch on YouTube", "Listen on omny.fm".
 func (v videoPost) Watch() string {
-	if v.Site == "" {
+	switch {
+	case v.Audio && v.Site == "":
+		return "Listen to the episode"
+	case v.Audio:
+		return "Listen on " + v.Site
+	case v.Site == "":
 		return "Watch the video"
 	}
 	return "Watch on " + v.Site
 }
 
-// postVideo reports whether a post is a video, and what the email says of
-// it. A post is a video when the feed names where it plays (Media RSS
-// player, YouTube's videoId: m.Player), attaches a video file, embeds a
-// player of a known video site or a <video> in its content, or links to a
-// video's page on a known video site. contentHTML is the post's content as the feed gave it.
+// postVideo reports whether a post plays, and what the email says of it.
+// A post is a video when it attaches a video file, embeds a player of a
+// known video site or a <video> in its content, links to a video's page on
+// a known video site, or the feed names where it plays (Media RSS player,
+// YouTube's videoId: m.Player) and attaches no sound file; with a player
+// and only sound files (a podcast on Omny) it is audio. contentHTML is the
+// post's content as the feed gave it.
 func postVideo(link, contentHTML string, m store.ItemMedia) (videoPost, bool) {
 	v := videoPost{Site: videoSiteName(link)}
 	if v.Site == "" {
 		v.Site = hostOf(link)
 	}
-	for _, e := range m.Enclosures {
-		if kind, _ := describeType(e.Type, e.URL); kind == "Video" {
+	var audio *store.Enclosure
+	for i, e := range m.Enclosures {
+		switch kind, _ := describeType(e.Type, e.URL); {
+		case kind == "Video":
 			return videoPost{Site: v.Site, Duration: e.Duration}, true
+		case kind == "Audio" && audio == nil:
+			audio = &m.Enclosures[i]
 		}
 	}
-	if _, page := videoSite(link); m.Player != "" || page || embedsVideo(contentHTML) {
+	if _, page := videoSite(link); page || embedsVideo(contentHTML) {
 		return v, true
 	}
-	return videoPost{}, false
+	if m.Player == "" {
+		return videoPost{}, false
+	}
+	if audio != nil {
+		v.Audio, v.Duration = true, audio.Duration
+	}
+	return v, true
 }
 
 // playerTag finds the start of a tag embedsVideo looks at.

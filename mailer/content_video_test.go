@@ -25,6 +25,12 @@ func TestPostVideo(t *testing.T) {
 			store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://cdn.example.org/1.mp4", Type: "video/mp4", Duration: 225}}}, true, "Watch on example.org", 225},
 		{"video by extension", "https://b.example/1", "", store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://b.example/1.webm"}}}, true, "Watch on b.example", 0},
 		{"audio enclosure", "https://b.example/1", "", store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://b.example/1.mp3", Type: "audio/mpeg"}}}, false, "", 0},
+		{"audio with a web player", "https://omny.fm/shows/lage/ep1", "<p>Notes</p>", store.ItemMedia{Player: "https://omny.fm/shows/lage/ep1/embed",
+			Enclosures: []store.Enclosure{{URL: "https://traffic.omny.fm/d/clips/a/audio.mp3", Type: "audio/mpeg", Duration: 1346}}}, true, "Listen on omny.fm", 1346},
+		{"audio with a player, no link", "", "", store.ItemMedia{Player: "https://p.example/embed",
+			Enclosures: []store.Enclosure{{URL: "https://p.example/a.m4a"}}}, true, "Listen to the episode", 0},
+		{"audio and video files", "https://c9.example/ep", "", store.ItemMedia{Player: "https://c9.example/embed", Enclosures: []store.Enclosure{
+			{URL: "https://c9.example/ep.mp3", Type: "audio/mp3"}, {URL: "https://c9.example/ep.mp4", Type: "video/mp4", Duration: 9}}}, true, "Watch on c9.example", 9},
 		{"youtube iframe", "https://b.example/post", `<p>Look:</p><iframe src="https://www.youtube-nocookie.com/embed/abc"></iframe>`, store.ItemMedia{}, true, "Watch on b.example", 0},
 		{"vimeo embed", "https://b.example/post", `<embed src="https://vimeo.com/moogaloop.swf?clip_id=1">`, store.ItemMedia{}, true, "Watch on b.example", 0},
 		{"object data", "https://b.example/post", `<object data="https://www.dailymotion.com/swf/x1"></object>`, store.ItemMedia{}, true, "Watch on b.example", 0},
@@ -106,7 +112,8 @@ func TestThumbnailHTML(t *testing.T) {
 
 func TestWithCaption(t *testing.T) {
 	photo := `<p><a href="https://b.example/p"><img src="https://b.example/p.jpg" alt="Frost on  the kale"></a></p>`
-	long := `<p>` + strings.Repeat("word ", 30) + `</p>` + photo
+	long := `<p>` + strings.Repeat("word ", imageLedWords) + `</p>` + photo
+	altCaption := `<p style="` + captionStyle + `">Frost on the kale</p>`
 	tests := []struct {
 		name, content string
 		media         store.ItemMedia
@@ -120,11 +127,14 @@ func TestWithCaption(t *testing.T) {
 			[]string{"[Frost on the kale]", "First frost: https://b.example/notes"}, nil},
 		{"html description", photo, store.ItemMedia{Description: "<b>Cold</b> night<script>x()</script>", DescriptionHTML: true},
 			[]string{"<b>Cold</b> night"}, []string{"Cold night"}, []string{"script", "x()"}},
-		{"alt already said", `<p>Frost on the kale</p>` + photo, store.ItemMedia{}, nil, nil, []string{captionStyle}},
+		{"alt already said", `<p>Frost on the kale</p>` + photo, store.ItemMedia{}, []string{`>Picture: <a href="https://b.example/p.jpg"`}, nil, []string{altCaption}},
 		{"description already said", `<p>Cold night.</p>` + photo, store.ItemMedia{Description: "Cold night."}, nil, nil, []string{"Cold night.</p><p>Cold night."}},
 		{"enough words", long, store.ItemMedia{Description: "Extra"}, nil, nil, []string{captionStyle, "Extra"}},
 		{"no image", `<p>Short.</p>`, store.ItemMedia{Description: "Extra"}, nil, nil, []string{"Extra"}},
-		{"no alt", `<p><img src="https://b.example/p.jpg"></p>`, store.ItemMedia{}, nil, nil, []string{captionStyle}},
+		{"no alt", `<p><img src="https://b.example/p.jpg"></p>`, store.ItemMedia{}, []string{`>Picture: <a href="https://b.example/p.jpg"`, `>p.jpg</a> from b.example</p>`}, nil, []string{"×"}},
+		{"news picture over a paragraph", `<p><img src="/m/harbour-640.jpg" width="640" height="427"></p><p>` + strings.Repeat("word ", 40) + `</p>`, store.ItemMedia{},
+			[]string{`>Picture: <a href="https://b.example/m/harbour-640.jpg"`, `>harbour-640.jpg</a> from b.example · 640 × 427</p>`}, nil, nil},
+		{"size not a number", `<p><img src="/m/x.jpg" width="100%" height="427"></p>`, store.ItemMedia{}, []string{`>x.jpg</a> from b.example</p>`}, nil, []string{"×"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

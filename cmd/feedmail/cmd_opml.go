@@ -49,7 +49,8 @@ type importJSON struct {
 
 // cmdImportOPML subscribes a person (created when missing) to every feed of
 // an OPML file through the import use case. The JSON report says what was
-// added, what was already there, and what failed and why. A progress line
+// added, what was already there, and what failed and why; when any feed
+// failed the command exits exPartial (3), so a script need not read it. A progress line
 // (done, by outcome, feeds/s) goes to stderr when it is a terminal, and
 // nothing when it is not. Without --confirmed the subscriptions wait
 // for the person, who gets one email with a link to their account page to
@@ -109,7 +110,13 @@ func cmdImportOPML(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	out.Added, out.Already, out.Failed = nonNil(rep.Added), nonNil(rep.Already), nonNil(rep.Failed)
-	return a.printJSON(out)
+	if err := a.printJSON(out); err != nil {
+		return err
+	}
+	if n := len(out.Failed); n > 0 {
+		return fmt.Errorf("%w: %d of %d feeds failed (the report says why)", errPartial, n, n+len(out.Added)+len(out.Already))
+	}
+	return nil
 }
 
 // readOPML reads the outlines of an OPML file ("-": standard input).

@@ -45,8 +45,8 @@ func TestImportExportOPML(t *testing.T) {
 
 	// The file may come before or after the flags.
 	code, out, errs := cli("import-opml", file, "--email", "ann@example.com", "--confirmed")
-	if code != 0 {
-		t.Fatalf("import: %d %s", code, errs)
+	if code != exPartial || !strings.Contains(errs, "1 of 2 feeds failed") {
+		t.Fatalf("import with a feed that failed: exit %d %q, want %d saying 1 of 2 failed", code, errs, exPartial)
 	}
 	var rep importJSON
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -62,8 +62,23 @@ func TestImportExportOPML(t *testing.T) {
 		t.Fatalf("export after import --confirmed: %d %s %+v, want confirmed by the operator", code, errs, ex.Subscriptions)
 	}
 	code, out, _ = cli("import-opml", "--email", "ann@example.com", file)
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || len(rep.Already) != 1 || len(rep.Added) != 0 {
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exPartial || len(rep.Already) != 1 || len(rep.Added) != 0 {
 		t.Fatalf("second import: %d %+v", code, rep)
+	}
+	// Nothing failed: exit 0.
+	goodOnly := filepath.Join(dir, "good.opml")
+	doc.Reset()
+	if err := opml.Write(&doc, "x", []opml.Outline{{Title: "Good", XMLURL: good.URL()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(goodOnly, doc.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := cli("import-opml", "--email", "ann@example.com", goodOnly); code != 0 {
+		t.Fatalf("import with nothing failed: exit %d %s", code, errs)
+	}
+	if code, out, _ := cli("help"); code != 0 || !strings.Contains(out, "3 done in part (import-opml: some feeds failed") {
+		t.Errorf("help does not give import-opml's exit status 3:\n%s", out)
 	}
 
 	code, out, errs = cli("export-opml", "--email", "ann@example.com")

@@ -13,7 +13,7 @@ import (
 func TestMalformedFeedAddress(t *testing.T) {
 	cli := cliFor(storetest.FreshDSN(t, storetest.URL()), nil)
 	const email = "ann@example.com"
-	for _, addr := range []string{"htp:/bad", "http:/example.com/feed", "https//example.com/feed", "ftp://example.com/x", "http:///feed", "example.com:/feed"} {
+	for _, addr := range []string{"notaurl", "htp:/bad", "http:/example.com/feed", "https//example.com/feed", "ftp://example.com/x", "http:///feed", "example.com:/feed"} {
 		for _, args := range [][]string{
 			{"subscribe", "--email", email, "--feed", addr},
 			{"poll", addr},

@@ -58,7 +58,7 @@ func commands() map[string]command {
 		"resume":  {resumeUsage, "end a pause (see pause)", cmdResume},
 		"account": {groupUsage(accountSubs()), "a person's account: status (bounces, latest reports), export (JSON: subscriptions with their consent, digests, ledger, purchases, mail reports), delete, and JSON API tokens (token create, list, revoke)", cmdAccount},
 		// OPML in and out (cmd_opml.go)
-		"import-opml":  {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report", cmdImportOPML},
+		"import-opml":  {importOPMLUsage, "subscribe a person (created if missing) to every feed of an OPML file; JSON report; exit 3 when some feeds failed", cmdImportOPML},
 		"export-opml":  {exportOPMLUsage, "print a person's subscriptions as OPML", cmdExportOPML},
 		"inbound":      {inboundUsage, "read one message that came back (bounce, complaint, unsubscribe) on standard input; JSON line", cmdInbound},
 		"subscribe":    {subscribeUsage, "add a subscription (confirmation email unless --confirmed); creates the account. Each --channel and --target is a delivery of its own beside the others (\"created\": true); the same one again takes the new settings", cmdSubscribe},
@@ -77,6 +77,14 @@ func commands() map[string]command {
 
 // errUsage marks errors that should be followed by a pointer to help.
 var errUsage = errors.New("usage")
+
+// errPartial marks a command that did part of its work and reported the
+// rest as failed on stdout (import-opml with feeds that failed): exit
+// exPartial, so a script sees it without reading the report.
+var errPartial = errors.New("partly done")
+
+// exPartial is the exit status of errPartial.
+const exPartial = 3
 
 // run is runIO with nothing on standard input.
 func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
@@ -126,6 +134,9 @@ func runIO(ctx context.Context, args []string, environ []string, stdin io.Reader
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "feedmail %s: %v\nusage: feedmail %s %s\n", name, err, name, cmd.usage)
 			return 2
+		case errors.Is(err, errPartial):
+			fmt.Fprintf(stderr, "feedmail %s: %v\n", name, err)
+			return exPartial
 		default:
 			fmt.Fprintf(stderr, "feedmail %s: %v\n", name, err)
 			return fail(1)
@@ -201,6 +212,7 @@ func printHelp(w io.Writer, cmds map[string]command) {
 		c := cmds[n]
 		fmt.Fprintf(w, "  feedmail %s %s\n      %s\n", n, c.usage, c.summary)
 	}
+	fmt.Fprintln(w, "\nExit status: 0 done, 1 failed, 2 usage error, 3 done in part (import-opml: some feeds failed;\nthe report says which), 75 inbound: try again later.")
 	fmt.Fprintln(w, "\nConfiguration is read from FEEDMAIL_* environment variables; see the README.")
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/store"
@@ -88,11 +89,17 @@ func TestCreateSubscriptionChecks(t *testing.T) {
 			t.Errorf("%s: %d %v; want a 422 %s problem with %d candidates", c.name, w.Code, m, c.typ, c.candidates)
 		}
 	}
+	// A word with no dot and no scheme is not a web address: refused
+	// before any lookup, not a DNS error.
+	w := h.do(call{method: "POST", path: "/api/v1/subscriptions", token: tok, body: map[string]any{"feed_url": "notaurl"}})
+	if m := decode(t, w); w.Code != http.StatusBadRequest || m["field"] != "feed_url" || !strings.Contains(fmt.Sprint(m["detail"]), "not a web address") {
+		t.Errorf("notaurl: %d %v; want a 400 saying it is not a web address", w.Code, m)
+	}
 	subs, err := h.st.SubscriptionsOfUser(context.Background(), u.ID)
 	if err != nil || len(subs) != 0 {
 		t.Errorf("subscriptions after refusals: %v, %v", subs, err)
 	}
-	w := h.do(call{method: "POST", path: "/api/v1/subscriptions", token: tok, body: map[string]any{"feed_url": a.URL(), "newest": true}})
+	w = h.do(call{method: "POST", path: "/api/v1/subscriptions", token: tok, body: map[string]any{"feed_url": a.URL(), "newest": true}})
 	if w.Code != http.StatusCreated {
 		t.Fatalf("a feed: %d %s", w.Code, w.Body.String())
 	}

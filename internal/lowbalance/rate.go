@@ -14,8 +14,9 @@ import (
 // Rate is a reader's forecast spending.
 type Rate struct {
 	// PerMonth is the expected credits a month of their instant
-	// subscriptions and digests (forecast.Month), feeds with too little
-	// history left out.
+	// subscriptions and digests (forecast.Month); an instant feed with too
+	// little stored history counts what its signup forecast said, a
+	// digest's is left out.
 	PerMonth float64
 	// Unknown counts their paid feeds whose history tells no rate.
 	Unknown int
@@ -31,7 +32,8 @@ type Histories func(ctx context.Context, sub store.SubscriptionView) (forecast.H
 
 // ReaderRate returns what u is forecast to spend, as the account page
 // forecasts it: each active instant subscription its feed's instant cost
-// (its filters applied; nothing for a feed its publisher pays for),
+// (its filters applied; nothing for a feed its publisher pays for; the
+// cost the signup forecast showed while the stored posts cannot tell),
 // each digest with active subscriptions its forecast.DigestCost. Pauses
 // are not counted out: the line is for when mail flows, and a paused
 // reader is charged nothing meanwhile, so only the pass could warn them.
@@ -60,10 +62,15 @@ func ReaderRate(ctx context.Context, st *store.Store, hist Histories, u *store.U
 		if !h.Known() {
 			r.Unknown++
 		}
-		if sub.DigestID != nil {
+		switch {
+		case sub.DigestID != nil:
 			perDigest[*sub.DigestID] = append(perDigest[*sub.DigestID], h)
-		} else if h.Known() {
+		case h.Known():
 			r.PerMonth += h.InstantCost().Expected
+		default:
+			// No stored history yet (a new account's feed): what the
+			// forecast said at signup, until the posts tell.
+			r.PerMonth += sub.SignupCreditsMonth
 		}
 	}
 	if len(perDigest) == 0 {

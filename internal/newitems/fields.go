@@ -3,6 +3,7 @@ package newitems
 import (
 	"html"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,4 +117,32 @@ func textToHTML(s string) string {
 		return ""
 	}
 	return strings.ReplaceAll(html.EscapeString(s), "\n", "<br>\n")
+}
+
+// positive parses a decimal count; 0 when it is not a positive number.
+func positive(s string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// mimeType lower-cases a MIME type and drops its parameters.
+func mimeType(s string) string {
+	if i := strings.IndexByte(s, ';'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(s))
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }

@@ -19,11 +19,12 @@ const (
 
 // Media is what a feed says about an item's media.
 type Media struct {
-	// Enclosures are the files attached to the item, in feed order and
-	// without repeated URLs: RSS <enclosure>, Atom <link rel="enclosure">,
-	// JSON Feed attachments, then Media RSS <media:content> that is not an
-	// image or a player (YouTube's media:content is a Flash player, and the
-	// item link already leads to the video). At most maxEnclosures.
+	// Enclosures are the files attached to the item, one per medium, in
+	// feed order: RSS <enclosure>, Atom <link rel="enclosure">, JSON Feed
+	// attachments, then Media RSS <media:content> that is not an image or
+	// a player (YouTube's media:content is a Flash player, and the item
+	// link already leads to the video) nor a variant of a file listed
+	// (variants.go); one file per <media:group>. At most maxEnclosures.
 	Enclosures []Enclosure
 	// Thumbnail is an image standing for the item: <media:thumbnail> (also
 	// inside <media:group> or <media:content>), an image
@@ -60,7 +61,11 @@ func itemMedia(gi *gofeed.Item, ji *gjson.Item, base *url.URL) Media {
 	for _, e := range feedEnclosures(gi, ji, base) {
 		encs.add(e)
 	}
-	imageContent, playerContent := encs.addContents(base, contents)
+	imageContent, playerContent := encs.addContents(base, media["content"])
+	for _, g := range media["group"] {
+		img, player := encs.addGroup(base, g.Children["content"])
+		imageContent, playerContent = firstNonEmpty(imageContent, img), firstNonEmpty(playerContent, player)
+	}
 	m := Media{Enclosures: encs.list}
 	m.Description, m.DescriptionHTML = itemDescription(gi, media, contents)
 	m.Thumbnail = itemThumbnail(gi, base, media, contents, imageContent, m.Enclosures)
@@ -146,33 +151,45 @@ func mediaContents(media map[string][]ext.Extension) []ext.Extension {
 	return contents
 }
 
-// addContents adds the files among contents as enclosures and returns the
-// URLs of the first image and the first web player among them (or ""): a
-// thumbnail and a player candidate rather than files, since images and web
-// players are not enclosures.
+// addContents adds the files among the item's own <media:content> (not
+// in a group) as enclosures, each unless it is a variant of one listed
+// already, and returns the URLs of the first image and the first web
+// player among them (or ""): a thumbnail and a player candidate rather
+// than files, since images and web players are not enclosures.
 func (s *enclosureSet) addContents(base *url.URL, contents []ext.Extension) (imageContent, playerContent string) {
 	for _, c := range contents {
-		u := httpURL(base, c.Attrs["url"])
-		typ := mimeType(c.Attrs["type"])
-		medium := strings.ToLower(strings.TrimSpace(c.Attrs["medium"]))
+		e, image, player := contentFile(base, c)
 		switch {
-		case u == "":
-		case medium == "image" || strings.HasPrefix(typ, "image/"):
-			if imageContent == "" {
-				imageContent = u
-			}
-		case isPlayerType(typ):
-			if playerContent == "" {
-				playerContent = u
-			}
-		default:
-			if typ == "" && medium != "" {
-				typ = medium // "audio", "video", "document"
-			}
-			s.add(Enclosure{URL: u, Type: typ, Length: positive(c.Attrs["fileSize"]), Duration: positive(c.Attrs["duration"])})
+		case image != "":
+			imageContent = firstNonEmpty(imageContent, image)
+		case player != "":
+			playerContent = firstNonEmpty(playerContent, player)
+		case e.URL != "":
+			s.addVariant(e)
 		}
 	}
 	return imageContent, playerContent
+}
+
+// contentFile reads one <media:content>: the file it is, or its URL as
+// image or as web player; all empty without an http(s) URL.
+func contentFile(base *url.URL, c ext.Extension) (e Enclosure, image, player string) {
+	u := httpURL(base, c.Attrs["url"])
+	typ := mimeType(c.Attrs["type"])
+	medium := strings.ToLower(strings.TrimSpace(c.Attrs["medium"]))
+	switch {
+	case u == "":
+	case medium == "image" || strings.HasPrefix(typ, "image/"):
+		image = u
+	case isPlayerType(typ):
+		player = u
+	default:
+		if typ == "" && medium != "" {
+			typ = medium // "audio", "video", "document"
+		}
+		e = Enclosure{URL: u, Type: typ, Length: positive(c.Attrs["fileSize"]), Duration: positive(c.Attrs["duration"])}
+	}
+	return e, image, player
 }
 
 // itemDescription returns the item's media description and whether it is
@@ -348,23 +365,6 @@ func ParseDuration(s string) int64 {
 	return total
 }
 
-// positive parses a decimal count; 0 when it is not a positive number.
-func positive(s string) int64 {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
-}
-
-// mimeType lower-cases a MIME type and drops its parameters.
-func mimeType(s string) string {
-	if i := strings.IndexByte(s, ';'); i >= 0 {
-		s = s[:i]
-	}
-	return strings.ToLower(strings.TrimSpace(s))
-}
-
 // httpURL resolves ref against base and returns it when it is an absolute
 // http(s) URL, else "".
 func httpURL(base *url.URL, ref string) string {
@@ -373,15 +373,4 @@ func httpURL(base *url.URL, ref string) string {
 		return u
 	}
 	return ""
-}
-
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

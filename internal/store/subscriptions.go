@@ -53,6 +53,10 @@ type Subscription struct {
 	// SendNewest: on confirmation the feed's newest post goes out at once
 	// (the signup form's choice), unless the catch-up already sent posts.
 	SendNewest bool
+	// SignupCreditsMonth is what the forecast shown at signup said it
+	// costs a month by email (0: it could not tell), for the running-low
+	// line while the feed's stored posts cannot tell a rate.
+	SignupCreditsMonth float64
 	// IncludeTerms and ExcludeTerms decide which new posts reach it
 	// (package filter; "" for none), in their canonical form.
 	IncludeTerms string
@@ -350,6 +354,16 @@ func (s *Store) EndDigestSubscriptions(ctx context.Context, digestID int64, reas
 func (s *Store) SetSendNewest(ctx context.Context, id int64, v bool) error {
 	if err := s.DB.WithContext(ctx).Model(&Subscription{}).Where("id = ?", id).Update("send_newest", v).Error; err != nil {
 		return fmt.Errorf("set send_newest of subscription %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetSignupForecast records what the signup's forecast said subscription
+// id costs a month by email (see Subscription.SignupCreditsMonth).
+func (s *Store) SetSignupForecast(ctx context.Context, id int64, creditsMonth float64) error {
+	if err := s.DB.WithContext(ctx).Model(&Subscription{}).Where("id = ?", id).
+		Update("signup_credits_month", max(creditsMonth, 0)).Error; err != nil {
+		return fmt.Errorf("set signup forecast of subscription %d: %w", id, err)
 	}
 	return nil
 }

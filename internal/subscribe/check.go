@@ -53,13 +53,17 @@ func CheckEmail(raw string) (string, string) {
 }
 
 // NormalizeFeedURL accepts "example.com/blog" as https://example.com/blog and
-// returns the error to show for anything that is not a web address.
+// returns the error to show for anything that is not a web address. A
+// word typed without a scheme and without a dot ("notaurl") is not one,
+// rather than a host name to look up and fail on; "localhost", an IP
+// address, or any host given with http:// or https:// (a LAN's
+// "http://intranet/feed") still are.
 func NormalizeFeedURL(raw string) (string, string) {
 	if raw == "" {
 		return "", "enter the address of a feed or a site"
 	}
 	const notWeb = "that is not a web address (it should look like https://example.com/feed)"
-	s := raw
+	s, typedBare := raw, false
 	low := strings.ToLower(s)
 	switch {
 	case strings.HasPrefix(low, "feed://"):
@@ -71,14 +75,21 @@ func NormalizeFeedURL(raw string) (string, string) {
 			return "", notWeb
 		}
 		s = "https://" + s
+		typedBare = true
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !validHost(u) || u.User != nil ||
-		strings.ContainsAny(s, " \t\r\n") {
+		strings.ContainsAny(s, " \t\r\n") || (typedBare && !dottedHost(u.Hostname())) {
 		return "", notWeb
 	}
 	u.Fragment = ""
 	return u.String(), ""
+}
+
+// dottedHost reports whether host, typed without a scheme, can be a web
+// address: it has a dot, is an IP address, or is localhost.
+func dottedHost(host string) bool {
+	return strings.Contains(host, ".") || strings.EqualFold(host, "localhost") || net.ParseIP(host) != nil
 }
 
 // schemeLike matches the start of an address that names a scheme

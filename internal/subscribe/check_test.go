@@ -22,6 +22,9 @@ func TestNormalizeFeedURL(t *testing.T) {
 		{"http://[::1]:8080/feed", "http://[::1]:8080/feed"},
 		{"bücher.example/feed", "https://b%C3%BCcher.example/feed"},
 		{"my_host.example.com/rss", "https://my_host.example.com/rss"},
+		{"LOCALHOST/feed", "https://LOCALHOST/feed"},
+		{"[::1]:8080/feed", "https://[::1]:8080/feed"},
+		{"http://intranet/feed", "http://intranet/feed"},
 	}
 	for _, tc := range good {
 		if got, msg := NormalizeFeedURL(tc.in); msg != "" || got != tc.want {
@@ -48,6 +51,10 @@ func TestNormalizeFeedURL(t *testing.T) {
 		"https://ann@example.com/feed",
 		"https://exa<mple.com/feed",
 		"https://../feed",
+		"notaurl",
+		"notaurl/feed",
+		"intranet:8080/feed",
+		"feed:notaurl",
 	}
 	for _, in := range bad {
 		if got, msg := NormalizeFeedURL(in); !strings.Contains(msg, "not a web address") {

@@ -154,6 +154,9 @@ func (s *Service) Subscribe(ctx context.Context, req Request) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := s.recordForecast(ctx, res.Sub, &req.Feed); err != nil {
+		return nil, err
+	}
 	if err := s.sendNewest(ctx, res.Sub, req); err != nil {
 		return nil, err
 	}
@@ -214,6 +217,23 @@ func (s *Service) controlsFirst(ctx context.Context, userID, feedID int64, ch st
 		}
 	}
 	return nil
+}
+
+// recordForecast keeps with sub what the forecast shown for found said it
+// costs a month by email, its filters applied (0 when it could not tell):
+// the running-low line counts it while the feed's stored posts cannot
+// tell a rate (a feed whose posts were not recorded yet).
+func (s *Service) recordForecast(ctx context.Context, sub *store.Subscription, found *Found) error {
+	fc, err := s.ForecastFor(ctx, found, sub.FeedID, sub.IncludeTerms, sub.ExcludeTerms)
+	if err != nil {
+		return err
+	}
+	credits := 0.0
+	if !fc.NotEnoughHistory {
+		credits = fc.Instant.Expected
+	}
+	sub.SignupCreditsMonth = credits
+	return s.Store.SetSignupForecast(ctx, sub.ID, credits)
 }
 
 // sendNewest records or honours Request.SendNewest for sub: a pending

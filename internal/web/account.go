@@ -26,20 +26,22 @@ const customSchedule = "custom"
 
 // accountData is the account page.
 type accountData struct {
-	Token      string
-	Email      string
-	Bounces    string // what bounces did to deliveries (store.BounceSummary), or ""
-	Zone       string
-	Balance    int64
-	Ledger     []store.LedgerEntry
-	Subs       []accountSub
-	Pending    int // subscriptions waiting for the person's confirmation
-	Digests    []digestForm
-	New        digestForm // the "new digest" form
-	Presets    []digest.Preset
-	Zones      []string
-	Flash      string
-	Paused     string // the whole account's pause in words, "" when not paused
+	Token   string
+	Email   string
+	Bounces string // what bounces did to deliveries (store.BounceSummary), or ""
+	Zone    string
+	Balance int64
+	Ledger  []store.LedgerEntry
+	Subs    []accountSub
+	Pending int // subscriptions waiting for the person's confirmation
+	Digests []digestForm
+	New     digestForm // the "new digest" form
+	Presets []digest.Preset
+	Zones   []string
+	Flash   string
+	Paused  string // the whole account's pause in words, "" when not paused
+	// CreditsURL is where to buy credits; "" when this feedmail takes no
+	// payments, and the page says so.
 	CreditsURL string
 	Now        time.Time
 	// APITokens are the person's working API tokens; NewAPIToken is one
@@ -141,9 +143,12 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) accountView(ctx context.Context, u *store.User, tok string) (*accountData, error) {
 	now := s.Clock.Now()
 	d := &accountData{Token: tok, Email: u.Email, Zone: u.Timezone, Balance: u.Balance, Presets: digest.Presets(),
-		Bounces:    store.BounceSummary(u),
-		CreditsURL: links.PathCredits + "?token=" + url.QueryEscape(tok), Now: now,
-		Paused: pauseWords(u.PausedAt, u.PausedUntil, now, u.Timezone), FreshLink: s.freshLink(tok, u, now)}
+		Bounces: store.BounceSummary(u),
+		Now:     now,
+		Paused:  pauseWords(u.PausedAt, u.PausedUntil, now, u.Timezone), FreshLink: s.freshLink(tok, u, now)}
+	if s.paymentsOn {
+		d.CreditsURL = links.PathCredits + "?token=" + url.QueryEscape(tok)
+	}
 	var err error
 	if d.Ledger, err = s.Store.LedgerOf(ctx, u.ID, ledgerShown); err != nil {
 		return nil, err

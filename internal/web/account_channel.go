@@ -42,6 +42,26 @@ func channelFormOf(c store.ChannelChoice) channelForm {
 	return f
 }
 
+// InstantWords is the delivery choice "each post on its own" in the
+// words of the channel it goes by: "Each post in its own email", "…its
+// own webhook call", "…its own Slack message".
+func (f channelForm) InstantWords() string {
+	switch f.Name {
+	case "", store.ChannelEmail:
+		return "Each post in its own email"
+	case webhook.Name:
+		return "Each post in its own webhook call"
+	}
+	name := f.Name
+	if titled, ok := channelTitles[name]; ok {
+		name = titled
+	}
+	return "Each post in its own " + name + " message"
+}
+
+// channelTitles are the channels' names as their services write them.
+var channelTitles = map[string]string{"slack": "Slack", "discord": "Discord", "matrix": "Matrix", "ntfy": "ntfy"}
+
 // channelSubject is what a channel form is about: one of the person's
 // subscriptions or digests. It is made per request by the handler that
 // loaded (and so owns-checked) it.

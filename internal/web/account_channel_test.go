@@ -17,6 +17,22 @@ import (
 // it, changes it, refuses a wrong target with the problem next to the
 // form (nothing stored), takes it back to email, and finds no other
 // person's subscription.
+func TestInstantWords(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"", "Each post in its own email"},
+		{"email", "Each post in its own email"},
+		{"webhook", "Each post in its own webhook call"},
+		{"slack", "Each post in its own Slack message"},
+		{"ntfy", "Each post in its own ntfy message"},
+		{"matrix", "Each post in its own Matrix message"},
+		{"carrier", "Each post in its own carrier message"},
+	} {
+		if got := (channelForm{Name: c.name}).InstantWords(); got != c.want {
+			t.Errorf("%q: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 func TestAccountChannel(t *testing.T) {
 	h := newHarness(t)
 	f := h.feed("Channel feed")
@@ -37,8 +53,14 @@ func TestAccountChannel(t *testing.T) {
 	if got.Channel != webhook.Name || got.Target != rc.URL()+"/in" || !strings.HasPrefix(got.ChannelSecret, webhook.SecretPrefix) {
 		t.Fatalf("stored %q %q %q", got.Channel, got.Target, got.ChannelSecret)
 	}
-	if body := html.UnescapeString(h.get(acc + "?done=channel").Body.String()); !strings.Contains(body, "Channel saved.") || !strings.Contains(body, got.ChannelSecret) {
+	body := html.UnescapeString(h.get(acc + "?done=channel").Body.String())
+	if !strings.Contains(body, "Channel saved.") || !strings.Contains(body, got.ChannelSecret) {
 		t.Errorf("page after saving lacks the flash or the signing secret")
+	}
+	_, sel, _ := strings.Cut(body, `<select id="delivery-`+itoa(int(sub.ID))+`"`)
+	sel, _, _ = strings.Cut(sel, "</select>")
+	if strings.Contains(sel, "in its own email") || !strings.Contains(sel, ">Each post in its own webhook call</option>") {
+		t.Errorf("the delivery choice of a webhook subscription does not say webhook:\n%s", sel)
 	}
 
 	w = h.post(path+"/test", url.Values{})

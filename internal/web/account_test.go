@@ -35,7 +35,7 @@ func TestAccountPage(t *testing.T) {
 		t.Fatalf("%d\n%s", w.Code, body)
 	}
 	for _, want := range []string{"ann@example.com", "First feed", "Second feed", "500 credits", "Trial credits",
-		"/feeds/status?url=" + url.QueryEscape(f.URL()), `href="/credits?token=`, "Weekly", acc + "/opml"} {
+		"/feeds/status?url=" + url.QueryEscape(f.URL()), "does not take payments", "Weekly", acc + "/opml"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("account page lacks %q", want)
 		}

@@ -35,6 +35,7 @@ const maxWebhookBody = 1 << 20
 // MountCredits adds the credits page, checkout and the Stripe webhook.
 func (s *Server) MountCredits(c CreditsConfig) {
 	h := &creditsHandler{srv: s, cfg: c}
+	s.paymentsOn = c.Stripe != nil
 	s.register(links.GroupCredits, map[string]http.HandlerFunc{
 		"creditsPage": h.page, "checkout": h.checkout, "stripeWebhook": h.webhook})
 }

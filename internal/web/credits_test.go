@@ -469,3 +469,24 @@ func TestPurchaseReleasesHeldEmail(t *testing.T) {
 		t.Fatalf("held email is %s after the purchase, want queued", got.State)
 	}
 }
+
+// TestAccountPagesOfferCreditsOnlyWithPayments: with payments off, the
+// account and publisher pages offer no "Buy credits" (it led to packs
+// nobody can buy) and say payments are off, as /credits does.
+func TestAccountPagesOfferCreditsOnlyWithPayments(t *testing.T) {
+	for _, payments := range []bool{false, true} {
+		t.Run(fmt.Sprintf("payments %v", payments), func(t *testing.T) {
+			h, _ := creditsHarness(t, payments)
+			u := h.user("reader@example.com")
+			acc := h.accountPath(u)
+			for _, page := range []string{acc, acc + "/publisher"} {
+				body := h.get(page).Body.String()
+				buy := strings.Contains(body, ">Buy credits</a>") && strings.Contains(body, `href="/credits?token=`)
+				off := strings.Contains(body, "does not take payments")
+				if buy != payments || off == payments {
+					t.Errorf("%s: offers to buy credits %v, says payments are off %v", page, buy, off)
+				}
+			}
+		})
+	}
+}

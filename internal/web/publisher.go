@@ -78,8 +78,10 @@ func (s *Server) publisherPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) publisherView(ctx context.Context, u *store.User, tok string) (*publisherData, error) {
-	d := &publisherData{Token: tok, Email: u.Email, Balance: u.Balance, WellKnownPath: ownership.WellKnownPath,
-		CreditsURL: links.PathCredits + "?token=" + tok}
+	d := &publisherData{Token: tok, Email: u.Email, Balance: u.Balance, WellKnownPath: ownership.WellKnownPath}
+	if s.paymentsOn {
+		d.CreditsURL = links.PathCredits + "?token=" + tok
+	}
 	owned, err := s.Store.OwnedFeeds(ctx, u.ID)
 	if err != nil {
 		return nil, err

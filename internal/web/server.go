@@ -77,6 +77,9 @@ type Server struct {
 	// styleURL and scriptURL carry a content hash so browsers may cache
 	// them for long.
 	styleURL, scriptURL, previewScriptURL, proofURL string
+	// paymentsOn is set by MountCredits when Stripe is configured: the
+	// account page offers to buy credits only then.
+	paymentsOn bool
 }
 
 // SetBaseline makes signup and OPML import record the feed document they

@@ -101,6 +101,7 @@ func TestSignupInlineErrors(t *testing.T) {
 		{"404", "ann@example.com", gone.URL(), "instant", "UTC", map[string]string{"url": "that address could not be fetched"}},
 		{"not a web address", "ann@example.com", "ftp://example.com/x", "instant", "UTC", map[string]string{"url": "not a web address"}},
 		{"misspelled scheme", "ann@example.com", "htp:/bad", "instant", "UTC", map[string]string{"url": "not a web address"}},
+		{"a word, no dot", "ann@example.com", "notaurl", "instant", "UTC", map[string]string{"url": "not a web address"}},
 		{"missing //", "ann@example.com", "https:/example.com/feed", "instant", "UTC", map[string]string{"url": "not a web address"}},
 		{"empty url", "ann@example.com", "", "instant", "UTC", map[string]string{"url": "enter the address"}},
 		{"unknown delivery", "ann@example.com", good.URL(), "hourly-ish", "UTC", map[string]string{"delivery": "pick how often"}},
