@@ -92,8 +92,8 @@ func Health(f *store.Feed, now time.Time) string {
 		return "ailing"
 	case f.ConsecutiveErrors > 0:
 		return "failing"
-	case f.RecoveryState == store.RecoveryFrozen:
-		return "frozen"
+	case f.RecoveryState == store.RecoveryFrozen && sameTime(f.RecoveryEpisode, f.LastNewItemAt):
+		return "frozen" // and no new post since it was found frozen
 	}
 	return "healthy"
 }

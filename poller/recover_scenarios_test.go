@@ -298,6 +298,24 @@ func TestDeadFeedReadersToldOnce(t *testing.T) {
 	if g := w.feed(f.ID); g.RecoveryState != store.RecoveryTold || poller.Health(g, w.clk.Now()) != "ailing" {
 		t.Errorf("feed after three weeks: recovery %q, health %q", g.RecoveryState, poller.Health(g, w.clk.Now()))
 	}
+	dead := func() int64 {
+		c, err := w.st.RecoveryCounts(w.ctx, w.clk.Now().Add(-poller.AilingAfter), poller.AilingPolls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c["dead"]
+	}
+	if n := dead(); n != 1 {
+		t.Errorf("dead feeds gauge %d, want 1", n)
+	}
+	// The host comes back: the feed is no longer dead.
+	w.web.Host("gone.test").File("/feed.xml", "application/rss+xml", []byte(recRSS("Gone", "https://gone.test/", 3)))
+	if g := w.poll(f.ID); g.ConsecutiveErrors != 0 || poller.Health(g, w.clk.Now()) != "healthy" {
+		t.Fatalf("feed after its host came back: %d errors, health %q", g.ConsecutiveErrors, poller.Health(g, w.clk.Now()))
+	}
+	if n := dead(); n != 0 {
+		t.Errorf("dead feeds gauge %d after the feed came back, want 0", n)
+	}
 }
 
 // recRSS is an RSS document with posts 1..n (see recRSSFrom).

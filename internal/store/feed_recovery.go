@@ -273,8 +273,8 @@ func (s *Store) OffersFor(ctx context.Context, userID int64) ([]ReaderMove, erro
 
 // RecoveryCounts counts feeds and readers by where rediscovery left them,
 // for the gauges: ailing (failing since failingBefore or earlier, with at
-// least minErrors errors in a row), frozen, dead (readers told nothing was
-// found), moved (feeds whose readers rediscovery moved), offered (open
+// least minErrors errors in a row), frozen (no new post since), dead
+// (readers told nothing was found, still failing), moved (feeds whose readers rediscovery moved), offered (open
 // offers) and accepted (offers followed).
 func (s *Store) RecoveryCounts(ctx context.Context, failingBefore time.Time, minErrors int) (map[string]int64, error) {
 	out := map[string]int64{}
@@ -289,8 +289,11 @@ func (s *Store) RecoveryCounts(ctx context.Context, failingBefore time.Time, min
 		State string
 		N     int64
 	}
-	if err := db.Model(&Feed{}).Select("recovery_state AS state, COUNT(*) AS n").Where("recovery_state IN ?",
-		[]string{RecoveryFrozen, RecoveryTold}).Group("recovery_state").Scan(&states).Error; err != nil {
+	// A state counts while its episode lasts: frozen until a new post,
+	// dead (told) until the errors end.
+	if err := db.Model(&Feed{}).Select("recovery_state AS state, COUNT(*) AS n").Where(`(recovery_state = ? AND consecutive_errors = 0
+  AND recovery_episode = last_new_item_at) OR (recovery_state = ? AND consecutive_errors > 0 AND recovery_episode = errors_since)`,
+		RecoveryFrozen, RecoveryTold).Group("recovery_state").Scan(&states).Error; err != nil {
 		return nil, fmt.Errorf("count feeds by recovery: %w", err)
 	}
 	out["frozen"], out["dead"] = 0, 0
