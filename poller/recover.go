@@ -61,14 +61,18 @@ func (p *Poller) Recover(ctx context.Context, feedID int64, o RecoverOptions) (*
 		rep.State, rep.Verdict = f.State, VerdictNone
 		return rep, nil
 	}
-	stale, err := p.stale(ctx, f, now)
+	staleAt, err := p.staleAt(ctx, f)
 	if err != nil {
 		return nil, err
 	}
+	stale := !staleAt.IsZero() && !now.Before(staleAt)
 	rep.State = healthWord(f, stale, now)
 	failing := f.ConsecutiveErrors > 0
 	if !(Ailing(f, now) || stale || (o.Operator && failing)) {
 		rep.Verdict = VerdictHealthy
+		if o.Apply {
+			return rep, p.planNextLook(ctx, f, staleAt, now)
+		}
 		return rep, nil
 	}
 	known, err := p.known(ctx, f, !failing)
@@ -87,17 +91,36 @@ func (p *Poller) Recover(ctx context.Context, feedID int64, o RecoverOptions) (*
 	return rep, nil
 }
 
-// stale reports whether feed f, answering without error, has been silent
-// for longer than its own history explains (StaleAfter its longest gap).
-func (p *Poller) stale(ctx context.Context, f *store.Feed, now time.Time) (bool, error) {
-	if f.ConsecutiveErrors > 0 || f.LastNewItemAt == nil || now.Sub(*f.LastNewItemAt) < StaleMin {
-		return false, nil
+// staleAt is when feed f, answering without error, will have been silent
+// for longer than its own history explains (StaleAfter its longest gap
+// since its last new post); zero for a failing feed or one never seen to
+// post.
+func (p *Poller) staleAt(ctx context.Context, f *store.Feed) (time.Time, error) {
+	if f.ConsecutiveErrors > 0 || f.LastNewItemAt == nil {
+		return time.Time{}, nil
 	}
 	dates, err := p.st.ItemDates(ctx, f.ID, 100)
 	if err != nil {
-		return false, fmt.Errorf("poller: recover: %w", err)
+		return time.Time{}, fmt.Errorf("poller: recover: %w", err)
 	}
-	return now.Sub(*f.LastNewItemAt) >= StaleAfter(LongestGap(dates)), nil
+	return f.LastNewItemAt.Add(StaleAfter(LongestGap(dates))), nil
+}
+
+// planNextLook records when the worker should look at feed f again, found
+// fine at now: when it would be ailing if it fails, or stale if it stays
+// silent (staleAt), a week on otherwise; never sooner than an hour.
+func (p *Poller) planNextLook(ctx context.Context, f *store.Feed, staleAt, now time.Time) error {
+	next := now.Add(StaleRecheck)
+	switch {
+	case f.ConsecutiveErrors > 0 && f.ErrorsSince != nil:
+		next = f.ErrorsSince.Add(AilingAfter)
+	case !staleAt.IsZero():
+		next = staleAt
+	}
+	if soon := now.Add(time.Hour); next.Before(soon) {
+		next = soon
+	}
+	return p.st.PlanRecovery(ctx, f.ID, next)
 }
 
 // healthWord is the state Recover reports for f.

@@ -394,3 +394,38 @@ func recRSSFrom(title, site string, first, last int) string {
 	b.WriteString(`</channel></rss>`)
 	return b.String()
 }
+
+// TestQuietFeedIsNotStale: a feed that posts every 20 days and has been
+// silent for 40 is not stale (three of its gaps are 60 days): the worker
+// looks at it without a request and plans its next look for when it would
+// be stale, instead of every pass.
+func TestQuietFeedIsNotStale(t *testing.T) {
+	w := newRecWorld(t)
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0"?><rss version="2.0"><channel><title>Quiet</title><link>https://quiet.test/</link>`)
+	for i := 0; i < 5; i++ {
+		fmt.Fprintf(&b, `<item><title>Q%d</title><guid>q%d</guid><pubDate>%s</pubDate></item>`,
+			i, i, wkT0.Add(-time.Duration(i)*20*24*time.Hour).Format(time.RFC1123Z))
+	}
+	b.WriteString(`</channel></rss>`)
+	w.web.Host("quiet.test").File("/feed.xml", "application/rss+xml", []byte(b.String()))
+	f := wkFollow(t, w.st, "https://quiet.test/feed.xml", 1, 0)
+	w.poll(f.ID)
+	w.clk.Set(wkT0.Add(40 * 24 * time.Hour))
+	w.poll(f.ID)
+	w.web.ResetLog()
+	if n, err := w.p.RecoverDue(w.ctx, 10); err != nil || n != 1 {
+		t.Fatalf("RecoverDue: %d, %v; want the quiet feed looked at once", n, err)
+	}
+	if n := w.web.Count(""); n != 0 {
+		t.Errorf("looking at a quiet feed sent %d requests", n)
+	}
+	g := w.feed(f.ID)
+	want := wkT0.Add(60 * 24 * time.Hour)
+	if g.RecoveryNextAt == nil || !g.RecoveryNextAt.Equal(want) || g.RecoveryAt != nil {
+		t.Errorf("next look %v (last attempt %v), want %v and no attempt", g.RecoveryNextAt, g.RecoveryAt, want)
+	}
+	if n, err := w.p.RecoverDue(w.ctx, 10); err != nil || n != 0 {
+		t.Errorf("a second pass looked again: %d, %v", n, err)
+	}
+}

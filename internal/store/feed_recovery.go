@@ -118,6 +118,15 @@ func (s *Store) RecordRecovery(ctx context.Context, id int64, r RecoveryRecord) 
 	return nil
 }
 
+// PlanRecovery sets when the rediscovery worker looks at feed id next,
+// and nothing else (the feed was found fine).
+func (s *Store) PlanRecovery(ctx context.Context, id int64, next time.Time) error {
+	if err := s.DB.WithContext(ctx).Model(&Feed{}).Where("id = ?", id).Update("recovery_next_at", next.UTC()).Error; err != nil {
+		return fmt.Errorf("plan rediscovery of feed %d: %w", id, err)
+	}
+	return nil
+}
+
 // ActiveSubscriptionsOf returns the active subscriptions of feed feedID,
 // by person.
 func (s *Store) ActiveSubscriptionsOf(ctx context.Context, feedID int64) ([]Subscription, error) {
