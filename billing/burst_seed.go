@@ -12,10 +12,16 @@ import (
 // day on feedmail is judged against its own pace instead of being charged
 // in full while its history is shorter than MinHistory.
 
+// SeedMinDates is the fewest distinct published dates that say a feed's
+// pace: two are a single gap, which one late or early post can halve or
+// double.
+const SeedMinDates = 3
+
 // SeedRate returns the state of a feed whose first poll held posts
 // published at published, as of now: the posts replayed through Update
-// in date order, the posts of one date as one update. Dates after now,
-// zero dates, and a list with fewer than two distinct dates say nothing
+// in date order, the posts of one date as one update, with the allowance
+// full at the pace they give (none of them was charged). Dates after now,
+// zero dates, and a list with fewer than SeedMinDates distinct dates say nothing
 // about the feed's pace: ok is false and the zero FeedRate is returned.
 func SeedRate(published []time.Time, now time.Time) (r FeedRate, ok bool) {
 	dates := make([]time.Time, 0, len(published))
@@ -25,7 +31,7 @@ func SeedRate(published []time.Time, now time.Time) (r FeedRate, ok bool) {
 		}
 	}
 	slices.SortFunc(dates, func(a, b time.Time) int { return a.Compare(b) })
-	if len(dates) < 2 || dates[0].Equal(dates[len(dates)-1]) {
+	if len(slices.CompactFunc(slices.Clone(dates), time.Time.Equal)) < SeedMinDates {
 		return FeedRate{}, false
 	}
 	for i := 0; i < len(dates); {
@@ -36,5 +42,8 @@ func SeedRate(published []time.Time, now time.Time) (r FeedRate, ok bool) {
 		r, _ = r.Update(dates[i], n)
 		i += n
 	}
+	// The replay only learns the pace: the posts it replays were never
+	// charged, so they leave the allowance full for what comes next.
+	r.Allowance = allowanceCap(r.PerDay(now))
 	return r, true
 }

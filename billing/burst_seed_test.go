@@ -29,6 +29,8 @@ func TestSeedRate(t *testing.T) {
 		{"all in the future", []time.Time{now.Add(time.Hour), now.Add(2 * time.Hour)}, false, [2]float64{}},
 		{"one past, the rest in the future", []time.Time{same, now.Add(day), now.Add(2 * day)}, false, [2]float64{}},
 		{"zero dates do not count", []time.Time{{}, same, {}}, false, [2]float64{}},
+		{"two dates are one gap, no pace", daily(2), false, [2]float64{}},
+		{"three dates", daily(3), true, [2]float64{0.5, 1.5}},
 		{"ten daily posts", daily(10), true, [2]float64{0.8, 1.2}},
 		{"thirty daily posts, a future one ignored", append(daily(30), now.Add(3*day)), true, [2]float64{0.8, 1.2}},
 		{"in any order", reversed(daily(10)), true, [2]float64{0.8, 1.2}},

@@ -74,7 +74,11 @@ func unsafeHTML(doc string, page bool) []string {
 			if !page || !strings.HasPrefix(attr["src"], "/static/") {
 				bad = append(bad, "<script> element")
 			}
-		case "style", "iframe", "frame", "frameset", "object", "embed", "applet", "svg", "math", "base", "portal":
+		case "iframe":
+			if !page || !previewFrame(attr) {
+				bad = append(bad, "<iframe> element")
+			}
+		case "style", "frame", "frameset", "object", "embed", "applet", "svg", "math", "base", "portal":
 			bad = append(bad, "<"+name+"> element")
 		case "form", "input", "button", "textarea", "select":
 			if !page {
@@ -86,6 +90,18 @@ func unsafeHTML(doc string, page bool) []string {
 			}
 		}
 	}
+}
+
+// previewFrame reports whether a page's <iframe> is feedmail's own email
+// preview: sandboxed with neither scripts nor the page's origin, and
+// showing a page of feedmail's (/preview) or nothing yet.
+func previewFrame(attr map[string]string) bool {
+	sb, ok := attr["sandbox"]
+	if !ok || strings.Contains(sb, "allow-scripts") || strings.Contains(sb, "allow-same-origin") {
+		return false
+	}
+	src, has := attr["src"]
+	return !has || strings.HasPrefix(src, "/preview?")
 }
 
 // squeeze drops whitespace and control characters, as browsers do inside
