@@ -53,7 +53,7 @@ func (o *Outbox) expireHeld(ctx context.Context, now time.Time) error {
 	}
 }
 
-// holdBouncing settles a paid row to an address marked bouncing: it waits,
+// holdBouncing settles a row to an address marked bouncing: it waits,
 // held, until the mark is cleared (store.ClearBouncing).
 func (o *Outbox) holdBouncing(ctx context.Context, j *job) {
 	j.done = true

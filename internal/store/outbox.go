@@ -181,14 +181,14 @@ type FailResult struct {
 	Failed      bool  // false: owner no longer held the row; nothing changed
 	Refunded    bool  // a charge was given back
 	NowBouncing bool  // this failure marked the address bouncing
-	Held        int64 // queued paid rows held because the address is now bouncing
+	Held        int64 // queued rows held because the address is now bouncing
 }
 
 // FailOutbox marks a row failed, in one transaction with its refund (if it
 // was charged) and, for a hard bounce, the address's bounce count; the
 // failure that reaches the limit marks the address bouncing
-// (users.bouncing_since) and holds the person's queued paid email that no
-// worker holds.
+// (users.bouncing_since) and holds the person's queued email of posts that
+// no worker holds (bounce_hold.go).
 func (s *Store) FailOutbox(ctx context.Context, f Failure) (FailResult, error) {
 	var r FailResult
 	err := s.Tx(ctx, func(tx *Store) error {
@@ -228,9 +228,10 @@ WHERE id = ? AND lease_owner = ? AND state = ?`, OutboxFailed, outboxClip(f.Reas
 // countHardBounce counts one hard bounce against userID's address, inside
 // the caller's transaction (which holds the user's ledger lock). The one
 // that reaches limit marks the address bouncing (users.bouncing_since) and
-// holds the person's queued paid email that no worker holds (not their
-// deliveries by other channels, which never go to the address); it
-// returns whether this bounce did so and how many emails it held.
+// holds the person's queued rows that no worker holds and the bounce hold
+// (bounce_hold.go) says wait: their email of posts, paid or free, not
+// their notices nor their deliveries by other channels; it returns whether
+// this bounce did so and how many emails it held.
 func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (nowBouncing bool, held int64, err error) {
 	db := s.DB.WithContext(ctx)
 	if err := db.Exec(`UPDATE users SET hard_bounces = hard_bounces + 1 WHERE id = ?`, userID).Error; err != nil {
@@ -245,8 +246,9 @@ func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (n
 		return false, 0, nil
 	}
 	res = db.Exec(`UPDATE outbox SET state = ?, last_error = ?
-WHERE user_id = ? AND state = ? AND credits > 0 AND channel = ? AND (lease_until IS NULL OR lease_until <= ?)`,
-		OutboxHeld, HoldBouncing, userID, OutboxQueued, ChannelEmail, s.now())
+WHERE user_id = ? AND state = ? AND (lease_until IS NULL OR lease_until <= ?)
+AND EXISTS (SELECT 1 FROM users u WHERE u.id = outbox.user_id AND `+bounceHoldSQL("outbox.kind", "outbox.channel", "u.bouncing_since")+`)`,
+		OutboxHeld, HoldBouncing, userID, OutboxQueued, s.now())
 	if res.Error != nil {
 		return true, 0, fmt.Errorf("hold for bouncing: %w", res.Error)
 	}
