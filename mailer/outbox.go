@@ -312,11 +312,6 @@ func (o *Outbox) SendDue(ctx context.Context) (int, error) {
 
 func (o *Outbox) dies(step string) bool { return o.crash != nil && o.crash(step) }
 
-// outboxKeys is the store.KeyFunc of the mailer: the billing keys of a row.
-func outboxKeys(row *store.OutboxEmail) (charge, refund string) {
-	return billing.KeyOutboxCharge(row.DedupeKey), billing.KeyOutboxRefund(row.DedupeKey)
-}
-
 // creditNotice is the store.CreditNotice of the mailer: the free notice
 // a person gets once per shortage, with its billing key.
 func (o *Outbox) creditNotice(userID, episode int64) (string, store.Notice) {

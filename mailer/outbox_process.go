@@ -141,7 +141,7 @@ func (o *Outbox) charge(ctx context.Context, jobs []*job) error {
 	for i, j := range paidJobs {
 		paid[i] = j.row
 	}
-	outcomes, err := o.cfg.Store.ChargeOutbox(ctx, o.cfg.Owner, paid, outboxKeys, o.creditNotice)
+	outcomes, err := o.cfg.Store.ChargeOutbox(ctx, o.cfg.Owner, paid, o.creditNotice)
 	if err != nil {
 		return err
 	}

@@ -98,9 +98,8 @@ func TestBouncingHoldsFreeRows(t *testing.T) {
 		addOutbox(t, s, store.OutboxEmail{Kind: store.KindNotice, DedupeKey: "confirm:1", UserID: u.ID,
 			State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now}): store.OutboxQueued,
 	}
-	c, rf := keys(&rows[0])
 	res, err := s.FailOutbox(ctx, store.Failure{Owner: "w1", Row: &rows[0], Reason: "550 no such user",
-		ChargeKey: c, RefundKey: rf, HardBounce: true, BounceLimit: 1})
+		HardBounce: true, BounceLimit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

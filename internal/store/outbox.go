@@ -166,10 +166,6 @@ type Failure struct {
 	Owner  string
 	Row    *OutboxEmail
 	Reason string // kept in last_error
-	// ChargeKey and RefundKey: when a charge with ChargeKey exists, it is
-	// refunded under RefundKey, and so are the owners' charges for the
-	// same email (billing.OwnerChargeRange). Empty: nothing to refund.
-	ChargeKey, RefundKey string
 	// HardBounce counts the failure against the address (SMTP 5xx); at
 	// BounceLimit consecutive ones the address is marked bouncing.
 	HardBounce  bool
@@ -185,14 +181,16 @@ type FailResult struct {
 }
 
 // FailOutbox marks a row failed, in one transaction with its refund (if it
-// was charged) and, for a hard bounce, the address's bounce count; the
+// was charged, under its billing keys, and so are the owners' charges for
+// the same email: billing.OwnerChargeRange) and, for a hard bounce, the address's bounce count; the
 // failure that reaches the limit marks the address bouncing
 // (users.bouncing_since) and holds the person's queued email of posts that
 // no worker holds (bounce_hold.go).
 func (s *Store) FailOutbox(ctx context.Context, f Failure) (FailResult, error) {
 	var r FailResult
+	charge, refund := outboxKeys(f.Row)
 	err := s.Tx(ctx, func(tx *Store) error {
-		if err := tx.lockForRefund(ctx, f.Row.UserID, f.ChargeKey); err != nil {
+		if err := tx.lockForRefund(ctx, f.Row.UserID, charge); err != nil {
 			return err
 		}
 		db := tx.DB.WithContext(ctx)
@@ -205,17 +203,14 @@ WHERE id = ? AND lease_owner = ? AND state = ?`, OutboxFailed, outboxClip(f.Reas
 			return nil
 		}
 		r.Failed = true
-		if f.ChargeKey != "" {
-			var err error
-			if r.Refunded, err = tx.refundIfCharged(ctx, f.ChargeKey, f.RefundKey,
-				"refund: "+f.Row.Kind+" email "+f.Row.DedupeKey+" failed"); err != nil {
-				return err
-			}
+		var err error
+		if r.Refunded, err = tx.refundIfCharged(ctx, charge, refund,
+			"refund: "+f.Row.Kind+" email "+f.Row.DedupeKey+" failed"); err != nil {
+			return err
 		}
 		if !f.HardBounce {
 			return nil
 		}
-		var err error
 		r.NowBouncing, r.Held, err = tx.countHardBounce(ctx, f.Row.UserID, f.BounceLimit)
 		return err
 	})
@@ -282,7 +277,7 @@ func (s *Store) ClearBouncing(ctx context.Context, userID int64) (int64, error) 
 // ExpireHeld ends held rows queued more than holdFor before now (state
 // "expired"), refunding any that an earlier attempt had charged, and returns
 // them. At most limit rows per call.
-func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Duration, limit int, keys KeyFunc) ([]OutboxEmail, error) {
+func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Duration, limit int) ([]OutboxEmail, error) {
 	var due []OutboxEmail
 	if err := s.DB.WithContext(ctx).Where("state = ? AND created_at <= ?", OutboxHeld, utc(now.Add(-holdFor))).
 		Order("id").Limit(limit).Find(&due).Error; err != nil {
@@ -293,10 +288,7 @@ func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Dura
 		row := &due[i]
 		expired := false
 		err := s.Tx(ctx, func(tx *Store) error {
-			var charge, refund string
-			if keys != nil {
-				charge, refund = keys(row)
-			}
+			charge, refund := outboxKeys(row)
 			if err := tx.lockForRefund(ctx, row.UserID, charge); err != nil {
 				return err
 			}
