@@ -24,7 +24,6 @@ import (
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
-	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // Defaults of Config.
@@ -67,9 +66,9 @@ func New(cfg Config) (*Pass, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	worker.Default(&cfg.Every, DefaultEvery)
-	worker.Default(&cfg.Batch, DefaultBatch)
-	worker.Default(&cfg.Lease, DefaultLease)
+	setDefault(&cfg.Every, DefaultEvery)
+	setDefault(&cfg.Batch, DefaultBatch)
+	setDefault(&cfg.Lease, DefaultLease)
 	return &Pass{cfg: cfg, subs: &subscribe.Service{Store: cfg.Store, Clock: cfg.Clock}}, nil
 }
 
@@ -160,4 +159,12 @@ func (p *Pass) line(ctx context.Context, hist Histories, u *store.User, now time
 	line := billing.LowLine(r.PerDay())
 	due := now.Add(billing.SpreadRecheck(u.ID, billing.LowLineRecheck(u.Balance, line, r.PerDay(), r.Unknown)))
 	return store.LowLineUpdate{UserID: u.ID, Line: line, Due: due}, nil
+}
+
+// setDefault sets *v to def when *v is zero or negative (a config field
+// left unset).
+func setDefault[T ~int | ~int64 | ~float64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
