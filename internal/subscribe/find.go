@@ -86,7 +86,7 @@ func (s *Service) FindFeed(ctx context.Context, raw string) (Found, error) {
 	}
 	found, err := s.findFeedDepth(ctx, raw, 0)
 	if err == nil && found.doc != nil {
-		found.Forecast = forecast.Estimate(parsedDates(found.doc.parsed.Items), s.Clock.Now())
+		found.Forecast = forecast.Estimate(parsedDates(found.doc.parsed.Items), forecastPresets(), s.Clock.Now())
 	}
 	return found, err
 }
