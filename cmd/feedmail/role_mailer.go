@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/lowbalance"
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/mailer"
 )
@@ -72,7 +73,8 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		_ = tr.Close()
 		return nil, err
 	}
-	low, err := lowbalance.New(lowbalance.Config{Store: s, Links: lk, PaymentsOn: a.cfg.PaymentsEnabled(), Clock: a.clock,
+	hist := (&subscribe.Service{Store: s, Clock: a.clock}).StoredHistoryFiltered
+	low, err := lowbalance.New(lowbalance.Config{Store: s, History: hist, Links: lk, PaymentsOn: a.cfg.PaymentsEnabled(), Clock: a.clock,
 		Log: a.log.With("role", "mailer", "pass", "running-low")})
 	if err != nil {
 		_ = tr.Close()
