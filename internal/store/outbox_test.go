@@ -25,10 +25,6 @@ func addOutbox(t testing.TB, s *store.Store, r store.OutboxEmail) int64 {
 	return r.ID
 }
 
-func keys(row *store.OutboxEmail) (string, string) {
-	return billing.KeyOutboxCharge(row.DedupeKey), billing.KeyOutboxRefund(row.DedupeKey)
-}
-
 func notice(userID, episode int64) (string, store.Notice) {
 	return billing.KeyCreditsNotice(userID, episode), store.Notice{Subject: "out of credits", Text: "buy some"}
 }
