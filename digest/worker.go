@@ -11,7 +11,6 @@ import (
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // Worker defaults.
@@ -67,9 +66,9 @@ func NewWorker(cfg Config) (*Worker, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	worker.Default(&cfg.Lease, DefaultLease)
-	worker.Default(&cfg.Batch, DefaultBatch)
-	worker.Default(&cfg.Every, DefaultEvery)
+	setDefault(&cfg.Lease, DefaultLease)
+	setDefault(&cfg.Batch, DefaultBatch)
+	setDefault(&cfg.Every, DefaultEvery)
 	return &Worker{cfg: cfg}, nil
 }
 
@@ -202,5 +201,13 @@ func (w *Worker) record(res store.AssembleResult) {
 			"joined_held", res.Joined, "empty", res.Empty, "skipped", res.Skipped)
 	} else if res.Empty > 0 {
 		w.cfg.Log.Debug("digest: empty slots passed", "empty", res.Empty)
+	}
+}
+
+// setDefault sets *v to def when *v is zero or negative (a config field
+// left unset).
+func setDefault[T ~int | ~int64 | ~float64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }

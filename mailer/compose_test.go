@@ -259,7 +259,10 @@ func TestMessageIDInstallTag(t *testing.T) {
 	if id := a.ItemMessageID(1, 10); !form.MatchString(id) {
 		t.Errorf("ItemMessageID = %q, want %s", id, form)
 	}
-	if a.ItemMessageID(1, 10) != a.ItemMessageID(1, 10) || a.MessageID("digest.5") != a.MessageID("digest.5") {
+	if first, again := a.ItemMessageID(1, 10), a.ItemMessageID(1, 10); first != again {
+		t.Error("the same email must keep its Message-ID")
+	}
+	if first, again := a.MessageID("digest.5"), a.MessageID("digest.5"); first != again {
 		t.Error("the same email must keep its Message-ID")
 	}
 	seen := map[string]string{}

@@ -22,8 +22,7 @@ func HTMLToLine(s string) string {
 			return strings.Join(strings.Fields(b.String()), " ")
 		case nethtml.StartTagToken, nethtml.SelfClosingTagToken, nethtml.EndTagToken:
 			name, _ := z.TagName()
-			n := string(name)
-			if skipTags[n] {
+			if skipTags[string(name)] {
 				switch {
 				case tt == nethtml.StartTagToken:
 					skip++
@@ -32,7 +31,7 @@ func HTMLToLine(s string) string {
 				}
 				continue
 			}
-			if blockTags[n] || lineTags[n] || wordBreakTags[n] {
+			if blockTags[string(name)] || lineTags[string(name)] || wordBreakTags[string(name)] {
 				b.WriteByte(' ')
 			}
 		case nethtml.TextToken:

@@ -214,15 +214,7 @@ func (c *textConv) start(tok nethtml.Token, selfClosing bool) {
 	}
 	switch name {
 	case "br":
-		if c.out.Len() > 0 {
-			if c.pending == 0 || c.quote < c.pendingQ {
-				c.pendingQ = c.quote
-			}
-			if c.pending < 2 {
-				c.pending++
-			}
-			c.space = false
-		}
+		c.lineBreak()
 	case "hr":
 		c.raw("----")
 		c.breakLines(2)
@@ -233,17 +225,7 @@ func (c *textConv) start(tok nethtml.Token, selfClosing bool) {
 	case "ul", "ol":
 		c.lists = append(c.lists, textList{ordered: name == "ol"})
 	case "li":
-		if n := len(c.lists); n > 0 {
-			l := &c.lists[n-1]
-			l.n++
-			if l.ordered {
-				c.marker = strconv.Itoa(l.n) + ". "
-			} else {
-				c.marker = "- "
-			}
-		} else {
-			c.marker = "- "
-		}
+		c.listItem()
 	case "tr":
 		c.cells = 0
 	case "td", "th":
@@ -252,17 +234,7 @@ func (c *textConv) start(tok nethtml.Token, selfClosing bool) {
 		}
 		c.cells++
 	case "img":
-		for i := range c.links {
-			c.links[i].img = true
-		}
-		switch alt := strings.Join(strings.Fields(attr(tok, "alt")), " "); {
-		case alt != "":
-			c.token("[" + alt + "]")
-		case len(c.links) == 0:
-			// Say there is one: a post may be nothing but a picture. A
-			// linked image is shown by the link's URL instead.
-			c.token("[image]")
-		}
+		c.image(tok)
 	case "a":
 		href := strings.TrimSpace(attr(tok, "href"))
 		if selfClosing {
@@ -272,6 +244,52 @@ func (c *textConv) start(tok nethtml.Token, selfClosing bool) {
 			return
 		}
 		c.links = append(c.links, textLink{href: href, start: c.out.Len()})
+	}
+}
+
+// lineBreak is a <br>: one more pending line break (at most two), at the
+// shallowest quote depth it was asked at; nothing at the very start.
+func (c *textConv) lineBreak() {
+	if c.out.Len() > 0 {
+		if c.pending == 0 || c.quote < c.pendingQ {
+			c.pendingQ = c.quote
+		}
+		if c.pending < 2 {
+			c.pending++
+		}
+		c.space = false
+	}
+}
+
+// listItem is an <li>: the marker of the next item of the innermost list
+// ("1. " numbered, "- " otherwise or outside any list).
+func (c *textConv) listItem() {
+	if n := len(c.lists); n > 0 {
+		l := &c.lists[n-1]
+		l.n++
+		if l.ordered {
+			c.marker = strconv.Itoa(l.n) + ". "
+		} else {
+			c.marker = "- "
+		}
+	} else {
+		c.marker = "- "
+	}
+}
+
+// image is an <img>: its alt text in brackets, or "[image]" for an
+// unlinked one without; the open links are marked as holding an image.
+func (c *textConv) image(tok nethtml.Token) {
+	for i := range c.links {
+		c.links[i].img = true
+	}
+	switch alt := strings.Join(strings.Fields(attr(tok, "alt")), " "); {
+	case alt != "":
+		c.token("[" + alt + "]")
+	case len(c.links) == 0:
+		// Say there is one: a post may be nothing but a picture. A
+		// linked image is shown by the link's URL instead.
+		c.token("[image]")
 	}
 }
 

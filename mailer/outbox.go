@@ -20,7 +20,6 @@ import (
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // The outbox worker. A pass ([Outbox.SendDue]) claims due rows under a
@@ -151,14 +150,14 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 	if cfg.Owner == "" {
 		cfg.Owner = "mailer"
 	}
-	worker.Default(&cfg.Batch, DefaultBatch)
-	worker.Default(&cfg.Lease, DefaultLease)
-	worker.Default(&cfg.PollInterval, DefaultPollInterval)
-	worker.Default(&cfg.Workers, 2)
-	worker.Default(&cfg.MarkEvery, DefaultMarkEvery)
-	worker.Default(&cfg.HoldFor, DefaultHoldFor)
-	worker.Default(&cfg.RetryFor, DefaultRetryFor)
-	worker.Default(&cfg.BounceLimit, DefaultBounceLimit)
+	setDefault(&cfg.Batch, DefaultBatch)
+	setDefault(&cfg.Lease, DefaultLease)
+	setDefault(&cfg.PollInterval, DefaultPollInterval)
+	setDefault(&cfg.Workers, 2)
+	setDefault(&cfg.MarkEvery, DefaultMarkEvery)
+	setDefault(&cfg.HoldFor, DefaultHoldFor)
+	setDefault(&cfg.RetryFor, DefaultRetryFor)
+	setDefault(&cfg.BounceLimit, DefaultBounceLimit)
 	if cfg.HTTP == nil {
 		cfg.HTTP = fetcher.NewHTTPClient(fetcher.Config{MaxRedirects: -1})
 	}
@@ -312,11 +311,6 @@ func (o *Outbox) SendDue(ctx context.Context) (int, error) {
 
 func (o *Outbox) dies(step string) bool { return o.crash != nil && o.crash(step) }
 
-// outboxKeys is the store.KeyFunc of the mailer: the billing keys of a row.
-func outboxKeys(row *store.OutboxEmail) (charge, refund string) {
-	return billing.KeyOutboxCharge(row.DedupeKey), billing.KeyOutboxRefund(row.DedupeKey)
-}
-
 // creditNotice is the store.CreditNotice of the mailer: the free notice
 // a person gets once per shortage, with its billing key.
 func (o *Outbox) creditNotice(userID, episode int64) (string, store.Notice) {
@@ -328,5 +322,13 @@ func (o *Outbox) creditNotice(userID, episode int64) (string, store.Notice) {
 func (o *Outbox) count(kind, result string) {
 	if o.cfg.Metrics != nil {
 		o.cfg.Metrics.Emails.WithLabelValues(kind, result).Inc()
+	}
+}
+
+// setDefault sets *v to def when *v is zero or negative (a config field
+// left unset).
+func setDefault[T ~int | ~int64 | ~float64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }

@@ -39,8 +39,6 @@ func (w *channelWay) carries(name string) bool {
 	return ok
 }
 
-func (w *channelWay) holdsBouncing() bool { return false }
-
 func (w *channelWay) domain(*store.OutboxEmail) string { return "" }
 
 func (w *channelWay) loadsItem() bool { return true }

@@ -25,8 +25,6 @@ type mailWay struct {
 
 func (w *mailWay) carries(channel string) bool { return channel == store.ChannelEmail }
 
-func (w *mailWay) holdsBouncing() bool { return true }
-
 func (w *mailWay) domain(row *store.OutboxEmail) string { return store.AddressDomain(row.ToAddr) }
 
 func (w *mailWay) loadsItem() bool { return !w.customItem }

@@ -40,7 +40,7 @@ func (o *Outbox) expireHeld(ctx context.Context, now time.Time) error {
 		o.cfg.Log.Info("old mail events pruned", "count", n)
 	}
 	for {
-		rows, err := o.cfg.Store.ExpireHeld(ctx, now, o.cfg.HoldFor, 500, outboxKeys)
+		rows, err := o.cfg.Store.ExpireHeld(ctx, now, o.cfg.HoldFor, 500)
 		for _, r := range rows {
 			o.count(r.Kind, "expired")
 		}
@@ -53,7 +53,7 @@ func (o *Outbox) expireHeld(ctx context.Context, now time.Time) error {
 	}
 }
 
-// holdBouncing settles a paid row to an address marked bouncing: it waits,
+// holdBouncing settles a row to an address marked bouncing: it waits,
 // held, until the mark is cleared (store.ClearBouncing).
 func (o *Outbox) holdBouncing(ctx context.Context, j *job) {
 	j.done = true

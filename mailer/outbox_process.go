@@ -27,7 +27,8 @@ func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, 
 	rec, cancelRec := context.WithDeadline(context.WithoutCancel(parent), leaseEnd.Add(-recordSafety))
 	defer cancelRec()
 
-	// Step 1: who each row goes to; paid rows to bouncing addresses wait.
+	// Step 1: who each row goes to; email of posts to bouncing addresses
+	// waits.
 	if err := o.loadRecipients(ctx, rec, jobs); err != nil {
 		o.release(rec, jobs)
 		return err
@@ -107,8 +108,8 @@ func pending(jobs []*job) []*job {
 }
 
 // loadRecipients attaches each job's person (a missing one fails the row)
-// and holds paid rows whose address is marked bouncing, when their way
-// goes to that address. Holds are recorded with rec; the error is the
+// and holds the rows that the bounce hold (store.WaitsForBouncing) says
+// wait for a bouncing address. Holds are recorded with rec; the error is the
 // lookup's.
 func (o *Outbox) loadRecipients(ctx, rec context.Context, jobs []*job) error {
 	userIDs := make([]int64, len(jobs))
@@ -125,7 +126,7 @@ func (o *Outbox) loadRecipients(ctx, rec context.Context, jobs []*job) error {
 			j.err = fmt.Errorf("%w: user %d: %w", ErrPermanent, j.row.UserID, store.ErrNotFound)
 			continue
 		}
-		if j.row.Credits > 0 && j.user.BouncingSince != nil && j.way != nil && j.way.holdsBouncing() {
+		if store.WaitsForBouncing(j.row.Kind, j.row.Channel, j.user.BouncingSince) {
 			o.holdBouncing(rec, j)
 		}
 	}
@@ -140,7 +141,7 @@ func (o *Outbox) charge(ctx context.Context, jobs []*job) error {
 	for i, j := range paidJobs {
 		paid[i] = j.row
 	}
-	outcomes, err := o.cfg.Store.ChargeOutbox(ctx, o.cfg.Owner, paid, outboxKeys, o.creditNotice)
+	outcomes, err := o.cfg.Store.ChargeOutbox(ctx, o.cfg.Owner, paid, o.creditNotice)
 	if err != nil {
 		return err
 	}

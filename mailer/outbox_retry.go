@@ -74,10 +74,10 @@ func (o *Outbox) retryIn(ctx context.Context, j *job, cause error, least time.Du
 // fail marks a row failed with reason, refunding its charge; hard counts
 // a hard bounce against the reader's address.
 func (o *Outbox) fail(ctx context.Context, j *job, reason string, hard bool) {
-	// Keys whatever the row's credits: a row free to its reader may have
-	// charged a feed's publisher (owner-paid), who is refunded too.
+	// The store refunds whatever the row's credits: a row free to its
+	// reader may have charged a feed's publisher (owner-paid), who is
+	// refunded too.
 	f := store.Failure{Owner: o.cfg.Owner, Row: j.row, Reason: reason, HardBounce: hard, BounceLimit: o.cfg.BounceLimit}
-	f.ChargeKey, f.RefundKey = outboxKeys(j.row)
 	r, err := o.cfg.Store.FailOutbox(ctx, f)
 	if err != nil {
 		o.cfg.Log.Error("record failed email", "outbox", j.row.ID, "err", err)

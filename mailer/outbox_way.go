@@ -25,9 +25,6 @@ type way interface {
 	// carries reports whether rows of channel (never "": that is email)
 	// go this way.
 	carries(channel string) bool
-	// holdsBouncing reports whether paid rows wait while their person's
-	// address is marked bouncing (only when the row goes to that address).
-	holdsBouncing() bool
 	// domain returns the destination domain of row that destination
 	// pauses apply to, lower case; "" for none.
 	domain(row *store.OutboxEmail) string

@@ -126,7 +126,7 @@ func (r *Returns) apply(ctx context.Context, rep inbound.Report, source string) 
 		r.finish(ctx, out)
 		return out, nil
 	}
-	effect.OutboxID, effect.BounceLimit, effect.Keys, effect.Source = id, r.BounceLimit, outboxKeys, source
+	effect.OutboxID, effect.BounceLimit, effect.Source = id, r.BounceLimit, source
 	if effect.BounceLimit == 0 {
 		effect.BounceLimit = DefaultBounceLimit
 	}

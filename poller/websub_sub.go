@@ -11,7 +11,6 @@ import (
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // Timings of the WebSub subscriber. The spec gives renewal at half the lease
@@ -100,10 +99,10 @@ func NewWebSubManager(cfg WebSubConfig) (*WebSubManager, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	worker.Default(&cfg.Lease, DefaultWebSubLease)
-	worker.Default(&cfg.Interval, time.Minute)
-	worker.Default(&cfg.Batch, 32)
-	worker.Default(&cfg.Concurrency, 4)
+	setDefault(&cfg.Lease, DefaultWebSubLease)
+	setDefault(&cfg.Interval, time.Minute)
+	setDefault(&cfg.Batch, 32)
+	setDefault(&cfg.Concurrency, 4)
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // Poller polls feeds. Make one per process with New; it is safe for
@@ -66,17 +65,17 @@ func New(cfg Config) (*Poller, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	worker.Default(&cfg.Concurrency, DefaultConcurrency)
-	worker.Default(&cfg.Batch, 64*cfg.Concurrency)
+	setDefault(&cfg.Concurrency, DefaultConcurrency)
+	setDefault(&cfg.Batch, 64*cfg.Concurrency)
 	client := fetcher.New(cfg.Fetch)
 	timeout := client.Config().Timeout
-	worker.Default(&cfg.Lease, DefaultLease)
+	setDefault(&cfg.Lease, DefaultLease)
 	cfg.Lease = max(cfg.Lease, 2*timeout)
-	worker.Default(&cfg.WriteBatch, DefaultWriteBatch)
-	worker.Default(&cfg.SpreadWindow, DefaultSpreadWindow)
-	worker.Default(&cfg.IdleWait, DefaultIdleWait)
-	worker.Default(&cfg.PassGap, DefaultPassGap)
-	worker.Default(&cfg.WakeGap, DefaultWakeGap)
+	setDefault(&cfg.WriteBatch, DefaultWriteBatch)
+	setDefault(&cfg.SpreadWindow, DefaultSpreadWindow)
+	setDefault(&cfg.IdleWait, DefaultIdleWait)
+	setDefault(&cfg.PassGap, DefaultPassGap)
+	setDefault(&cfg.WakeGap, DefaultWakeGap)
 	if cfg.Rand == nil {
 		var seed [16]byte
 		_, _ = crand.Read(seed[:])
@@ -224,5 +223,13 @@ func (p *Poller) releaseRefused(ctx context.Context) {
 		p.log.Warn("making feeds refused as private due again failed", "err", err)
 	case n > 0:
 		p.log.Info("private networks allowed: feeds refused before are due now", "feeds", n)
+	}
+}
+
+// setDefault sets *v to def when *v is zero or negative (a config field
+// left unset).
+func setDefault[T ~int | ~int64 | ~float64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }

@@ -66,7 +66,7 @@ func TestDigestCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d2); err != nil {
 		t.Fatal(err)
 	}
-	if d2.ID != d.ID || d2.Schedule != "@every 10s" || d2.Timezone != "Europe/Berlin" || d2.NextSlotAt.Sub(time.Now()) > 11*time.Second {
+	if d2.ID != d.ID || d2.Schedule != "@every 10s" || d2.Timezone != "Europe/Berlin" || time.Until(d2.NextSlotAt) > 11*time.Second {
 		t.Fatalf("change printed %+v", d2)
 	}
 

@@ -8,29 +8,11 @@ import (
 	"sync"
 
 	"github.com/feedmail/feedmail/internal/channel/channels"
-	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/lowbalance"
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/mailer"
 )
-
-// renderEnv is what an outbox renderer registered below is built from.
-type renderEnv struct {
-	Store  *store.Store
-	Sender mailer.Sender
-	Links  links.Links
-	App    *app
-}
-
-// outboxRenderers adds renderers for outbox kinds beyond the mailer's
-// built-in "item", "digest" and "notice". A kind no renderer knows is
-// retried, not failed: another process may know it.
-func outboxRenderers() map[string]func(e renderEnv) mailer.Renderer {
-	return map[string]func(e renderEnv) mailer.Renderer{
-		// outbox renderers register here
-	}
-}
 
 // newTransport picks the mail transport: SMTP when FEEDMAIL_SMTP_URL is
 // set, else the Maildir in FEEDMAIL_MAILDIR.
@@ -82,21 +64,17 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	}
 	sender := a.sender()
 	lk := a.links()
-	env := renderEnv{Store: s, Sender: sender, Links: lk, App: a}
-	renderers := map[string]mailer.Renderer{}
-	for kind, mk := range outboxRenderers() {
-		renderers[kind] = mk(env)
-	}
 	ob, err := mailer.NewOutbox(mailer.OutboxConfig{
 		Store: s, Transport: tr, Sender: sender, Links: lk, Clock: a.clock, Log: a.log.With("role", "mailer"),
-		Metrics: a.metrics, Owner: fmt.Sprintf("%s-%d-mailer", hostname(), os.Getpid()), Renderers: renderers,
+		Metrics: a.metrics, Owner: fmt.Sprintf("%s-%d-mailer", hostname(), os.Getpid()),
 		PaymentsOn: a.cfg.PaymentsEnabled(), Channels: channels.All(), HTTP: a.channelHTTP(),
 	})
 	if err != nil {
 		_ = tr.Close()
 		return nil, err
 	}
-	low, err := lowbalance.New(lowbalance.Config{Store: s, Links: lk, PaymentsOn: a.cfg.PaymentsEnabled(), Clock: a.clock,
+	hist := (&subscribe.Service{Store: s, Clock: a.clock}).StoredHistoryFiltered
+	low, err := lowbalance.New(lowbalance.Config{Store: s, History: hist, Links: lk, PaymentsOn: a.cfg.PaymentsEnabled(), Clock: a.clock,
 		Log: a.log.With("role", "mailer", "pass", "running-low")})
 	if err != nil {
 		_ = tr.Close()

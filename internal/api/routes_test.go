@@ -19,12 +19,12 @@ import (
 // world is two accounts, A (whose token the tests use) and B, each with a
 // subscription, a digest and a feed only they follow.
 type world struct {
-	a, b                 *store.User
-	tokA, tokB, revoked  string
-	subA, subDel, subB   *store.Subscription
-	digestA, digestB     *store.Digest
-	feedURL              string // a feed on the farm nobody follows yet
-	feedA, feedB, ledger int64
+	a, b                *store.User
+	tokA, tokB, revoked string
+	subA, subDel, subB  *store.Subscription
+	digestA, digestB    *store.Digest
+	feedURL             string // a feed on the farm nobody follows yet
+	feedA, feedB        int64
 }
 
 func newWorld(t *testing.T, h *harness) *world {

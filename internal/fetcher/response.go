@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"compress/zlib"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -129,8 +130,9 @@ func ReadResponse(cfg Config, resp *http.Response) (*Response, error) {
 	}
 	_, err = buf.ReadFrom(io.LimitReader(dec, limit+1))
 	if err != nil {
-		// No context here; Fetch re-classifies with its contexts.
-		return out, classify(nil, nil, url, fmt.Errorf("reading body: %w", err))
+		// No context here (one that never ends); Fetch re-classifies with
+		// its contexts.
+		return out, classify(context.Background(), context.Background(), url, fmt.Errorf("reading body: %w", err))
 	}
 	body := buf.Bytes()
 	if int64(len(body)) > limit {

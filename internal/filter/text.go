@@ -82,13 +82,13 @@ func htmlText(s string, max int) string {
 			return b.String()
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, _ := z.TagName()
-			n := string(name)
+			skipTag := skipTags[string(name)]
 			switch {
-			case skipTags[n] && tt == html.StartTagToken:
+			case skipTag && tt == html.StartTagToken:
 				skip++
-			case skipTags[n] && tt == html.EndTagToken && skip > 0:
+			case skipTag && tt == html.EndTagToken && skip > 0:
 				skip--
-			case !inlineTags[n]:
+			case !inlineTags[string(name)]:
 				b.WriteByte(' ')
 			}
 		case html.TextToken:

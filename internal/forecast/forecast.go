@@ -5,8 +5,9 @@
 // applies: the subscription's filters (only passing posts are sent), burst
 // protection (billing.FeedRate, replayed over the dates), a digest's
 // grouping of feeds (billing.DigestCharge) and free empty issues. It is
-// pure: callers pass the posts and the time. It must not hold a price of
-// its own. The method is in docs/design.md.
+// pure: callers pass the posts, the digest schedules (Slots) and the time;
+// it must not read the store or import what does (package digest). It
+// must not hold a price of its own. The method is in docs/design.md.
 package forecast
 
 import (
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/billing"
-	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/filter"
 )
 
@@ -35,10 +35,6 @@ const (
 	MaxPostsPerMonth = 3000
 )
 
-// maxSlots bounds the digest slots walked to average a schedule; a
-// one-year walk of a daily schedule stays under it.
-const maxSlots = 2000
-
 // Forecast is what a feed's dates say about its cost.
 type Forecast struct {
 	// NotEnoughHistory: the dates cannot tell a rate; Reason says why and
@@ -51,15 +47,9 @@ type Forecast struct {
 	Capped        bool
 	// Instant is the cost of one email per post.
 	Instant Cost
-	// Digests is the cost of the feed alone in a digest, one per
-	// digest.Presets(), in that order.
+	// Digests is the cost of the feed alone in a digest, one per preset
+	// the caller passed, in that order.
 	Digests []PresetCost
-}
-
-// PresetCost is the forecast for one digest preset.
-type PresetCost struct {
-	Preset digest.Preset
-	Cost
 }
 
 // Cost is an expected number of credits a month.
@@ -139,29 +129,26 @@ func PostsOf(dates []time.Time) []Post {
 }
 
 // Estimate returns the forecast from the items' publish dates at now,
-// for a subscription without filters. Zero dates and dates after now are
-// ignored.
-func Estimate(dates []time.Time, now time.Time) Forecast {
-	return EstimatePosts(PostsOf(dates), filter.Filter{}, now)
+// for a subscription without filters, instant and in each of presets.
+// Zero dates and dates after now are ignored.
+func Estimate(dates []time.Time, presets []Preset, now time.Time) Forecast {
+	return EstimatePosts(PostsOf(dates), filter.Filter{}, presets, now)
 }
 
 // EstimatePosts returns the forecast of a subscription with filter f
-// (the zero Filter passes every post) from the feed's posts at now.
-func EstimatePosts(posts []Post, f filter.Filter, now time.Time) Forecast {
+// (the zero Filter passes every post) from the feed's posts at now,
+// instant and in each of presets.
+func EstimatePosts(posts []Post, f filter.Filter, presets []Preset, now time.Time) Forecast {
 	h := ReadPosts(posts, f, now)
 	if !h.Known() {
 		return Forecast{NotEnoughHistory: true, Reason: h.Reason}
 	}
 	fc := Forecast{PostsPerMonth: h.PerMonth, Capped: h.Capped, Instant: h.InstantCost()}
-	// Presets are counted from a fixed Monday in UTC so every page shows
-	// the same numbers; a zone shifts the slots, not their gaps (DST aside).
+	// Presets are counted from a fixed Monday so every page shows the
+	// same numbers; a zone shifts the slots, not their gaps (DST aside).
 	ref := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, p := range digest.Presets() {
-		s, err := digest.ParseSchedule(p.Spec, "UTC")
-		if err != nil {
-			continue // presets always parse (digest's tests)
-		}
-		fc.Digests = append(fc.Digests, PresetCost{Preset: p, Cost: DigestCost([]History{h}, s, ref)})
+	for _, p := range presets {
+		fc.Digests = append(fc.Digests, PresetCost{Preset: p, Cost: DigestCost([]History{h}, p.Slots, ref)})
 	}
 	return fc
 }
@@ -267,117 +254,6 @@ func replayBursts(ds []dated, now time.Time) []bool {
 		i = j
 	}
 	return out
-}
-
-// DigestCost returns the credits a month of a digest on schedule s with
-// these feeds (those without a known history are left out). An issue
-// costs billing.DigestCharge(feeds with news), nothing when none has;
-// slots a month are counted over a year of s after from, and each feed has
-// news in a slot with its newsChance, independently of the others. A feed
-// has news in at most as many issues as it has posts, so a digest never
-// costs more than its feeds' posts would cost one email each.
-func DigestCost(feeds []History, s *digest.Schedule, from time.Time) Cost {
-	perMonth := slotsPerMonth(s, from)
-	var ps []float64
-	for _, h := range feeds {
-		if h.Known() && perMonth > 0 {
-			ps = append(ps, min(h.newsChance(s), h.PerMonth/perMonth))
-		}
-	}
-	return newCost(perMonth*issueCost(ps), false)
-}
-
-// slotsPerMonth is how many slots of s a month has, counted over a year
-// after from (or its first maxSlots).
-func slotsPerMonth(s *digest.Schedule, from time.Time) float64 {
-	gaps := scheduleGaps(s, from)
-	var span time.Duration
-	for _, g := range gaps {
-		span += g
-	}
-	if span <= 0 {
-		return 0
-	}
-	return float64(len(gaps)) * float64(Month) / float64(span)
-}
-
-// scheduleGaps returns the gaps between the slots of s in a year after
-// from, at most maxSlots of them.
-func scheduleGaps(s *digest.Schedule, from time.Time) []time.Duration {
-	first := s.Next(from)
-	end := first.AddDate(1, 0, 0)
-	var gaps []time.Duration
-	for prev := first; len(gaps) < maxSlots; {
-		next := s.Next(prev)
-		if next.IsZero() || next.After(end) {
-			break
-		}
-		gaps, prev = append(gaps, next.Sub(prev)), next
-	}
-	return gaps
-}
-
-// minReplaySlots is the fewest slots of its own history a feed is replayed
-// over; with fewer, its chance of news comes from its rate.
-const minReplaySlots = 7
-
-// newsChance returns the chance that a slot of s has a post of the feed.
-// It replays the feed's dates on s: the share of the slots after its
-// oldest item that had news (a steady daily poster fills every daily issue; a
-// burst fills one). When its history covers fewer than minReplaySlots
-// slots (or more than maxSlots), posts are taken as random at the rate (Poisson): the average of
-// 1 − e^(−rate×gap) over a year of the schedule's gaps.
-func (h History) newsChance(s *digest.Schedule) float64 {
-	// Whole slots only: from the first slot after the oldest item.
-	prev := s.Next(h.start)
-	j := sort.Search(len(h.dates), func(i int) bool { return h.dates[i].After(prev) })
-	slots, withNews, whole := 0, 0, false
-	for !prev.IsZero() && slots < maxSlots {
-		next := s.Next(prev)
-		if next.IsZero() || next.After(h.now) {
-			whole = true
-			break
-		}
-		news := false
-		for j < len(h.dates) && !h.dates[j].After(next) {
-			news, j = true, j+1
-		}
-		if news {
-			withNews++
-		}
-		slots, prev = slots+1, next
-	}
-	if whole && slots >= minReplaySlots {
-		return float64(withNews) / float64(slots)
-	}
-	gaps := scheduleGaps(s, h.now)
-	if len(gaps) == 0 {
-		return 0
-	}
-	var sum float64
-	for _, g := range gaps {
-		sum += 1 - math.Exp(-h.PerMonth*float64(g)/float64(Month))
-	}
-	return sum / float64(len(gaps))
-}
-
-// issueCost is the expected billing.DigestCharge of one issue whose feeds have
-// news with chances ps: the distribution of how many have, feed by feed.
-func issueCost(ps []float64) float64 {
-	dist := []float64{1} // dist[k]: the chance that k feeds have news
-	for _, p := range ps {
-		next := make([]float64, len(dist)+1)
-		for k, q := range dist {
-			next[k] += q * (1 - p)
-			next[k+1] += q * p
-		}
-		dist = next
-	}
-	var e float64
-	for k, q := range dist {
-		e += q * float64(billing.DigestCharge(k))
-	}
-	return e
 }
 
 func newCost(expected float64, atLeast bool) Cost {

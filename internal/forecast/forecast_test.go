@@ -88,7 +88,7 @@ func TestEstimate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := Estimate(tt.dates, now)
+			f := Estimate(tt.dates, presets, now)
 			if tt.notEnough != "" {
 				if !f.NotEnoughHistory || !strings.Contains(f.Reason, tt.notEnough) {
 					t.Fatalf("got %+v; want not enough history: %q", f, tt.notEnough)
@@ -127,7 +127,7 @@ func TestEstimate(t *testing.T) {
 }
 
 func TestEstimateCoversEveryPreset(t *testing.T) {
-	f := Estimate(every(at("2025-03-01 09:00"), day, 20), now)
+	f := Estimate(every(at("2025-03-01 09:00"), day, 20), presets, now)
 	ps := digest.Presets()
 	if len(f.Digests) != len(ps) {
 		t.Fatalf("%d digest forecasts for %d presets", len(f.Digests), len(ps))

@@ -27,7 +27,7 @@ func TestOneFeedDigestNeverAboveInstant(t *testing.T) {
 	}
 	for name, dates := range feeds {
 		t.Run(name, func(t *testing.T) {
-			f := Estimate(dates, now)
+			f := Estimate(dates, presets, now)
 			if f.NotEnoughHistory {
 				t.Fatalf("not enough history: %s", f.Reason)
 			}
@@ -39,7 +39,7 @@ func TestOneFeedDigestNeverAboveInstant(t *testing.T) {
 			}
 		})
 	}
-	f := Estimate(feeds["every 3 days, 4 posts"], now)
+	f := Estimate(feeds["every 3 days, 4 posts"], presets, now)
 	daily, _ := f.For("daily")
 	if daily.Credits != 8 || f.Instant.Credits != 8 {
 		t.Errorf("every 3 days: daily %s, instant %s; want 8 and 8", daily.Words(), f.Instant.Words())
@@ -55,7 +55,7 @@ func TestDigestAtMostPosts(t *testing.T) {
 		every(at("2024-03-01 09:00"), day, 10),
 	}
 	for i, dates := range feeds {
-		f := Estimate(dates, now)
+		f := Estimate(dates, presets, now)
 		for _, d := range f.Digests {
 			if d.Expected > f.PostsPerMonth+1e-9 {
 				t.Errorf("feed %d: %s digest %.3f > %.3f posts a month", i, d.Preset.Key, d.Expected, f.PostsPerMonth)
@@ -96,7 +96,7 @@ func TestForecastFilters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fc := EstimatePosts(posts, tt.f, now)
+			fc := EstimatePosts(posts, tt.f, presets, now)
 			if fc.NotEnoughHistory {
 				t.Fatalf("not enough history: %s", fc.Reason)
 			}
@@ -141,7 +141,7 @@ func TestForecastBurstProtection(t *testing.T) {
 			t.Errorf("%s: %.3f posts charged; want %v", tt.name, got, tt.want)
 		}
 	}
-	if f := Estimate(dump("2025-02-21 03:00"), now); f.PostsPerMonth < 50 || f.Instant.Credits > 32 {
+	if f := Estimate(dump("2025-02-21 03:00"), presets, now); f.PostsPerMonth < 50 || f.Instant.Credits > 32 {
 		t.Errorf("with a dump: %.1f posts a month, instant %s", f.PostsPerMonth, f.Instant.Words())
 	}
 }

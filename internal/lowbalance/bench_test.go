@@ -51,7 +51,7 @@ func BenchmarkPass(b *testing.B) {
 			}
 		}
 	}
-	p, err := New(Config{Store: s, Clock: clk, Log: quiet(), Batch: DefaultBatch})
+	p, err := New(Config{Store: s, History: storedHistory(s, clk), Clock: clk, Log: quiet(), Batch: DefaultBatch})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 func (r *reader) pass() *Pass {
 	r.t.Helper()
-	p, err := New(Config{Store: r.s, Links: r.links, PaymentsOn: true, Clock: r.clk, Log: quiet()})
+	p, err := New(Config{Store: r.s, History: storedHistory(r.s, r.clk), Links: r.links, PaymentsOn: true, Clock: r.clk, Log: quiet()})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestRunningLowExactlyOnceAcrossProcesses(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for _, s := range []*store.Store{a, b} {
-		p, err := New(Config{Store: s, Links: readers[0].links, Clock: clk, Log: quiet(), Batch: 2})
+		p, err := New(Config{Store: s, History: storedHistory(s, clk), Links: readers[0].links, Clock: clk, Log: quiet(), Batch: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +394,7 @@ func TestLinesComputedTogetherComeDueApart(t *testing.T) {
 	for i := range n {
 		ids = append(ids, newReader(t, s, clk, fmt.Sprintf("r%d@example.net", i), 1000).u.ID)
 	}
-	p, err := New(Config{Store: s, Clock: clk, Log: quiet()})
+	p, err := New(Config{Store: s, History: storedHistory(s, clk), Clock: clk, Log: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,6 @@ import (
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
-	"github.com/feedmail/feedmail/internal/subscribe"
-	"github.com/feedmail/feedmail/internal/worker"
 )
 
 // Defaults of Config.
@@ -34,9 +32,18 @@ const (
 	DefaultLease = 10 * time.Minute
 )
 
+// FeedHistory returns what a feed's stored items say of its rate for a
+// subscription with include and exclude terms (package subscribe's
+// StoredHistoryFiltered, as the account page reads it).
+type FeedHistory func(ctx context.Context, feedID int64, include, exclude string) (forecast.History, error)
+
 // Config configures a Pass.
 type Config struct {
 	Store *store.Store
+	// History reads a feed's stored history; required. It is passed in so
+	// that the forecast of a line is the account page's, without this
+	// package importing the use cases (package subscribe).
+	History FeedHistory
 	// Links builds the buttons of the notice; PaymentsOn adds "Buy credits".
 	Links      links.Links
 	PaymentsOn bool
@@ -52,14 +59,16 @@ type Config struct {
 
 // Pass computes due lines and warns.
 type Pass struct {
-	cfg  Config
-	subs *subscribe.Service
+	cfg Config
 }
 
-// New returns a Pass for cfg (Store is required).
+// New returns a Pass for cfg (Store and History are required).
 func New(cfg Config) (*Pass, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("lowbalance: a store is required")
+	}
+	if cfg.History == nil {
+		return nil, errors.New("lowbalance: a feed history is required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -67,10 +76,10 @@ func New(cfg Config) (*Pass, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	worker.Default(&cfg.Every, DefaultEvery)
-	worker.Default(&cfg.Batch, DefaultBatch)
-	worker.Default(&cfg.Lease, DefaultLease)
-	return &Pass{cfg: cfg, subs: &subscribe.Service{Store: cfg.Store, Clock: cfg.Clock}}, nil
+	setDefault(&cfg.Every, DefaultEvery)
+	setDefault(&cfg.Batch, DefaultBatch)
+	setDefault(&cfg.Lease, DefaultLease)
+	return &Pass{cfg: cfg}, nil
 }
 
 // Run runs passes until ctx ends: at once again while whole batches were
@@ -121,7 +130,7 @@ func (p *Pass) RunOnce(ctx context.Context) (int, error) {
 		if h, ok := cache[k]; ok {
 			return h, nil
 		}
-		h, err := p.subs.StoredHistoryFiltered(ctx, sub.FeedID, sub.IncludeTerms, sub.ExcludeTerms)
+		h, err := p.cfg.History(ctx, sub.FeedID, sub.IncludeTerms, sub.ExcludeTerms)
 		if err == nil {
 			cache[k] = h
 		}
@@ -160,4 +169,12 @@ func (p *Pass) line(ctx context.Context, hist Histories, u *store.User, now time
 	line := billing.LowLine(r.PerDay())
 	due := now.Add(billing.SpreadRecheck(u.ID, billing.LowLineRecheck(u.Balance, line, r.PerDay(), r.Unknown)))
 	return store.LowLineUpdate{UserID: u.ID, Line: line, Due: due}, nil
+}
+
+// setDefault sets *v to def when *v is zero or negative (a config field
+// left unset).
+func setDefault[T ~int | ~int64 | ~float64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }

@@ -26,8 +26,7 @@ type Rate struct {
 func (r Rate) PerDay() float64 { return r.PerMonth * float64(24*time.Hour) / float64(forecast.Month) }
 
 // Histories gives a subscription's forecast.History: its feed's, with its
-// filters applied (a subscribe.Service's StoredHistoryFiltered, cached by
-// the pass).
+// filters applied (Config.History, cached by the pass).
 type Histories func(ctx context.Context, sub store.SubscriptionView) (forecast.History, error)
 
 // ReaderRate returns what u is forecast to spend, as the account page

@@ -21,7 +21,6 @@ type fixture struct {
 	now  time.Time
 	user int64
 	feed int64
-	keep map[store.RetainedTable][]string
 }
 
 func (f *fixture) exec(q string, args ...any) {

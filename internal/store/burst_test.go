@@ -59,7 +59,7 @@ func (fx *burstFixture) poll(n int) store.PollOutcome {
 func (fx *burstFixture) charge(owner string) map[store.ChargeOutcome]int {
 	fx.t.Helper()
 	rows := claimAll(fx.t, fx.s, owner, fx.clk.Now())
-	got, err := fx.s.ChargeOutbox(fx.ctx, owner, ptrs(rows), keys, notice)
+	got, err := fx.s.ChargeOutbox(fx.ctx, owner, ptrs(rows), notice)
 	if err != nil {
 		fx.t.Fatal(err)
 	}

@@ -77,17 +77,9 @@ func (d dialect) idsIn(col string, ids []int64) (string, any) {
 	return col + " IN ?", ids
 }
 
-// forUpdate is the suffix that locks the rows a SELECT reads until the
-// transaction ends. SQLite transactions are BEGIN IMMEDIATE (one writer at
-// a time), so it needs none.
-func (d dialect) forUpdate() string {
-	if d.pg {
-		return " FOR UPDATE"
-	}
-	return ""
-}
-
-// forUpdateOf is forUpdate limited to the rows of table alias.
+// forUpdateOf is the suffix that locks the rows of table alias a SELECT
+// reads until the transaction ends. SQLite transactions are BEGIN
+// IMMEDIATE (one writer at a time), so it needs none.
 func (d dialect) forUpdateOf(alias string) string {
 	if d.pg {
 		return " FOR UPDATE OF " + alias
@@ -95,8 +87,9 @@ func (d dialect) forUpdateOf(alias string) string {
 	return ""
 }
 
-// lockOrderedBy is forUpdate taking the locks in col order, so two
-// transactions never wait on each other in a cycle.
+// lockOrderedBy is the suffix that locks the rows a SELECT reads (as
+// forUpdateOf) taking the locks in col order, so two transactions never
+// wait on each other in a cycle.
 func (d dialect) lockOrderedBy(col string) string {
 	if d.pg {
 		return " ORDER BY " + col + " FOR UPDATE"
@@ -104,7 +97,7 @@ func (d dialect) lockOrderedBy(col string) string {
 	return ""
 }
 
-// lockRow makes a gorm query lock the row it reads (forUpdate).
+// lockRow makes a gorm query lock the row it reads (as forUpdateOf).
 func (d dialect) lockRow(q *gorm.DB) *gorm.DB {
 	if d.pg {
 		return q.Clauses(clause.Locking{Strength: "UPDATE"})

@@ -9,3 +9,6 @@ var (
 
 // OutboxClaimSQLForTest is ClaimOutbox's statement on s's database.
 func OutboxClaimSQLForTest(s *Store) string { return outboxClaimSQL(s.sqlDialect()) }
+
+// BounceHoldSQLForTest is bounceHoldSQL.
+var BounceHoldSQLForTest = bounceHoldSQL

@@ -32,14 +32,11 @@ import (
 // feed's newest post goes to them as one email instead (routeNewest).
 // Subscriptions with filters are routed in Go (fanout_filtered.go).
 
-// The statements of the routing, around their parameters: the bouncing
-// hold reason, the times and the item ids.
+// The statements of the routing, around their parameters: the times and
+// the item ids.
 const (
 	routeInstantHead = `INSERT INTO outbox (kind, dedupe_key, user_id, subscription_id, item_id, to_addr, channel, credits, free_reason, state, last_error, next_attempt_at, created_at)
 SELECT 'item', 'item:' || s.id || ':' || i.id, s.user_id, s.id, i.id, u.email, s.channel,`
-	routeInstantState = `,
-  CASE WHEN u.bouncing_since IS NULL OR s.channel <> 'email' THEN 'queued' ELSE 'held' END,
-  CASE WHEN u.bouncing_since IS NULL OR s.channel <> 'email' THEN '' ELSE `
 	routeInstantFrom = `
 FROM items i
 JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.digest_id IS NULL
@@ -53,6 +50,14 @@ JOIN subscriptions s ON s.feed_id = i.feed_id AND s.state = 'active' AND s.diges
 `
 )
 
+// routeInstantState returns the middle of routeInstantHead's SELECT: the
+// row's state and hold reason by the bounce hold (bounce_hold.go), ending
+// where the reason's parameter goes.
+func routeInstantState() string {
+	held := bounceHoldSQL("'"+KindItem+"'", "s.channel", "u.bouncing_since")
+	return ",\n  CASE WHEN " + held + " THEN 'held' ELSE 'queued' END,\n  CASE WHEN " + held + " THEN "
+}
+
 // routeInstantStart begins an instant routing statement, up to its FROM:
 // each row's price is billing's (PostCharge: a post that came in a burst,
 // items.burst, is free to a reader who pays for themselves, and its row
@@ -64,7 +69,7 @@ func (s *Store) routeInstantStart(now time.Time) *psQuery {
 	free, why := billing.PostCharge(billing.PaidByReader, true)
 	q := s.psNew().sql(routeInstantHead, "\n  CASE WHEN i.burst THEN ").arg(free, "integer").sql(" ELSE ").arg(paid, "integer").
 		sql(" END, CASE WHEN i.burst THEN ").arg(why, "text").sql(" ELSE '' END")
-	return q.sql(routeInstantState).arg(HoldBouncing, "text").sql(` END, `).
+	return q.sql(routeInstantState()).arg(HoldBouncing, "text").sql(` ELSE '' END, `).
 		arg(now, "timestamptz").sql(", ").arg(now, "timestamptz")
 }
 

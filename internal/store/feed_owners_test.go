@@ -35,7 +35,7 @@ func ownerRun(t *testing.T, s *store.Store, clk *clock.Fake, worker string) map[
 	t.Helper()
 	ctx := context.Background()
 	rows := claimAll(t, s, worker, clk.Now())
-	got, err := s.ChargeOutbox(ctx, worker, ptrs(rows), keys, notice)
+	got, err := s.ChargeOutbox(ctx, worker, ptrs(rows), notice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +125,7 @@ func TestOwnerPaidFeed(t *testing.T) {
 	}
 	s.DB.Exec(`UPDATE outbox SET state = 'queued', lease_owner = 'w2' WHERE id = ?`, issue.ID)
 	for range 2 {
-		f := store.Failure{Owner: "w2", Row: &issue, Reason: "550 no such user", ChargeKey: billing.KeyOutboxCharge(issue.DedupeKey),
-			RefundKey: billing.KeyOutboxRefund(issue.DedupeKey)}
+		f := store.Failure{Owner: "w2", Row: &issue, Reason: "550 no such user"}
 		if _, err := s.FailOutbox(ctx, f); err != nil {
 			t.Fatal(err)
 		}

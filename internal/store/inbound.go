@@ -57,8 +57,6 @@ type Report struct {
 	// BounceLimit: consecutive hard bounces that mark the address bouncing
 	// (the mailer's, so late bounces count like SMTP ones).
 	BounceLimit int
-	// Keys names the row's charge and refund (the mailer's KeyFunc).
-	Keys KeyFunc
 }
 
 // ReportResult is what ApplyReport did.
@@ -101,10 +99,7 @@ func (s *Store) ApplyReport(ctx context.Context, r Report) (ReportResult, error)
 			return err
 		}
 		out.UserID, out.Address = row.UserID, row.ToAddr
-		var charge string
-		if r.Keys != nil {
-			charge, _ = r.Keys(&row)
-		}
+		charge, _ := outboxKeys(&row)
 		if err := tx.lockForRefund(ctx, row.UserID, charge); err != nil {
 			return err
 		}
@@ -175,8 +170,8 @@ func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out
 			return fmt.Errorf("record bounce: %w", err)
 		}
 	}
-	if r.Final && r.Keys != nil {
-		charge, refund := r.Keys(row)
+	if r.Final {
+		charge, refund := outboxKeys(row)
 		var err error
 		if out.Refunded, err = s.refundIfCharged(ctx, charge, refund,
 			"refund: "+row.Kind+" email "+row.DedupeKey+" bounced"); err != nil {

@@ -41,7 +41,7 @@ func TestApplyReport(t *testing.T) {
 	}
 	apply := func(r store.Report) store.ReportResult {
 		t.Helper()
-		r.BounceLimit, r.Keys = 3, keys
+		r.BounceLimit = 3
 		clk.Advance(time.Minute) // reports arrive one after the other
 		res, err := s.ApplyReport(ctx, r)
 		if err != nil {

@@ -166,10 +166,6 @@ type Failure struct {
 	Owner  string
 	Row    *OutboxEmail
 	Reason string // kept in last_error
-	// ChargeKey and RefundKey: when a charge with ChargeKey exists, it is
-	// refunded under RefundKey, and so are the owners' charges for the
-	// same email (billing.OwnerChargeRange). Empty: nothing to refund.
-	ChargeKey, RefundKey string
 	// HardBounce counts the failure against the address (SMTP 5xx); at
 	// BounceLimit consecutive ones the address is marked bouncing.
 	HardBounce  bool
@@ -181,18 +177,20 @@ type FailResult struct {
 	Failed      bool  // false: owner no longer held the row; nothing changed
 	Refunded    bool  // a charge was given back
 	NowBouncing bool  // this failure marked the address bouncing
-	Held        int64 // queued paid rows held because the address is now bouncing
+	Held        int64 // queued rows held because the address is now bouncing
 }
 
 // FailOutbox marks a row failed, in one transaction with its refund (if it
-// was charged) and, for a hard bounce, the address's bounce count; the
+// was charged, under its billing keys, and so are the owners' charges for
+// the same email: billing.OwnerChargeRange) and, for a hard bounce, the address's bounce count; the
 // failure that reaches the limit marks the address bouncing
-// (users.bouncing_since) and holds the person's queued paid email that no
-// worker holds.
+// (users.bouncing_since) and holds the person's queued email of posts that
+// no worker holds (bounce_hold.go).
 func (s *Store) FailOutbox(ctx context.Context, f Failure) (FailResult, error) {
 	var r FailResult
+	charge, refund := outboxKeys(f.Row)
 	err := s.Tx(ctx, func(tx *Store) error {
-		if err := tx.lockForRefund(ctx, f.Row.UserID, f.ChargeKey); err != nil {
+		if err := tx.lockForRefund(ctx, f.Row.UserID, charge); err != nil {
 			return err
 		}
 		db := tx.DB.WithContext(ctx)
@@ -205,17 +203,14 @@ WHERE id = ? AND lease_owner = ? AND state = ?`, OutboxFailed, outboxClip(f.Reas
 			return nil
 		}
 		r.Failed = true
-		if f.ChargeKey != "" {
-			var err error
-			if r.Refunded, err = tx.refundIfCharged(ctx, f.ChargeKey, f.RefundKey,
-				"refund: "+f.Row.Kind+" email "+f.Row.DedupeKey+" failed"); err != nil {
-				return err
-			}
+		var err error
+		if r.Refunded, err = tx.refundIfCharged(ctx, charge, refund,
+			"refund: "+f.Row.Kind+" email "+f.Row.DedupeKey+" failed"); err != nil {
+			return err
 		}
 		if !f.HardBounce {
 			return nil
 		}
-		var err error
 		r.NowBouncing, r.Held, err = tx.countHardBounce(ctx, f.Row.UserID, f.BounceLimit)
 		return err
 	})
@@ -228,9 +223,10 @@ WHERE id = ? AND lease_owner = ? AND state = ?`, OutboxFailed, outboxClip(f.Reas
 // countHardBounce counts one hard bounce against userID's address, inside
 // the caller's transaction (which holds the user's ledger lock). The one
 // that reaches limit marks the address bouncing (users.bouncing_since) and
-// holds the person's queued paid email that no worker holds (not their
-// deliveries by other channels, which never go to the address); it
-// returns whether this bounce did so and how many emails it held.
+// holds the person's queued rows that no worker holds and the bounce hold
+// (bounce_hold.go) says wait: their email of posts, paid or free, not
+// their notices nor their deliveries by other channels; it returns whether
+// this bounce did so and how many emails it held.
 func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (nowBouncing bool, held int64, err error) {
 	db := s.DB.WithContext(ctx)
 	if err := db.Exec(`UPDATE users SET hard_bounces = hard_bounces + 1 WHERE id = ?`, userID).Error; err != nil {
@@ -245,8 +241,9 @@ func (s *Store) countHardBounce(ctx context.Context, userID int64, limit int) (n
 		return false, 0, nil
 	}
 	res = db.Exec(`UPDATE outbox SET state = ?, last_error = ?
-WHERE user_id = ? AND state = ? AND credits > 0 AND channel = ? AND (lease_until IS NULL OR lease_until <= ?)`,
-		OutboxHeld, HoldBouncing, userID, OutboxQueued, ChannelEmail, s.now())
+WHERE user_id = ? AND state = ? AND (lease_until IS NULL OR lease_until <= ?)
+AND EXISTS (SELECT 1 FROM users u WHERE u.id = outbox.user_id AND `+bounceHoldSQL("outbox.kind", "outbox.channel", "u.bouncing_since")+`)`,
+		OutboxHeld, HoldBouncing, userID, OutboxQueued, s.now())
 	if res.Error != nil {
 		return true, 0, fmt.Errorf("hold for bouncing: %w", res.Error)
 	}
@@ -280,7 +277,7 @@ func (s *Store) ClearBouncing(ctx context.Context, userID int64) (int64, error) 
 // ExpireHeld ends held rows queued more than holdFor before now (state
 // "expired"), refunding any that an earlier attempt had charged, and returns
 // them. At most limit rows per call.
-func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Duration, limit int, keys KeyFunc) ([]OutboxEmail, error) {
+func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Duration, limit int) ([]OutboxEmail, error) {
 	var due []OutboxEmail
 	if err := s.DB.WithContext(ctx).Where("state = ? AND created_at <= ?", OutboxHeld, utc(now.Add(-holdFor))).
 		Order("id").Limit(limit).Find(&due).Error; err != nil {
@@ -291,10 +288,7 @@ func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Dura
 		row := &due[i]
 		expired := false
 		err := s.Tx(ctx, func(tx *Store) error {
-			var charge, refund string
-			if keys != nil {
-				charge, refund = keys(row)
-			}
+			charge, refund := outboxKeys(row)
 			if err := tx.lockForRefund(ctx, row.UserID, charge); err != nil {
 				return err
 			}

@@ -33,10 +33,8 @@ func TestBouncingHoldsOnlyEmail(t *testing.T) {
 		Channel: "webhook", State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
 	issue := addOutbox(t, s, store.OutboxEmail{Kind: store.KindDigest, DedupeKey: "digest:7", UserID: u.ID, Credits: 2,
 		Channel: "slack", State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
-
-	c, rf := keys(&rows[0])
 	res, err := s.FailOutbox(ctx, store.Failure{Owner: "w1", Row: &rows[0], Reason: "550 no such user",
-		ChargeKey: c, RefundKey: rf, HardBounce: true, BounceLimit: 1})
+		HardBounce: true, BounceLimit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

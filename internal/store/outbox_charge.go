@@ -5,11 +5,16 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/feedmail/feedmail/billing"
 )
 
-// KeyFunc names the ledger entries of one outbox row: its charge and the
-// refund of that charge. The mailer decides the scheme.
-type KeyFunc func(row *OutboxEmail) (charge, refund string)
+// outboxKeys returns the ledger keys of one outbox row, as billing names
+// them: its charge and the refund of that charge. Every charge, refund and
+// expiry of a row asks it, so the scheme is billing's alone.
+func outboxKeys(row *OutboxEmail) (charge, refund string) {
+	return billing.KeyOutboxCharge(row.DedupeKey), billing.KeyOutboxRefund(row.DedupeKey)
+}
 
 // CreditNotice builds the free out-of-credits notice for userID in notice
 // episode episode (see noticeEpisode): its outbox dedupe key and content.
@@ -61,13 +66,13 @@ func (c ChargeOutcome) Sendable() bool {
 // and credit_notice_at is set. Rows owner no longer holds are LeaseLost.
 // Owners of owner-paid feeds are charged first (chargeOwnerPaid).
 // The result has one outcome per row.
-func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxEmail, keys KeyFunc, notice CreditNotice) ([]ChargeOutcome, error) {
+func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxEmail, notice CreditNotice) ([]ChargeOutcome, error) {
 	out := make([]ChargeOutcome, len(rows))
 	if len(rows) == 0 {
 		return out, nil
 	}
 	err := s.Tx(ctx, func(tx *Store) error {
-		return tx.chargeOutboxTx(ctx, owner, rows, keys, notice, out)
+		return tx.chargeOutboxTx(ctx, owner, rows, notice, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("charge outbox: %w", err)
@@ -77,15 +82,15 @@ func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxEm
 
 // chargeOutboxTx does ChargeOutbox's work inside its transaction, setting
 // out[i] for each row.
-func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*OutboxEmail, keys KeyFunc, notice CreditNotice, out []ChargeOutcome) error {
+func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*OutboxEmail, notice CreditNotice, out []ChargeOutcome) error {
 	if err := s.useGenericPlans(ctx, s.psConn(ctx)); err != nil {
 		return err
 	}
-	ownerPaid, err := s.chargeOwnerPaid(ctx, owner, rows, keys, out)
+	ownerPaid, err := s.chargeOwnerPaid(ctx, owner, rows, out)
 	if err != nil {
 		return err
 	}
-	chargeKeys, paidKeys, err := s.chargeKeysOfHeld(ctx, owner, rows, keys, ownerPaid, out)
+	chargeKeys, paidKeys, err := s.chargeKeysOfHeld(ctx, owner, rows, ownerPaid, out)
 	if err != nil || len(paidKeys) == 0 {
 		return err
 	}
@@ -112,7 +117,7 @@ func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*Outbox
 // free ones ChargeFree, leaves the rows decided by chargeOwnerPaid (done)
 // as they are, and returns the charge key of each paid row (by
 // row index, "" for the others) and the list of those keys.
-func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*OutboxEmail, keys KeyFunc, done []bool, out []ChargeOutcome) ([]string, []string, error) {
+func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*OutboxEmail, done []bool, out []ChargeOutcome) ([]string, []string, error) {
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
@@ -137,7 +142,7 @@ func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*Outb
 		case r.Credits <= 0 && r.FreeReason == "":
 			out[i] = ChargeFree
 		default:
-			chargeKeys[i], _ = keys(r)
+			chargeKeys[i], _ = outboxKeys(r)
 			paidKeys = append(paidKeys, chargeKeys[i])
 		}
 	}

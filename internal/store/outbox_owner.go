@@ -48,13 +48,13 @@ func payerCols(sub string) string {
 // chargeOwnerPaid is ChargeOutbox's first step. It returns, by row index,
 // whether the row is decided here (an instant email of an owner-paid
 // feed, whose outcome it set); digest rows are left to the reader's step.
-func (s *Store) chargeOwnerPaid(ctx context.Context, leaseOwner string, rows []*OutboxEmail, keys KeyFunc, out []ChargeOutcome) ([]bool, error) {
+func (s *Store) chargeOwnerPaid(ctx context.Context, leaseOwner string, rows []*OutboxEmail, out []ChargeOutcome) ([]bool, error) {
 	skip := make([]bool, len(rows))
 	payers, err := s.ownerPayersOfRows(ctx, leaseOwner, rows)
 	if err != nil || len(payers) == 0 {
 		return skip, err
 	}
-	lines := ownerLinesOf(rows, payers, keys, skip)
+	lines := ownerLinesOf(rows, payers, skip)
 	if len(lines) == 0 {
 		return skip, nil
 	}
@@ -127,7 +127,7 @@ WHERE o.id`).in(ids)
 
 // ownerLinesOf returns the owner lines of the rows (billing's bills) and
 // marks the instant rows whose bill has one in skip.
-func ownerLinesOf(rows []*OutboxEmail, payers map[int64][]billing.FeedPayer, keys KeyFunc, skip []bool) []ownerCharge {
+func ownerLinesOf(rows []*OutboxEmail, payers map[int64][]billing.FeedPayer, skip []bool) []ownerCharge {
 	var lines []ownerCharge
 	for i, r := range rows {
 		fs, ok := payers[r.ID]
@@ -138,7 +138,7 @@ func ownerLinesOf(rows []*OutboxEmail, payers map[int64][]billing.FeedPayer, key
 		case KindItem:
 			b := billing.InstantBill(fs[0], int64(r.Credits))
 			if len(b.Owners) == 1 {
-				key, _ := keys(r)
+				key, _ := outboxKeys(r)
 				l := b.Owners[0]
 				lines = append(lines, ownerCharge{row: i, line: l, key: key,
 					reason: billing.OwnerChargeReason(l.Feed, "item email "+r.DedupeKey)})

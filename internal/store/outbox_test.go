@@ -25,10 +25,6 @@ func addOutbox(t testing.TB, s *store.Store, r store.OutboxEmail) int64 {
 	return r.ID
 }
 
-func keys(row *store.OutboxEmail) (string, string) {
-	return billing.KeyOutboxCharge(row.DedupeKey), billing.KeyOutboxRefund(row.DedupeKey)
-}
-
 func notice(userID, episode int64) (string, store.Notice) {
 	return billing.KeyCreditsNotice(userID, episode), store.Notice{Subject: "out of credits", Text: "buy some"}
 }
@@ -84,7 +80,7 @@ func TestChargeOutbox(t *testing.T) {
 	if len(rows) != 6 {
 		t.Fatalf("claimed %d rows, want 6", len(rows))
 	}
-	got, err := s.ChargeOutbox(ctx, "w1", ptrs(rows), keys, notice)
+	got, err := s.ChargeOutbox(ctx, "w1", ptrs(rows), notice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +121,7 @@ func TestChargeOutbox(t *testing.T) {
 	if len(again) != 5 {
 		t.Fatalf("reclaimed %d rows, want the 4 unheld ones and the new notice", len(again))
 	}
-	got, err = s.ChargeOutbox(ctx, "w2", ptrs(again), keys, notice)
+	got, err = s.ChargeOutbox(ctx, "w2", ptrs(again), notice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +138,7 @@ func TestChargeOutbox(t *testing.T) {
 		}
 	}
 	// The first worker lost its lease: it may charge nothing.
-	got, err = s.ChargeOutbox(ctx, "w1", ptrs(rows), keys, notice)
+	got, err = s.ChargeOutbox(ctx, "w1", ptrs(rows), notice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +153,7 @@ func TestChargeOutbox(t *testing.T) {
 	q(poor, "item:2:5", 1)
 	clk.Advance(2 * time.Minute)
 	rows = claimAll(t, s, "w3", clk.Now())
-	if _, err := s.ChargeOutbox(ctx, "w3", ptrs(rows), keys, notice); err != nil {
+	if _, err := s.ChargeOutbox(ctx, "w3", ptrs(rows), notice); err != nil {
 		t.Fatal(err)
 	}
 	if n := countNotices(t, s, poor.ID); n != 2 {
@@ -171,7 +167,7 @@ func TestChargeOutbox(t *testing.T) {
 	}
 	clk.Advance(time.Minute)
 	rows = claimAll(t, s, "w4", clk.Now())
-	got, err = s.ChargeOutbox(ctx, "w4", ptrs(rows), keys, notice)
+	got, err = s.ChargeOutbox(ctx, "w4", ptrs(rows), notice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +262,7 @@ func TestFailOutboxRefundsAndMarksBouncing(t *testing.T) {
 			UserID: u.ID, Credits: 1, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now}))
 	}
 	rows := claimAll(t, s, "w1", now)
-	if _, err := s.ChargeOutbox(ctx, "w1", ptrs(rows), keys, notice); err != nil {
+	if _, err := s.ChargeOutbox(ctx, "w1", ptrs(rows), notice); err != nil {
 		t.Fatal(err)
 	}
 	// Queued after the claim: one paid, one free, one paid but leased by another worker.
@@ -279,9 +275,8 @@ func TestFailOutboxRefundsAndMarksBouncing(t *testing.T) {
 		State: store.OutboxQueued, NextAttemptAt: now.Add(time.Hour), LeaseOwner: "w9", LeaseUntil: ptr(now.Add(time.Hour)), CreatedAt: now})
 
 	for i, r := range rows {
-		c, rf := keys(&rows[i])
 		res, err := s.FailOutbox(ctx, store.Failure{Owner: "w1", Row: &rows[i], Reason: "550 no such user",
-			ChargeKey: c, RefundKey: rf, HardBounce: true, BounceLimit: 3})
+			HardBounce: true, BounceLimit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +286,7 @@ func TestFailOutboxRefundsAndMarksBouncing(t *testing.T) {
 		if i == 2 && res.Held != 1 {
 			t.Errorf("bouncing held %d rows, want 1 (the queued paid one)", res.Held)
 		}
-		again, _ := s.FailOutbox(ctx, store.Failure{Owner: "w1", Row: &rows[i], ChargeKey: c, RefundKey: rf, HardBounce: true})
+		again, _ := s.FailOutbox(ctx, store.Failure{Owner: "w1", Row: &rows[i], HardBounce: true})
 		if again.Failed || again.Refunded {
 			t.Errorf("failing row %d twice: %+v", r.ID, again)
 		}
@@ -329,7 +324,7 @@ func TestExpireHeld(t *testing.T) {
 	charged := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:3:1", UserID: u.ID, Credits: 1,
 		State: store.OutboxQueued, NextAttemptAt: start, CreatedAt: start})
 	rows := claimAll(t, s, "w1", start)
-	if _, err := s.ChargeOutbox(ctx, "w1", ptrs(rows), keys, notice); err != nil {
+	if _, err := s.ChargeOutbox(ctx, "w1", ptrs(rows), notice); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := s.HoldOutbox(ctx, "w1", charged, store.HoldBouncing); err != nil || !ok {
@@ -345,7 +340,7 @@ func TestExpireHeld(t *testing.T) {
 		at   time.Duration
 		want int
 	}{{hold - time.Second, 0}, {hold, 1}, {hold + time.Hour, 1}, {hold + 2*time.Hour, 0}} {
-		got, err := s.ExpireHeld(ctx, start.Add(c.at), hold, 100, keys)
+		got, err := s.ExpireHeld(ctx, start.Add(c.at), hold, 100)
 		if err != nil || len(got) != c.want {
 			t.Errorf("at +%v: expired %d (%v), want %d", c.at, len(got), err, c.want)
 		}

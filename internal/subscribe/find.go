@@ -103,7 +103,7 @@ func (s *Service) FindFeed(ctx context.Context, raw string, budget Budget) (Foun
 	}
 	found, err := s.findFeedDepth(ctx, raw, 0)
 	if err == nil && found.doc != nil {
-		found.Forecast = forecast.Estimate(parsedDates(found.doc.parsed.Items), s.Clock.Now())
+		found.Forecast = forecast.Estimate(parsedDates(found.doc.parsed.Items), forecastPresets(), s.Clock.Now())
 	}
 	return found, err
 }

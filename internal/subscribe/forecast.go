@@ -4,11 +4,25 @@ import (
 	"context"
 	"time"
 
+	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/filter"
 	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/store"
 )
+
+// forecastPresets returns digest's presets as the forecast prices them,
+// their schedules parsed in UTC (a zone shifts the slots, not their gaps).
+// A preset that does not parse (digest's tests say none) is left out.
+func forecastPresets() []forecast.Preset {
+	var out []forecast.Preset
+	for _, p := range digest.Presets() {
+		if s, err := digest.ParseSchedule(p.Spec, "UTC"); err == nil {
+			out = append(out, forecast.Preset{Key: p.Key, Slots: s})
+		}
+	}
+	return out
+}
 
 // parsedDates returns the publish dates of a parsed feed's items (zero
 // for an undated item).
@@ -35,7 +49,7 @@ func (s *Service) StoredForecast(ctx context.Context, feedID int64) (forecast.Fo
 	if err != nil {
 		return forecast.Forecast{}, err
 	}
-	return forecast.Estimate(ds, s.Clock.Now()), nil
+	return forecast.Estimate(ds, forecastPresets(), s.Clock.Now()), nil
 }
 
 // StoredHistory returns what a feed's stored items say of its rate
@@ -92,7 +106,7 @@ func (s *Service) ForecastFor(ctx context.Context, found *Found, feedID int64, i
 		}
 		posts = storedPosts(items)
 	}
-	return forecast.EstimatePosts(posts, f, s.Clock.Now()), nil
+	return forecast.EstimatePosts(posts, f, forecastPresets(), s.Clock.Now()), nil
 }
 
 // storedPosts is what the forecast reads of stored items.

@@ -13,15 +13,15 @@ import (
 // hostProbe runs perHost jobs that hold until the gate opens, counting
 // what runs at once, in all and per host.
 type hostProbe struct {
-	mu                 sync.Mutex
-	now, most          int
-	hostNow, hostMost  map[string]int
-	ran                map[string]int
-	started            chan struct{}
-	gate               chan struct{}
-	cancelAfter        int // cancel after this many starts (0: never)
-	cancel             context.CancelFunc
-	startedCount, left int
+	mu                sync.Mutex
+	now, most         int
+	hostNow, hostMost map[string]int
+	ran               map[string]int
+	started           chan struct{}
+	gate              chan struct{}
+	cancelAfter       int // cancel after this many starts (0: never)
+	cancel            context.CancelFunc
+	startedCount      int
 }
 
 func (p *hostProbe) do(url string) {

@@ -146,21 +146,9 @@ func (p *pinger) ping(ctx context.Context, urls []string) pingOutcome {
 			out.status = http.StatusInternalServerError
 			continue
 		}
-		var msg string
-		switch res {
-		case store.PingScheduled:
-			msg = "poll scheduled now"
-		case store.PingQueued:
-			msg = "a poll is in progress right now; this ping is queued: a poll that starts after it follows at once"
-			queued = true
-		case store.PingTooSoon:
-			msg = "already pinged within the last minute; this ping changes nothing"
-		case store.PingRevive:
-			msg = p.revive(ctx, f, now)
-		case store.PingNotFollowed:
-			msg = "nobody follows this feed here, so it is not polled"
-		case store.PingGone:
-			msg = "this feed answered 410 Gone and is no longer polled"
+		msg := p.pingWords(ctx, f, res, now)
+		queued = queued || res == store.PingQueued
+		if res == store.PingGone {
 			gone++
 		}
 		p.s.Log.Info("ping", "feed", f.ID, "url", f.URL, "result", res.String())
@@ -187,6 +175,26 @@ func (p *pinger) ping(ctx context.Context, urls []string) pingOutcome {
 		out.message = "feedmail does not poll this URL."
 	}
 	return out
+}
+
+// pingWords returns what a ping did to feed f, whose ping came out as res,
+// in words; a blacklisted feed is polled on the way (revive).
+func (p *pinger) pingWords(ctx context.Context, f *store.Feed, res store.PingResult, now time.Time) string {
+	switch res {
+	case store.PingScheduled:
+		return "poll scheduled now"
+	case store.PingQueued:
+		return "a poll is in progress right now; this ping is queued: a poll that starts after it follows at once"
+	case store.PingTooSoon:
+		return "already pinged within the last minute; this ping changes nothing"
+	case store.PingRevive:
+		return p.revive(ctx, f, now)
+	case store.PingNotFollowed:
+		return "nobody follows this feed here, so it is not polled"
+	case store.PingGone:
+		return "this feed answered 410 Gone and is no longer polled"
+	}
+	return ""
 }
 
 // revive polls a blacklisted feed now and lifts the blacklist if the poll

@@ -14,8 +14,7 @@ import (
 // without them 400 "invalid_payload" (no_text); a wrong path 404
 // "no_service". Its rate limit is SlackRateLimited.
 func Slack(t testing.TB) *Receiver {
-	var rc *Receiver
-	rc = start(t, func(w http.ResponseWriter, r *Request) bool {
+	rc := start(t, func(w http.ResponseWriter, r *Request) bool {
 		if r.Method != http.MethodPost || !strings.HasPrefix(r.Path, "/services/") {
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = io.WriteString(w, "no_service")
