@@ -38,10 +38,10 @@ func goList(t *testing.T, args ...string) []string {
 
 // isProduct reports whether package p is product code: not the test and
 // benchmark infrastructure (internal/testkit, tests/, cmd/feedbench,
-// cmd/feedfarm).
+// cmd/feedfarm) and deploy (no Go code: a test of what operators install).
 func isProduct(p string) bool {
 	return !strings.HasPrefix(p, "internal/testkit/") && !strings.HasPrefix(p, "tests/") &&
-		p != "cmd/feedbench" && p != "cmd/feedfarm"
+		p != "cmd/feedbench" && p != "cmd/feedfarm" && p != "deploy"
 }
 
 // tableRows returns the first cells (`path`) of the table rows under the
