@@ -139,13 +139,16 @@ func healthWord(f *store.Feed, stale bool, now time.Time) string {
 }
 
 // known is what the store knows of f for a rediscovery: its address, title,
-// site and recent items.
+// site, self link and recent items.
 func (p *Poller) known(ctx context.Context, f *store.Feed, frozen bool) (recovery.Known, error) {
 	items, err := p.st.ItemsOfFeed(ctx, f.ID, 100)
 	if err != nil {
 		return recovery.Known{}, fmt.Errorf("poller: recover: %w", err)
 	}
-	k := recovery.Known{URL: f.URL, SiteURL: f.SiteURL, Title: f.Title, Frozen: frozen}
+	// The store keeps a feed's self link as its WebSub topic (with the hub
+	// it advertised), when it advertised one.
+	k := recovery.Known{URL: f.URL, SiteURL: f.SiteURL, Title: f.Title, Frozen: frozen,
+		SelfURL: f.WebSubTopic, HubURL: f.WebSubHub}
 	if f.NewestItemDate != nil {
 		k.NewestItemDate = *f.NewestItemDate
 	}

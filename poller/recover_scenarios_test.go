@@ -429,3 +429,31 @@ func TestQuietFeedIsNotStale(t *testing.T) {
 		t.Errorf("a second pass looked again: %d, %v", n, err)
 	}
 }
+
+// TestSelfLinkFound: a feed whose stored self link (kept as its WebSub
+// topic) names its new address is found there when its old address and
+// its site answer 404: the self link is a candidate of the attempt.
+func TestSelfLinkFound(t *testing.T) {
+	w := newRecWorld(t)
+	const oldURL, selfURL = "https://blog.test/old.xml", "https://blog.test/feeds/current.xml"
+	w.web.Host("blog.test").File("/old.xml", "application/rss+xml", []byte(recRSS("Blog", "https://blog.test/", 3)))
+	f := wkFollow(t, w.st, oldURL, 1, 0)
+	w.poll(f.ID)
+	if err := w.st.DB.Model(&store.Feed{}).Where("id = ?", f.ID).
+		Updates(map[string]any{"websub_topic": selfURL, "websub_hub": "https://hub.test/"}).Error; err != nil {
+		t.Fatal(err)
+	}
+	w.web.Reset()
+	w.p.Close()
+	w.web.Host("blog.test").Status("/old.xml", 404, "not found").Status("/", 404, "not found").
+		File("/feeds/current.xml", "application/rss+xml", []byte(recRSS("Blog", "https://blog.test/", 4)))
+	for i := 0; i < 20 && !poller.Ailing(w.feed(f.ID), w.clk.Now()); i++ {
+		w.poll(f.ID)
+	}
+	if n, err := w.p.RecoverDue(w.ctx, 10); err != nil || n != 1 {
+		t.Fatalf("RecoverDue: %d, %v", n, err)
+	}
+	if _, err := w.st.FeedByURL(w.ctx, selfURL); err != nil || w.feed(f.ID).RecoveryState != store.RecoveryMoved {
+		t.Fatalf("not moved to the self link %s (%v); attempt: %s", selfURL, err, w.feed(f.ID).RecoveryNote)
+	}
+}
