@@ -183,26 +183,12 @@ func (p *Poller) offerReaders(ctx context.Context, from *store.Feed, c *recovery
 // into choices), made by notice; it returns how many were queued (a key
 // already used queues nothing).
 func (p *Poller) tellEach(ctx context.Context, sides []store.ReaderMove, notice func(int64, []notices.ReaderChoice) (string, store.Notice)) (int, error) {
-	byUser := map[int64][]notices.ReaderChoice{}
-	var order []int64
-	for _, s := range sides {
-		if _, ok := byUser[s.UserID]; !ok {
-			order = append(order, s.UserID)
-		}
-		byUser[s.UserID] = append(byUser[s.UserID], notices.ReaderChoice{ReaderMoveID: s.ID, SubscriptionID: s.SubscriptionID})
+	choices := make([]notices.ReaderChoice, len(sides))
+	users := make([]int64, len(sides))
+	for i, s := range sides {
+		choices[i], users[i] = notices.ReaderChoice{ReaderMoveID: s.ID, SubscriptionID: s.SubscriptionID}, s.UserID
 	}
-	n := 0
-	for _, u := range order {
-		key, msg := notice(u, byUser[u])
-		ok, err := p.st.QueueNotice(ctx, u, key, msg)
-		if err != nil {
-			return n, fmt.Errorf("poller: notice to user %d: %w", u, err)
-		}
-		if ok {
-			n++
-		}
-	}
-	return n, nil
+	return p.tellPeople(ctx, users, choices, notice)
 }
 
 // tellAiling tells each active reader of f once that it has failed for
@@ -212,17 +198,36 @@ func (p *Poller) tellAiling(ctx context.Context, f *store.Feed, tried []string) 
 	if err != nil {
 		return 0, fmt.Errorf("poller: %w", err)
 	}
-	byUser := map[int64][]int64{}
-	var order []int64
-	for _, s := range subs {
-		if _, ok := byUser[s.UserID]; !ok {
-			order = append(order, s.UserID)
+	choices := make([]notices.ReaderChoice, len(subs))
+	users := make([]int64, len(subs))
+	for i, s := range subs {
+		choices[i], users[i] = notices.ReaderChoice{SubscriptionID: s.ID}, s.UserID
+	}
+	return p.tellPeople(ctx, users, choices, func(u int64, ch []notices.ReaderChoice) (string, store.Notice) {
+		ids := make([]int64, len(ch))
+		for i, c := range ch {
+			ids[i] = c.SubscriptionID
 		}
-		byUser[s.UserID] = append(byUser[s.UserID], s.ID)
+		return notices.FeedAilingKey(*f, u), notices.FeedAiling(p.cfg.Links, p.clk.Now(), *f, tried, u, ids)
+	})
+}
+
+// tellPeople queues one notice per person of users (choices[i] belongs to
+// users[i]), made by notice from that person's choices, in the order the
+// people first appear; it returns how many were queued.
+func (p *Poller) tellPeople(ctx context.Context, users []int64, choices []notices.ReaderChoice, notice func(int64, []notices.ReaderChoice) (string, store.Notice)) (int, error) {
+	byUser := map[int64][]notices.ReaderChoice{}
+	var order []int64
+	for i, u := range users {
+		if _, ok := byUser[u]; !ok {
+			order = append(order, u)
+		}
+		byUser[u] = append(byUser[u], choices[i])
 	}
 	n := 0
 	for _, u := range order {
-		ok, err := p.st.QueueNotice(ctx, u, notices.FeedAilingKey(*f, u), notices.FeedAiling(p.cfg.Links, p.clk.Now(), *f, tried, u, byUser[u]))
+		key, msg := notice(u, byUser[u])
+		ok, err := p.st.QueueNotice(ctx, u, key, msg)
 		if err != nil {
 			return n, fmt.Errorf("poller: notice to user %d: %w", u, err)
 		}
