@@ -2,7 +2,8 @@
 // person types, so that sending the form costs them nothing: it finds a
 // number n such that SHA-256(MAC + ":" + n), MAC being the last part of
 // the form's challenge, starts with data-proof-bits zero bits, and puts
-// it in the form's "proof" field. A form sent before that waits for it.
+// it in the form's "proof" field. A form sent before that waits for it
+// (except by a button marked data-proof="none").
 // The form works without this script: the server then asks only that a
 // few seconds pass between showing the form and sending it.
 (function () {
@@ -51,19 +52,26 @@
     var bits = parseInt(form.getAttribute("data-proof-bits"), 10);
     if (!ch || !out || !(bits > 0 && bits <= 32)) { return; }
     var mac = ch.value.slice(ch.value.lastIndexOf(".") + 1) + ":";
-    var shift = 32 - bits, n = 0, done = false, waiting = false;
+    var shift = 32 - bits, n = 0, done = false, waiting = null;
+    // A button marked data-proof="none" (the preview) asks for no proof:
+    // its form goes at once. Any other waits for the answer and is then
+    // sent as pressed, with that button's name and value.
     form.addEventListener("submit", function (ev) {
-      if (done) { return; }
+      var by = ev.submitter;
+      if (done || (by && by.getAttribute("data-proof") === "none")) { return; }
       ev.preventDefault();
-      waiting = true;
+      waiting = by || form;
       form.setAttribute("aria-busy", "true");
     });
+    function send() {
+      if (waiting !== form && form.requestSubmit) { form.requestSubmit(waiting); } else { form.submit(); }
+    }
     function step() {
       for (var end = n + 20000; n < end; n++) {
         if ((firstWord(mac + n) >>> shift) === 0) {
           out.value = String(n);
           done = true;
-          if (waiting) { form.submit(); }
+          if (waiting) { send(); }
           return;
         }
       }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/web"
 )
 
 // frameChange runs js in the page of bctx (it changes a choice of the
@@ -155,6 +156,46 @@ func TestBrowserSignupPreview(t *testing.T) {
 		if err := s.st.DB.Model(m).Count(&n).Error; err != nil || n != 0 {
 			t.Errorf("%T: %d rows after the previews, %v", m, n, err)
 		}
+	}
+}
+
+// TestBrowserPreviewBeforeProof: a person presses "Preview the email"
+// while the page's proof of work is still being solved (here it never
+// is: 30 bits). The preview asks for no proof, so the form is sent at
+// once, as a preview: the frame shows the email and nobody is signed up.
+// (The script used to hold the form until solved, then send it without
+// the button pressed: a signup instead of a preview.)
+func TestBrowserPreviewBeforeProof(t *testing.T) {
+	chrome := chromiumPath(t)
+	lim := web.DefaultLimits()
+	lim.Proof.Bits = 30
+	s := newStackLimits(t, &lim)
+	feed := s.farm.AddFeed(farm.Spec{Title: "The Slow Proof", Items: []farm.Item{
+		{Title: "Quick look", Link: "/posts/1", Content: "<p>Words.</p>", Published: s.clk.Now().Add(-time.Hour)}}})
+	bctx, run := startBrowser(t, chrome)
+	run("the signup page, its proof unsolved", chromedp.Navigate(s.base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)))
+	// The fields are set without input or change events, so that the
+	// page's own preview script stays still: only the button can bring
+	// the frame.
+	eval(t, bctx, fmt.Sprintf(`document.querySelector('#email').value = 'reader@example.com';
+		document.querySelector('#url').value = %q; ''`, feed.URL()))
+	if v := attr(t, bctx, `input[name=proof]`, "value"); v != "" {
+		t.Fatalf("the 30-bit proof is solved already: %q", v)
+	}
+	wait, cancel := context.WithTimeout(bctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wait, chromedp.Click(chromedp.CSS(`button[name=preview]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#preview iframe[src]`))); err != nil {
+		u, _ := chromedp.Run(bctx, chromedp.Location())
+		t.Fatalf("pressing preview before the proof is solved: no preview frame within 90 s (%v); the page is at %s", err, u)
+	}
+	if src := attr(t, bctx, `#preview iframe`, "src"); subjectOf(t, s.base, src) != "Quick look" {
+		t.Errorf("the frame shows %q", src)
+	}
+	var n int64
+	if err := s.st.DB.Model(&store.User{}).Count(&n).Error; err != nil || n != 0 {
+		t.Errorf("%d people signed up by a preview, %v", n, err)
 	}
 }
 

@@ -115,6 +115,13 @@ func newParts(t *testing.T, secret string) (*clock.Fake, *store.Store, *farm.Far
 // an SMTP server, the web pages on a loopback port and the workers.
 func newStack(t *testing.T) *stack {
 	t.Helper()
+	return newStackLimits(t, nil)
+}
+
+// newStackLimits is newStack with the web server's rate limits and proof
+// of work set to lim (nil: the defaults).
+func newStackLimits(t *testing.T, lim *web.Limits) *stack {
+	t.Helper()
 	clk, st, fm, smtp, sign := newParts(t, "e2e-secret-e2e-secret-e2e-secret")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -123,7 +130,7 @@ func newStack(t *testing.T) *stack {
 	base := "http://" + ln.Addr().String()
 	cfg := config.Config{BaseURL: base, From: "feedmail@feedmail.test", TrialCredits: 500, AllowPrivateNetworks: true}
 	lk := links.New(base, sign, cfg.From)
-	srv := web.New(web.Deps{Store: st, Config: cfg, Clock: clk, Tokens: sign})
+	srv := web.New(web.Deps{Store: st, Config: cfg, Clock: clk, Tokens: sign, Limits: lim})
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
