@@ -182,7 +182,7 @@ func TestRenderDigest(t *testing.T) {
 	if _, err := render(e.ctx, &row); !errors.Is(err, mailer.ErrCancelled) {
 		t.Errorf("render after unsubscribing: %v, want ErrCancelled", err)
 	}
-	if _, err := render(e.ctx, &store.OutboxEmail{IssueID: ptr(int64(999999))}); !errors.Is(err, mailer.ErrCancelled) {
+	if _, err := render(e.ctx, &store.OutboxRow{IssueID: ptr(int64(999999))}); !errors.Is(err, mailer.ErrCancelled) {
 		t.Errorf("render of a missing issue: %v, want ErrCancelled", err)
 	}
 }

@@ -41,7 +41,7 @@ import (
 // ends without a charge; wrapping [ErrPermanent] or store.ErrNotFound — the
 // row fails; anything else (a database hiccup, say) — retried like a
 // temporary delivery failure, with backoff, for up to RetryFor.
-type Renderer func(ctx context.Context, row *store.OutboxEmail) (*mail.Msg, error)
+type Renderer func(ctx context.Context, row *store.OutboxRow) (*mail.Msg, error)
 
 // ErrCancelled, wrapped in a renderer's error, ends a row without sending
 // it and without counting a failure (the delivery no longer applies).
@@ -258,7 +258,7 @@ func (o *Outbox) refreshDepths(ctx context.Context) {
 
 // job is one claimed row on its way through a pass.
 type job struct {
-	row     *store.OutboxEmail
+	row     *store.OutboxRow
 	way     way    // nil when no way carries the row's channel (err set)
 	domain  string // the destination domain of pauses, lower case
 	user    *store.User

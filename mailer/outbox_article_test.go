@@ -82,8 +82,8 @@ func TestArticleFormat(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, sub := range subs {
-			row := &store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:" + name + ":" + strconv.FormatInt(sub.ID, 10), UserID: users[i].ID,
-				SubscriptionID: &sub.ID, ItemID: &it.ID, ToAddr: users[i].Email, Credits: 1, State: store.OutboxQueued,
+			row := &store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:" + name + ":" + strconv.FormatInt(sub.ID, 10), UserID: users[i].ID,
+				SubscriptionID: &sub.ID, ItemID: &it.ID, Address: users[i].Email, Credits: 1, State: store.OutboxQueued,
 				NextAttemptAt: queued, CreatedAt: queued}
 			if err := fx.s.DB.Create(row).Error; err != nil {
 				t.Fatal(err)

@@ -53,7 +53,7 @@ func seedBench(b *testing.B, s *store.Store, run int, now time.Time) int {
 	if err := s.DB.CreateInBatches(&items, 500).Error; err != nil {
 		b.Fatal(err)
 	}
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	for u := range benchUsers {
 		email := fmt.Sprintf("r%d-%d@example.net", run, u)
 		usr, _, err := s.EnsureUser(ctx, email)
@@ -68,8 +68,8 @@ func seedBench(b *testing.B, s *store.Store, run int, now time.Time) int {
 			b.Fatal(err)
 		}
 		for _, it := range items {
-			rows = append(rows, store.OutboxEmail{Kind: store.KindItem, DedupeKey: fmt.Sprintf("item:%d:%d", sub.ID, it.ID),
-				UserID: usr.ID, SubscriptionID: &sub.ID, ItemID: &it.ID, ToAddr: email, Credits: 1,
+			rows = append(rows, store.OutboxRow{Kind: store.KindItem, DedupeKey: fmt.Sprintf("item:%d:%d", sub.ID, it.ID),
+				UserID: usr.ID, SubscriptionID: &sub.ID, ItemID: &it.ID, Address: email, Credits: 1,
 				State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 		}
 	}
@@ -139,7 +139,7 @@ func BenchmarkOutboxToSMTP(b *testing.B) {
 					b.Fatalf("sink got %d of %d", got, n)
 				}
 				var sent int64
-				s.DB.Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxSent).Count(&sent)
+				s.DB.Model(&store.OutboxRow{}).Where("state = ?", store.OutboxSent).Count(&sent)
 				if int(sent) != total+n {
 					b.Fatalf("%d rows marked sent, want %d", sent, total+n)
 				}

@@ -47,7 +47,7 @@ type blockScenario struct {
 	w1, w2  *Outbox // two workers, as two processes
 	readers []*store.User
 	subs    []*store.Subscription
-	rows    []*store.OutboxEmail
+	rows    []*store.OutboxRow
 	start   time.Time
 }
 
@@ -103,7 +103,7 @@ func TestOutboxReputationBlockSlowsOneDomain(t *testing.T) {
 		t.Fatalf("first pass: %d accepted, %d refused; want 4 and 6", got.Accepted, got.Refused)
 	}
 	for _, r := range sc.rows {
-		if got := fx.row(r.ID); strings.HasSuffix(got.ToAddr, "@"+blockedDomain) && (got.State != store.OutboxQueued ||
+		if got := fx.row(r.ID); strings.HasSuffix(got.Address, "@"+blockedDomain) && (got.State != store.OutboxQueued ||
 			got.Attempts != 0 || !got.NextAttemptAt.Equal(pauseEnd) || got.BlockedSince == nil || !strings.Contains(got.LastError, "spamhaus")) {
 			t.Errorf("blocked row %d: %s attempts %d next %v blocked_since %v %q", r.ID, got.State, got.Attempts,
 				got.NextAttemptAt, got.BlockedSince, got.LastError)
@@ -173,13 +173,13 @@ func TestOutboxReputationBlockSlowsOneDomain(t *testing.T) {
 
 // deliveredOnce checks that every row was sent and that the server
 // accepted each row's message exactly once, and nothing else.
-func (fx *fixture) deliveredOnce(srv *smtptest.Server, rows []*store.OutboxEmail) {
+func (fx *fixture) deliveredOnce(srv *smtptest.Server, rows []*store.OutboxRow) {
 	fx.t.Helper()
 	onWire := byMessageID(srv)
 	for _, r := range rows {
 		got := fx.row(r.ID)
 		if got.State != store.OutboxSent || onWire[got.MessageID] != 1 {
-			fx.t.Errorf("row %d to %s: %s (%q), on the wire %d times; want sent once", r.ID, got.ToAddr, got.State,
+			fx.t.Errorf("row %d to %s: %s (%q), on the wire %d times; want sent once", r.ID, got.Address, got.State,
 				got.LastError, onWire[got.MessageID])
 		}
 	}
@@ -250,7 +250,7 @@ func TestOutboxFailureVerdicts(t *testing.T) {
 		"dmarc@d.example": {store.OutboxQueued, 0, 0, false, "authentication", ""},
 		"busy@e.example":  {store.OutboxQueued, 1, 0, false, "temporary", ""},
 	}
-	rows := map[string]*store.OutboxEmail{}
+	rows := map[string]*store.OutboxRow{}
 	users := map[string]*store.User{}
 	for addr := range want {
 		u, sub := fx.user(addr, 5)

@@ -23,7 +23,7 @@ func TestOutboxBouncingHoldsFreePosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	paid, free := fx.queueItem(u, sub), fx.queueItem(u, sub)
-	if err := fx.s.DB.Model(&store.OutboxEmail{}).Where("id = ?", free.ID).
+	if err := fx.s.DB.Model(&store.OutboxRow{}).Where("id = ?", free.ID).
 		Updates(map[string]any{"credits": 0, "free_reason": "burst: free"}).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestOutboxBouncingHoldsFreePosts(t *testing.T) {
 		t.Fatalf("QueueNotice = %v, %v", ok, err)
 	}
 	fx.pass(ob)
-	for _, r := range []*store.OutboxEmail{paid, free} {
+	for _, r := range []*store.OutboxRow{paid, free} {
 		if got := fx.row(r.ID); got.State != store.OutboxHeld || got.LastError != store.HoldBouncing {
 			t.Errorf("post of %d credits to a bouncing address: %s %q, want held", got.Credits, got.State, got.LastError)
 		}

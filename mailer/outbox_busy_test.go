@@ -37,7 +37,7 @@ func TestOutboxRecipientRateIsTheReaders(t *testing.T) {
 	ob := fx.outbox(smtpTo(t, srv, "pool=1"), "w1", func(c *OutboxConfig) { c.MarkEvery = 1 })
 	var users []*store.User
 	var subs []*store.Subscription
-	var rows []*store.OutboxEmail
+	var rows []*store.OutboxRow
 	for _, addr := range []string{"busy@" + domain, "ann@" + domain, "bob@" + domain} {
 		u, sub := fx.user(addr, 5)
 		users, subs = append(users, u), append(subs, sub)

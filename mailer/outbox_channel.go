@@ -39,7 +39,7 @@ func (w *channelWay) carries(name string) bool {
 	return ok
 }
 
-func (w *channelWay) domain(*store.OutboxEmail) string { return "" }
+func (w *channelWay) domain(*store.OutboxRow) string { return "" }
 
 func (w *channelWay) loadsItem() bool { return true }
 
@@ -70,7 +70,7 @@ func (w *channelWay) settle(ctx context.Context, fs []failure, _ *destinations) 
 
 // DeliveryID is the idempotency id of row's delivery, the same for every
 // attempt: a webhook's webhook-id, a Matrix transaction id.
-func DeliveryID(row *store.OutboxEmail) string {
+func DeliveryID(row *store.OutboxRow) string {
 	return "feedmail-" + strconv.FormatInt(row.ID, 10)
 }
 
@@ -132,7 +132,7 @@ func (o *Outbox) renderChannel(ctx context.Context, j *job, in *renderInput) err
 // issueContent loads the issue of a digest row that goes by a channel: a
 // missing or empty issue, or one whose digest changed channel, is
 // cancelled; a database error is temporary.
-func (o *Outbox) issueContent(ctx context.Context, row *store.OutboxEmail) (*store.IssueContent, error) {
+func (o *Outbox) issueContent(ctx context.Context, row *store.OutboxRow) (*store.IssueContent, error) {
 	if row.IssueID == nil {
 		return nil, fmt.Errorf("%w: outbox %d: digest row without an issue", ErrPermanent, row.ID)
 	}

@@ -73,7 +73,7 @@ func TestDigestIssueByWebhook(t *testing.T) {
 		len(body.Data.Feeds[0].Posts) != 2 || body.Data.Feeds[0].Posts[0].ContentText == "" {
 		t.Errorf("issue body = %s", got[0].Body)
 	}
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	fx.s.DB.Where("kind = ?", store.KindDigest).Find(&rows)
 	if len(rows) != 1 || rows[0].Channel != webhook.Name || rows[0].State != store.OutboxSent {
 		t.Fatalf("digest rows = %+v, want one sent by webhook", rows)

@@ -81,9 +81,9 @@ func newPost(n int) store.NewItem {
 }
 
 // rowsOf returns the outbox rows of the fixture's subscription.
-func (fx *chanFixture) rowsOf() []store.OutboxEmail {
+func (fx *chanFixture) rowsOf() []store.OutboxRow {
 	fx.t.Helper()
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := fx.s.DB.Where("subscription_id = ?", fx.sub.ID).Order("id").Find(&rows).Error; err != nil {
 		fx.t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func TestOutboxCrashAtEachStep(t *testing.T) {
 				t.Errorf("ledger %v balance %d: want %d charges, no refund", e, fx.balance(u), emails)
 			}
 			var sent int64
-			fx.s.DB.Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxSent).Count(&sent)
+			fx.s.DB.Model(&store.OutboxRow{}).Where("state = ?", store.OutboxSent).Count(&sent)
 			if sent != emails {
 				t.Errorf("%d rows marked sent, want %d", sent, emails)
 			}
@@ -130,7 +130,7 @@ func TestOutboxShutdownMidSend(t *testing.T) {
 	if got := fx.row(first.ID); got.State != store.OutboxSent {
 		t.Errorf("accepted before the shutdown: %s", got.State)
 	}
-	for _, r := range []*store.OutboxEmail{stuck, after} {
+	for _, r := range []*store.OutboxRow{stuck, after} {
 		got := fx.row(r.ID)
 		if got.State != store.OutboxQueued || got.Attempts != 0 || got.LeaseOwner != "" || got.NextAttemptAt.After(fx.clk.Now()) {
 			t.Errorf("unsent row %d: %s attempts %d owner %q due %v", r.ID, got.State, got.Attempts, got.LeaseOwner, got.NextAttemptAt)

@@ -54,7 +54,7 @@ func TestOutboxDatabaseAwayAfterClaim(t *testing.T) {
 			len(counts), emails, duplicates(counts))
 	}
 	var sent int64
-	fx.s.DB.Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxSent).Count(&sent)
+	fx.s.DB.Model(&store.OutboxRow{}).Where("state = ?", store.OutboxSent).Count(&sent)
 	if e := fx.entries(user); sent != emails || e[store.LedgerCharge] != emails || fx.balance(user) != 10-emails {
 		t.Errorf("%d rows sent (want %d), ledger %v, balance %d (want %d charges)", sent, emails, e, fx.balance(user), emails)
 	}

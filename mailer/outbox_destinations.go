@@ -171,7 +171,7 @@ func (o *Outbox) clearDestinations(ctx context.Context, chunk []*job, results []
 
 // blockedTooLong reports whether row's destination has been turning it
 // away for the sender's sake for RetryFor or more.
-func (o *Outbox) blockedTooLong(row *store.OutboxEmail, now time.Time) bool {
+func (o *Outbox) blockedTooLong(row *store.OutboxRow, now time.Time) bool {
 	return row.BlockedSince != nil && !now.Before(row.BlockedSince.Add(o.cfg.RetryFor))
 }
 

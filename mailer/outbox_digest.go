@@ -54,7 +54,7 @@ func NewDigestRenderer(cfg DigestRenderConfig) Renderer {
 	if cfg.PerFeed <= 0 {
 		cfg.PerFeed = DefaultPerFeed
 	}
-	return func(ctx context.Context, row *store.OutboxEmail) (*mail.Msg, error) {
+	return func(ctx context.Context, row *store.OutboxRow) (*mail.Msg, error) {
 		if row == nil || row.IssueID == nil {
 			return nil, errors.New("digest render: outbox row without an issue")
 		}
@@ -65,7 +65,7 @@ func NewDigestRenderer(cfg DigestRenderConfig) Renderer {
 		case err != nil:
 			return nil, fmt.Errorf("digest render: %w: %w", ErrTemporary, err)
 		}
-		e := DigestEmailOf(c, row.ToAddr, cfg.Sender, cfg.Links, cfg.Clock.Now())
+		e := DigestEmailOf(c, row.Address, cfg.Sender, cfg.Links, cfg.Clock.Now())
 		e.Footer.UnsubscribeMailto = cfg.Links.UnsubscribeMailto(row.ID)
 		m, err := cfg.Sender.Digest(e)
 		if errors.Is(err, ErrEmptyDigest) {

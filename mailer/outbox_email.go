@@ -25,7 +25,7 @@ type mailWay struct {
 
 func (w *mailWay) carries(channel string) bool { return channel == store.ChannelEmail }
 
-func (w *mailWay) domain(row *store.OutboxEmail) string { return store.AddressDomain(row.ToAddr) }
+func (w *mailWay) domain(row *store.OutboxRow) string { return store.AddressDomain(row.Address) }
 
 func (w *mailWay) loadsItem() bool { return !w.customItem }
 
@@ -176,7 +176,7 @@ func (o *Outbox) settleMail(ctx context.Context, fs []failure, ds *destinations)
 		default:
 			o.fail(ctx, f.j, f.cause.Error(), act == failHard)
 			o.count(f.j.row.Kind, "failed")
-			o.cfg.Log.Warn("email failed", "outbox", f.j.row.ID, "kind", f.j.row.Kind, "to", f.j.row.ToAddr, "err", f.cause,
+			o.cfg.Log.Warn("email failed", "outbox", f.j.row.ID, "kind", f.j.row.Kind, "to", f.j.row.Address, "err", f.cause,
 				"reason", v.Reason, "party", v.Party, "bounce", act == failHard)
 		}
 	}

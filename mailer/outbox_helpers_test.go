@@ -80,7 +80,7 @@ func (fx *fixture) user(email string, credits int64) (*store.User, *store.Subscr
 // queueItem adds a new item to the feed and queues its instant email for
 // sub, as the new-item pipeline does: kind "item", 1 credit, dedupe key
 // "item:<sub>:<item>".
-func (fx *fixture) queueItem(u *store.User, sub *store.Subscription) *store.OutboxEmail {
+func (fx *fixture) queueItem(u *store.User, sub *store.Subscription) *store.OutboxRow {
 	fx.t.Helper()
 	fx.items++
 	now := fx.clk.Now()
@@ -91,8 +91,8 @@ func (fx *fixture) queueItem(u *store.User, sub *store.Subscription) *store.Outb
 	if err := fx.s.DB.Create(&it).Error; err != nil {
 		fx.t.Fatal(err)
 	}
-	row := &store.OutboxEmail{Kind: store.KindItem, DedupeKey: fmt.Sprintf("item:%d:%d", sub.ID, it.ID), UserID: u.ID,
-		SubscriptionID: &sub.ID, ItemID: &it.ID, ToAddr: u.Email, Credits: 1, State: store.OutboxQueued,
+	row := &store.OutboxRow{Kind: store.KindItem, DedupeKey: fmt.Sprintf("item:%d:%d", sub.ID, it.ID), UserID: u.ID,
+		SubscriptionID: &sub.ID, ItemID: &it.ID, Address: u.Email, Credits: 1, State: store.OutboxQueued,
 		NextAttemptAt: now, CreatedAt: now}
 	if err := fx.s.DB.Create(row).Error; err != nil {
 		fx.t.Fatal(err)
@@ -126,7 +126,7 @@ func (fx *fixture) pass(o *Outbox) int {
 }
 
 // row reloads an outbox row.
-func (fx *fixture) row(id int64) *store.OutboxEmail {
+func (fx *fixture) row(id int64) *store.OutboxRow {
 	fx.t.Helper()
 	r, err := fx.s.OutboxByID(context.Background(), id)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 // process takes claimed rows through bouncing, render, charge, send and
 // record. ctx bounds the work before recording; parent is the caller's;
 // leaseEnd is when the claim's lease ends, on the wall clock.
-func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxEmail, now, leaseEnd time.Time) error {
+func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxRow, now, leaseEnd time.Time) error {
 	jobs := make([]*job, len(rows))
 	for i := range rows {
 		j := &job{row: &rows[i]}
@@ -137,7 +137,7 @@ func (o *Outbox) loadRecipients(ctx, rec context.Context, jobs []*job) error {
 // held for credits or whose lease was lost. It returns the store's error.
 func (o *Outbox) charge(ctx context.Context, jobs []*job) error {
 	paidJobs := pending(jobs)
-	paid := make([]*store.OutboxEmail, len(paidJobs))
+	paid := make([]*store.OutboxRow, len(paidJobs))
 	for i, j := range paidJobs {
 		paid[i] = j.row
 	}

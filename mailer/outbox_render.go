@@ -18,7 +18,7 @@ import (
 // several at a time. Item rows are loaded in bulk first, with the
 // articles their formats wait for (articlesOf), the same for every way.
 func (o *Outbox) render(ctx context.Context, jobs []*job, now time.Time) {
-	var items []*store.OutboxEmail
+	var items []*store.OutboxRow
 	for _, j := range jobs {
 		if !j.done && j.err == nil && j.row.Kind == store.KindItem && j.way.loadsItem() {
 			items = append(items, j.row)
@@ -66,9 +66,9 @@ func (o *Outbox) setReturnPath(j *job) error {
 }
 
 // recipient is the row's address, else the person's current one.
-func recipient(row *store.OutboxEmail, u *store.User) string {
-	if strings.TrimSpace(row.ToAddr) != "" {
-		return row.ToAddr
+func recipient(row *store.OutboxRow, u *store.User) string {
+	if strings.TrimSpace(row.Address) != "" {
+		return row.Address
 	}
 	if u != nil {
 		return u.Email
@@ -78,7 +78,7 @@ func recipient(row *store.OutboxEmail, u *store.User) string {
 
 // renderItem composes an instant email; the post's part of it is made
 // once per pass for all its readers in the same format (memo).
-func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemDelivery, in *renderInput) (*mail.Msg, error) {
+func (o *Outbox) renderItem(row *store.OutboxRow, u *store.User, d store.ItemDelivery, in *renderInput) (*mail.Msg, error) {
 	now := in.now
 	if d.Subscription.State != store.SubActive {
 		return nil, fmt.Errorf("%w: subscription %d is %s", ErrCancelled, d.Subscription.ID, d.Subscription.State)
@@ -105,12 +105,12 @@ func (o *Outbox) renderItem(row *store.OutboxEmail, u *store.User, d store.ItemD
 }
 
 // renderNotice composes a free notice from the row's payload.
-func (o *Outbox) renderNotice(_ context.Context, row *store.OutboxEmail) (*mail.Msg, error) {
+func (o *Outbox) renderNotice(_ context.Context, row *store.OutboxRow) (*mail.Msg, error) {
 	n, err := store.NoticeOf(row)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPermanent, err)
 	}
-	e := noticeEmailOf(n, row.ToAddr, o.cfg.Sender.MessageID("notice-"+strconv.FormatInt(row.ID, 10)), o.cfg.Clock.Now())
+	e := noticeEmailOf(n, row.Address, o.cfg.Sender.MessageID("notice-"+strconv.FormatInt(row.ID, 10)), o.cfg.Clock.Now())
 	m, err := o.cfg.Sender.Notice(e)
 	if err != nil {
 		return nil, fmt.Errorf("%w: outbox %d: %w", ErrPermanent, row.ID, err)

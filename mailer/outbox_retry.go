@@ -48,7 +48,7 @@ func (o *Outbox) settleFailures(ctx context.Context, fs []failure, ds *destinati
 // judged v, or fails it (refunded, not counted) once RetryFor is spent.
 func (o *Outbox) retry(ctx context.Context, j *job, cause error, v bounce.Verdict) {
 	row := j.row
-	o.retryIn(ctx, j, cause, 0, o.cfg.Log.With("outbox", row.ID, "kind", row.Kind, "to", row.ToAddr, "reason", v.Reason))
+	o.retryIn(ctx, j, cause, 0, o.cfg.Log.With("outbox", row.ID, "kind", row.Kind, "to", row.Address, "reason", v.Reason))
 }
 
 // retryIn is retry for any channel: the row's backoff, but not sooner
@@ -84,7 +84,7 @@ func (o *Outbox) fail(ctx context.Context, j *job, reason string, hard bool) {
 		return
 	}
 	if r.NowBouncing {
-		o.cfg.Log.Warn("address marked bouncing", "user", j.row.UserID, "to", j.row.ToAddr, "held", r.Held)
+		o.cfg.Log.Warn("address marked bouncing", "user", j.row.UserID, "to", j.row.Address, "held", r.Held)
 	}
 }
 

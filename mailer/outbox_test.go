@@ -23,7 +23,7 @@ func TestOutboxSendsInstantEmails(t *testing.T) {
 	fx := newFixture(t)
 	srv := smtpServer(t, smtptest.Options{})
 	u, sub := fx.user("reader@example.net", 10)
-	var rows []*store.OutboxEmail
+	var rows []*store.OutboxRow
 	for range 3 {
 		rows = append(rows, fx.queueItem(u, sub))
 	}
@@ -132,7 +132,7 @@ func TestOutboxSMTPFaults(t *testing.T) {
 			tr.Set(smtpTo(t, faulty, c.params))
 			ob := fx.outbox(tr, "w1")
 			var users []*store.User
-			var rows []*store.OutboxEmail
+			var rows []*store.OutboxRow
 			for i := range 4 {
 				email := fmt.Sprintf("reader%d@example.net", i)
 				if i == 2 {
@@ -311,7 +311,7 @@ func TestOutboxHeldForCreditsNoticeThenGrantReleases(t *testing.T) {
 	ob := fx.outbox(smtpTo(t, srv, ""), "w1", func(c *OutboxConfig) { c.PaymentsOn = true })
 	ctx := context.Background()
 	u, sub := fx.user("short@example.net", 2)
-	var rows []*store.OutboxEmail
+	var rows []*store.OutboxRow
 	for range 4 {
 		rows = append(rows, fx.queueItem(u, sub))
 	}
@@ -493,7 +493,7 @@ func TestOutboxMaildir(t *testing.T) {
 		}
 		all += string(data)
 	}
-	for _, r := range []*store.OutboxEmail{a, b} {
+	for _, r := range []*store.OutboxRow{a, b} {
 		want := fmt.Sprintf("<item-%d-%d@example.com>", sub.ID, *r.ItemID)
 		if !strings.Contains(all, want) {
 			t.Errorf("maildir lacks %s", want)
@@ -520,8 +520,8 @@ func TestOutboxCancelledAndUnknownKinds(t *testing.T) {
 	// newer release's, say.
 	const later = "later"
 	issue := int64(7)
-	digestRow := &store.OutboxEmail{Kind: later, DedupeKey: "later:7", UserID: u.ID, IssueID: &issue,
-		ToAddr: u.Email, Credits: 2, State: store.OutboxQueued, NextAttemptAt: fx.clk.Now(), CreatedAt: fx.clk.Now()}
+	digestRow := &store.OutboxRow{Kind: later, DedupeKey: "later:7", UserID: u.ID, IssueID: &issue,
+		Address: u.Email, Credits: 2, State: store.OutboxQueued, NextAttemptAt: fx.clk.Now(), CreatedAt: fx.clk.Now()}
 	if err := fx.s.DB.Create(digestRow).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -538,8 +538,8 @@ func TestOutboxCancelledAndUnknownKinds(t *testing.T) {
 	}
 	// A process that knows the kind sends it, charging its credits.
 	withDigest := fx.outbox(smtpTo(t, srv, ""), "w2", func(c *OutboxConfig) {
-		c.Renderers = map[string]Renderer{later: func(_ context.Context, r *store.OutboxEmail) (*mail.Msg, error) {
-			return c.Sender.Notice(NoticeEmail{To: r.ToAddr, Subject: "Your digest", Text: "items", Date: fx.clk.Now(),
+		c.Renderers = map[string]Renderer{later: func(_ context.Context, r *store.OutboxRow) (*mail.Msg, error) {
+			return c.Sender.Notice(NoticeEmail{To: r.Address, Subject: "Your digest", Text: "items", Date: fx.clk.Now(),
 				MessageID: c.Sender.MessageID(fmt.Sprintf("digest.%d", *r.IssueID))})
 		}}
 	})
@@ -563,11 +563,11 @@ func TestOutboxCancelledAndUnknownKinds(t *testing.T) {
 		{errors.New("database hiccup"), store.OutboxQueued},
 	} {
 		failing := fx.outbox(smtpTo(t, srv, ""), fmt.Sprint("f", i), func(cfg *OutboxConfig) {
-			cfg.Renderers = map[string]Renderer{store.KindDigest: func(context.Context, *store.OutboxEmail) (*mail.Msg, error) { return nil, c.err }}
+			cfg.Renderers = map[string]Renderer{store.KindDigest: func(context.Context, *store.OutboxRow) (*mail.Msg, error) { return nil, c.err }}
 		})
 		issue := int64(100 + i)
-		r := &store.OutboxEmail{Kind: store.KindDigest, DedupeKey: fmt.Sprint("digest:", issue), UserID: u.ID, IssueID: &issue,
-			ToAddr: u.Email, Credits: 2, State: store.OutboxQueued, NextAttemptAt: fx.clk.Now(), CreatedAt: fx.clk.Now()}
+		r := &store.OutboxRow{Kind: store.KindDigest, DedupeKey: fmt.Sprint("digest:", issue), UserID: u.ID, IssueID: &issue,
+			Address: u.Email, Credits: 2, State: store.OutboxQueued, NextAttemptAt: fx.clk.Now(), CreatedAt: fx.clk.Now()}
 		if err := fx.s.DB.Create(r).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -663,7 +663,7 @@ func TestOutboxConcurrentWorkersShareOneBalance(t *testing.T) {
 			duplicates(byMessageID(srv)), credits)
 	}
 	var held int64
-	fx.s.DB.Model(&store.OutboxEmail{}).Where("state = ? AND kind = ?", store.OutboxHeld, store.KindItem).Count(&held)
+	fx.s.DB.Model(&store.OutboxRow{}).Where("state = ? AND kind = ?", store.OutboxHeld, store.KindItem).Count(&held)
 	if held != queued-credits {
 		t.Errorf("%d held, want %d", held, queued-credits)
 	}

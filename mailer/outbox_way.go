@@ -27,7 +27,7 @@ type way interface {
 	carries(channel string) bool
 	// domain returns the destination domain of row that destination
 	// pauses apply to, lower case; "" for none.
-	domain(row *store.OutboxEmail) string
+	domain(row *store.OutboxRow) string
 	// loadsItem reports whether rendering an item row needs its delivery
 	// (item, feed, subscription) and article loaded beforehand.
 	loadsItem() bool
@@ -58,7 +58,7 @@ type renderInput struct {
 // wayOf returns the way row goes by: its channel ("" is email) picks the
 // first of o.ways that carries it. A channel no way carries is a
 // temporary error: another process may know it.
-func (o *Outbox) wayOf(row *store.OutboxEmail) (way, error) {
+func (o *Outbox) wayOf(row *store.OutboxRow) (way, error) {
 	name := row.Channel
 	if name == "" {
 		name = store.ChannelEmail

@@ -30,7 +30,7 @@ func TestWayOf(t *testing.T) {
 		{without, "", "email"},
 		{without, webhook.Name, ""},
 	} {
-		w, err := tc.o.wayOf(&store.OutboxEmail{Channel: tc.channel})
+		w, err := tc.o.wayOf(&store.OutboxRow{Channel: tc.channel})
 		got := ""
 		switch w.(type) {
 		case *mailWay:

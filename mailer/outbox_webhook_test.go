@@ -120,7 +120,7 @@ func TestWebhookRetriesThenGone(t *testing.T) {
 	if b := fx.balance(fx.u); b != 9 {
 		t.Errorf("balance = %d, want 9: the gone delivery refunded", b)
 	}
-	var notices []store.OutboxEmail
+	var notices []store.OutboxRow
 	fx.s.DB.Where("user_id = ? AND kind = ?", fx.u.ID, store.KindNotice).Find(&notices)
 	if len(notices) != 1 || notices[0].State != store.OutboxSent || !strings.Contains(notices[0].Payload, "Delivery to webhook stopped") {
 		t.Errorf("notices = %+v, want one sent target-gone notice", notices)

@@ -52,7 +52,7 @@ func TestMailHealthCommand(t *testing.T) {
 		if i%100 == 0 {
 			to = "bob@small.example"
 		}
-		if err := s.DB.Create(&store.OutboxEmail{Kind: store.KindItem, DedupeKey: fmt.Sprint("k", i), UserID: u.ID, ToAddr: to,
+		if err := s.DB.Create(&store.OutboxRow{Kind: store.KindItem, DedupeKey: fmt.Sprint("k", i), UserID: u.ID, Address: to,
 			State: store.OutboxSent, NextAttemptAt: at, CreatedAt: at, SentAt: &at}).Error; err != nil {
 			t.Fatal(err)
 		}

@@ -81,8 +81,8 @@ func (r *reader) queueToday() {
 	r.t.Helper()
 	now := r.clk.Now()
 	it := r.post(now)
-	row := &store.OutboxEmail{Kind: store.KindItem, DedupeKey: fmt.Sprintf("item:%d:%d", r.sub.ID, it.ID), UserID: r.u.ID,
-		SubscriptionID: &r.sub.ID, ItemID: &it.ID, ToAddr: r.u.Email, Credits: 1, State: store.OutboxQueued,
+	row := &store.OutboxRow{Kind: store.KindItem, DedupeKey: fmt.Sprintf("item:%d:%d", r.sub.ID, it.ID), UserID: r.u.ID,
+		SubscriptionID: &r.sub.ID, ItemID: &it.ID, Address: r.u.Email, Credits: 1, State: store.OutboxQueued,
 		NextAttemptAt: now, CreatedAt: now}
 	if err := r.s.DB.Create(row).Error; err != nil {
 		r.t.Fatal(err)
@@ -93,7 +93,7 @@ func (r *reader) queueToday() {
 func (r *reader) count(where string, args ...any) int64 {
 	r.t.Helper()
 	var n int64
-	if err := r.s.DB.Model(&store.OutboxEmail{}).Where("user_id = ?", r.u.ID).Where(where, args...).Count(&n).Error; err != nil {
+	if err := r.s.DB.Model(&store.OutboxRow{}).Where("user_id = ?", r.u.ID).Where(where, args...).Count(&n).Error; err != nil {
 		r.t.Fatal(err)
 	}
 	return n

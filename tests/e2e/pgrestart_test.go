@@ -160,7 +160,7 @@ func TestPostgresRestartMidSend(t *testing.T) {
 		}
 	}
 	var unsent int64
-	if err := st.DB.Model(&store.OutboxEmail{}).Where("state <> ?", store.OutboxSent).Count(&unsent).Error; err != nil {
+	if err := st.DB.Model(&store.OutboxRow{}).Where("state <> ?", store.OutboxSent).Count(&unsent).Error; err != nil {
 		t.Fatal(err)
 	}
 	if len(copies) != 9 || unsent != 0 {

@@ -154,13 +154,13 @@ func (e *env) items(feedID int64) map[string]string {
 }
 
 // outbox returns every outbox row, by id.
-func (e *env) outbox() map[int64]store.OutboxEmail {
+func (e *env) outbox() map[int64]store.OutboxRow {
 	e.t.Helper()
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := e.st.DB.Order("id").Find(&rows).Error; err != nil {
 		e.t.Fatal(err)
 	}
-	out := make(map[int64]store.OutboxEmail, len(rows))
+	out := make(map[int64]store.OutboxRow, len(rows))
 	for _, r := range rows {
 		out[r.ID] = r
 	}
@@ -180,7 +180,7 @@ func (e *env) outboxIn(state string) int {
 
 // keepsAll fails the test unless every item and outbox row of before is
 // still there (items by identity; outbox rows by id, kind, item, recipient).
-func (e *env) keepsAll(feedID int64, items map[string]string, rows map[int64]store.OutboxEmail) {
+func (e *env) keepsAll(feedID int64, items map[string]string, rows map[int64]store.OutboxRow) {
 	e.t.Helper()
 	nowItems := e.items(feedID)
 	for id := range items {
@@ -195,7 +195,7 @@ func (e *env) keepsAll(feedID int64, items map[string]string, rows map[int64]sto
 			e.t.Errorf("outbox row %d lost", id)
 			continue
 		}
-		if n.Kind != r.Kind || n.ToAddr != r.ToAddr || deref(n.ItemID) != deref(r.ItemID) || n.DedupeKey != r.DedupeKey {
+		if n.Kind != r.Kind || n.Address != r.Address || deref(n.ItemID) != deref(r.ItemID) || n.DedupeKey != r.DedupeKey {
 			e.t.Errorf("outbox row %d changed: %+v → %+v", id, r, n)
 		}
 	}

@@ -154,11 +154,11 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 	for _, id := range keys(queued) {
 		r := e.outbox()[id]
 		want := store.OutboxSent
-		if r.ToAddr == victim && row.failed > 0 {
+		if r.Address == victim && row.failed > 0 {
 			want = store.OutboxFailed
 		}
 		if r.State != want {
-			t.Errorf("after recovery row %d (%s): %s (%s), want %s", id, r.ToAddr, r.State, r.LastError, want)
+			t.Errorf("after recovery row %d (%s): %s (%s), want %s", id, r.Address, r.State, r.LastError, want)
 		}
 	}
 	servers := []*smtptest.Server{healthy}

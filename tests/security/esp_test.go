@@ -91,7 +91,7 @@ func (x *espEnv) send(addrs ...string) map[string]sentEmail {
 		if !ok {
 			continue
 		}
-		var row store.OutboxEmail
+		var row store.OutboxRow
 		if err := x.st.DB.Where("user_id = ? AND state = ?", id, store.OutboxSent).Take(&row).Error; err != nil {
 			x.t.Fatal(err)
 		}

@@ -147,7 +147,7 @@ func sendAll(ctx context.Context, ob *mailer.Outbox) error {
 // sent and none is left queued.
 func (e *env) checkAllSent(ctx context.Context, sent, queued int) error {
 	var marked int64
-	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxSent).Count(&marked).Error; err != nil {
+	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxRow{}).Where("state = ?", store.OutboxSent).Count(&marked).Error; err != nil {
 		return err
 	}
 	if sent != queued || marked < int64(queued) {
@@ -166,7 +166,7 @@ func (e *env) checkAllSent(ctx context.Context, sent, queued int) error {
 // queued counts the emails waiting to be sent.
 func (e *env) queued(ctx context.Context) (int, error) {
 	var n int64
-	err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxQueued).Count(&n).Error
+	err := e.st.DB.WithContext(ctx).Model(&store.OutboxRow{}).Where("state = ?", store.OutboxQueued).Count(&n).Error
 	if err != nil {
 		return 0, fmt.Errorf("count queued email: %w", err)
 	}
@@ -232,7 +232,7 @@ func (e *env) digest(ctx context.Context) (Row, error) {
 		return row, err
 	}
 	var beforeRows int64
-	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("kind = ?", store.KindDigest).Count(&beforeRows).Error; err != nil {
+	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxRow{}).Where("kind = ?", store.KindDigest).Count(&beforeRows).Error; err != nil {
 		return row, err
 	}
 	w, err := digest.NewWorker(digest.Config{Store: e.st, Owner: fmt.Sprintf("bench-%d-digest", os.Getpid()),
