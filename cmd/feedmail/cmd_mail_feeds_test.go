@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // TestMailHealthFeeds: `mail health --feeds` ranks feeds by the spam
@@ -76,7 +76,7 @@ func TestMailHealthFeeds(t *testing.T) {
 	}
 
 	code, out, errs := cli("mail", "health", "--feeds", "--days", "7")
-	var got []mailer.FeedHealth
+	var got []outbox.FeedHealth
 	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v: %s %s", code, err, out, errs)
 	}

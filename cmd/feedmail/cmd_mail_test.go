@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // TestMailHealthCommand: usage errors exit 2; the report is a JSON array,
@@ -68,12 +68,12 @@ func TestMailHealthCommand(t *testing.T) {
 	if err := s.RecordMailEvents(ctx, events); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.PauseMailDestination(ctx, "big.example", "blocked", mailer.DestinationPause, time.Hour); err != nil {
+	if _, _, err := s.PauseMailDestination(ctx, "big.example", "blocked", outbox.DestinationPause, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 
 	code, out, errs := cli("mail", "health", "--days", "7")
-	var got []mailer.DomainHealth
+	var got []outbox.DomainHealth
 	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got) != 2 {
 		t.Fatalf("exit %d, %v: %s %s", code, err, out, errs)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
@@ -134,7 +135,7 @@ func (r *reader) pass() *Pass {
 	return p
 }
 
-func (r *reader) outbox(srv *smtptest.Server) *mailer.Outbox {
+func (r *reader) outbox(srv *smtptest.Server) *outbox.Outbox {
 	r.t.Helper()
 	cfg, err := mailer.ParseSMTPURL(srv.URL())
 	if err != nil {
@@ -142,7 +143,7 @@ func (r *reader) outbox(srv *smtptest.Server) *mailer.Outbox {
 	}
 	tr := mailer.NewSMTP(cfg)
 	r.t.Cleanup(func() { _ = tr.Close() })
-	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: r.s, Transport: tr, Sender: mailer.Sender{Address: "feedmail@fm.example"},
+	ob, err := outbox.NewOutbox(outbox.OutboxConfig{Store: r.s, Transport: tr, Sender: mailer.Sender{Address: "feedmail@fm.example"},
 		Links: r.links, Clock: r.clk, Owner: "w1", Lease: 5 * time.Minute, PaymentsOn: true, Log: quiet()})
 	if err != nil {
 		r.t.Fatal(err)
@@ -154,7 +155,7 @@ func (r *reader) outbox(srv *smtptest.Server) *mailer.Outbox {
 // mailer and the running-low pass as `feedmail serve` runs them, and
 // returns the day the running-low notice was queued and the first day
 // email was held (-1: never).
-func (r *reader) spendDown(ob *mailer.Outbox, p *Pass, days int) (lowDay, heldDay int) {
+func (r *reader) spendDown(ob *outbox.Outbox, p *Pass, days int) (lowDay, heldDay int) {
 	r.t.Helper()
 	ctx := context.Background()
 	lowDay, heldDay = -1, -1

@@ -68,7 +68,7 @@ import (
 //     FEEDMAIL_OUTBOX_LEASE / FEEDMAIL_DIGEST_LEASE read in
 //     cmd/feedmail/role_*.go, would let the test use short real leases.
 //   - Duplicates: the mailer records accepted mail every 50 messages
-//     (mailer.DefaultMarkEvery), so a process killed between the server's
+//     (outbox.DefaultMarkEvery), so a process killed between the server's
 //     "250 OK" and that record has its rows sent again by another process
 //     after the lease: the design's one allowed duplicate. The test allows
 //     a duplicate only for an outbox row the killed process held when it

@@ -13,6 +13,7 @@ import (
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
@@ -209,9 +210,9 @@ func deref(p *int64) int64 {
 }
 
 // outboxWorker is the production outbox worker on tr.
-func (e *env) outboxWorker(tr mailer.Transport) *mailer.Outbox {
+func (e *env) outboxWorker(tr mailer.Transport) *outbox.Outbox {
 	e.t.Helper()
-	o, err := mailer.NewOutbox(mailer.OutboxConfig{Store: e.st, Transport: tr, Sender: mailer.Sender{Address: from},
+	o, err := outbox.NewOutbox(outbox.OutboxConfig{Store: e.st, Transport: tr, Sender: mailer.Sender{Address: from},
 		Links: e.links, Clock: e.clk, Metrics: e.m, Owner: "faults-mailer", Lease: 5 * time.Minute})
 	if err != nil {
 		e.t.Fatal(err)
@@ -220,7 +221,7 @@ func (e *env) outboxWorker(tr mailer.Transport) *mailer.Outbox {
 }
 
 // send runs one outbox pass.
-func (e *env) send(o *mailer.Outbox) int {
+func (e *env) send(o *outbox.Outbox) int {
 	e.t.Helper()
 	n, err := o.SendDue(e.ctx)
 	if err != nil {
