@@ -133,9 +133,9 @@ func (e *env) issues(digestID int64) []store.DigestIssue {
 	return out
 }
 
-func (e *env) outbox(userID int64) []store.OutboxEmail {
+func (e *env) outbox(userID int64) []store.OutboxRow {
 	e.t.Helper()
-	var out []store.OutboxEmail
+	var out []store.OutboxRow
 	if err := e.st.DB.Where("user_id = ? AND kind = ?", userID, store.KindDigest).Order("id").Find(&out).Error; err != nil {
 		e.t.Fatal(err)
 	}

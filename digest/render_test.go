@@ -17,6 +17,7 @@ import (
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/mailer"
@@ -95,7 +96,7 @@ func TestRenderDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := links.New("https://feedmail.example", sign, "feedmail@feedmail.example")
-	render := mailer.NewDigestRenderer(mailer.DigestRenderConfig{Store: e.st, Sender: mailer.Sender{Address: "feedmail@feedmail.example"}, Links: l, Clock: e.clk})
+	render := outbox.NewDigestRenderer(outbox.DigestRenderConfig{Store: e.st, Sender: mailer.Sender{Address: "feedmail@feedmail.example"}, Links: l, Clock: e.clk})
 	m, err := render(e.ctx, &row)
 	if err != nil {
 		t.Fatal(err)
@@ -179,10 +180,10 @@ func TestRenderDigest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := render(e.ctx, &row); !errors.Is(err, mailer.ErrCancelled) {
+	if _, err := render(e.ctx, &row); !errors.Is(err, outbox.ErrCancelled) {
 		t.Errorf("render after unsubscribing: %v, want ErrCancelled", err)
 	}
-	if _, err := render(e.ctx, &store.OutboxEmail{IssueID: ptr(int64(999999))}); !errors.Is(err, mailer.ErrCancelled) {
+	if _, err := render(e.ctx, &store.OutboxRow{IssueID: ptr(int64(999999))}); !errors.Is(err, outbox.ErrCancelled) {
 		t.Errorf("render of a missing issue: %v, want ErrCancelled", err)
 	}
 }

@@ -54,7 +54,7 @@ func TestChargeEndToEnd(t *testing.T) {
 		}
 		o := ob[0]
 		if o.Credits != tt.want || o.IssueID == nil || *o.IssueID != is[0].ID || o.State != store.OutboxQueued ||
-			o.DedupeKey != "digest:"+strconv.FormatInt(is[0].ID, 10) || o.ToAddr != p.user.Email || o.Kind != store.KindDigest {
+			o.DedupeKey != "digest:"+strconv.FormatInt(is[0].ID, 10) || o.Address != p.user.Email || o.Kind != store.KindDigest {
 			t.Errorf("%d feeds: outbox row %+v", tt.feeds, o)
 		}
 		if !is[0].SlotAt.Equal(utc("2026-05-04T07:00:00Z")) {
@@ -196,7 +196,7 @@ func TestHeldIssueCollectsLaterItems(t *testing.T) {
 	}
 	first := e.outbox(p.user.ID)[0]
 	// The mailer finds no credits and holds the email.
-	if err := e.st.DB.Model(&store.OutboxEmail{}).Where("id = ?", first.ID).
+	if err := e.st.DB.Model(&store.OutboxRow{}).Where("id = ?", first.ID).
 		Updates(map[string]any{"state": store.OutboxHeld, "last_error": store.HoldCredits}).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func BenchmarkCompose(b *testing.B) {
 
 // BenchmarkComposeReaders measures Sender.Item's work per email when a
 // post goes to several readers in one outbox pass: the post's part made
-// once (newItemPost) and shared, each reader's part and MIME
+// once (NewItemPost) and shared, each reader's part and MIME
 // serialization per email.
 func BenchmarkComposeReaders(b *testing.B) {
 	s := testSender()
@@ -72,9 +72,9 @@ func BenchmarkComposeReaders(b *testing.B) {
 				es[i] = benchItem(i)
 			}
 			for b.Loop() {
-				p := newItemPost(es[0])
+				p := NewItemPost(es[0])
 				for _, e := range es {
-					m, err := s.itemFor(e, p)
+					m, err := s.ItemFor(e, p)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -91,14 +91,14 @@ func itemBase(link, feedURL string) string {
 
 // Item composes the email for one new item.
 func (s Sender) Item(e ItemEmail) (*mail.Msg, error) {
-	return s.itemFor(e, newItemPost(e))
+	return s.ItemFor(e, NewItemPost(e))
 }
 
-// itemFor composes the email of e for its reader from p, the part of it
-// that is the same for every reader of the post (newItemPost(e), or one
+// ItemFor composes the email of e for its reader from p, the part of it
+// that is the same for every reader of the post (NewItemPost(e), or one
 // made for another reader of the same post in the same format): the
 // recipient, byline, footer and headers are e's own.
-func (s Sender) itemFor(e ItemEmail, p *itemPost) (*mail.Msg, error) {
+func (s Sender) ItemFor(e ItemEmail, p *ItemPost) (*mail.Msg, error) {
 	tpl, err := s.templates()
 	if err != nil {
 		return nil, err
@@ -144,12 +144,12 @@ func itemTitleSubject(raw, feedTitle string) (title, subject string) {
 	return title, title
 }
 
-// itemPost is the part of an item email that depends only on the post,
+// ItemPost is the part of an item email that depends only on the post,
 // its feed and the subscription's format (and article), not on the
 // reader: titles, subject and the content, sanitized and converted to
 // text, which is most of an email's cost. It is read-only once made, so
 // the readers of one post can share it.
-type itemPost struct {
+type ItemPost struct {
 	feedURL, feedTitle, itemTitle, subject string
 	link                                   string
 	content                                Content
@@ -159,11 +159,11 @@ type itemPost struct {
 	note                                   string
 }
 
-// newItemPost returns the reader-independent part of e: the item's link,
+// NewItemPost returns the reader-independent part of e: the item's link,
 // content in the subscription's format, enclosures and the links under
 // it.
-func newItemPost(e ItemEmail) *itemPost {
-	p := &itemPost{feedURL: firstNonEmpty(e.FeedURL, e.Footer.FeedURL)}
+func NewItemPost(e ItemEmail) *ItemPost {
+	p := &ItemPost{feedURL: firstNonEmpty(e.FeedURL, e.Footer.FeedURL)}
 	p.feedTitle = itemFeedTitle(e, p.feedURL)
 	p.itemTitle, p.subject = itemTitleSubject(e.ItemTitle, p.feedTitle)
 	base := itemBase(e.ItemLink, p.feedURL)
@@ -184,7 +184,7 @@ func newItemPost(e ItemEmail) *itemPost {
 
 // view returns the data of the item templates for e's reader: p's
 // content with e's byline (in the reader's time zone) and footer.
-func (p *itemPost) view(e ItemEmail) itemView {
+func (p *ItemPost) view(e ItemEmail) itemView {
 	siteURL := bodyURL(e.Footer.SiteURL, false)
 	return itemView{
 		Title:      p.itemTitle,
@@ -206,7 +206,7 @@ func (p *itemPost) view(e ItemEmail) itemView {
 
 // footer is the footer of e's email, with the line about where its
 // pictures load from when the content shows any.
-func (p *itemPost) footer(e ItemEmail, siteURL string) footerView {
+func (p *ItemPost) footer(e ItemEmail, siteURL string) footerView {
 	f := itemFooter(e, p.feedURL, p.feedTitle, siteURL)
 	f.ImagesFrom = imageHosts(p.content.HTML)
 	return f

@@ -100,7 +100,7 @@ func TestDKIMSignsEveryEmail(t *testing.T) {
 			for _, tname := range slices.Sorted(maps.Keys(transports)) {
 				msgs := sampleMsgs(t, s)
 				for _, m := range msgs {
-					if err := setFeedbackHeaders(m, FeedbackID(3, 0, "item"), "bounces+abc@example.com"); err != nil {
+					if err := SetFeedbackHeaders(m, FeedbackID(3, 0, "item"), "bounces+abc@example.com"); err != nil {
 						t.Fatal(err)
 					}
 				}

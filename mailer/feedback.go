@@ -45,10 +45,10 @@ func FeedbackID(feed, owner int64, kind string) string {
 	return strconv.FormatInt(max(feed, 0), 10) + ":" + strconv.FormatInt(max(owner, 0), 10) + ":" + k + ":" + FeedbackSenderID
 }
 
-// setFeedbackHeaders adds Feedback-ID and, when returnAddr is set (a
+// SetFeedbackHeaders adds Feedback-ID and, when returnAddr is set (a
 // bounce address is configured), CFBL-Address with ARF reports. The error
 // says the return address cannot go into a header.
-func setFeedbackHeaders(m *mail.Msg, feedbackID, returnAddr string) error {
+func SetFeedbackHeaders(m *mail.Msg, feedbackID, returnAddr string) error {
 	m.SetGenHeaderPreformatted(headerFeedbackID, feedbackID)
 	if returnAddr == "" {
 		return nil

@@ -170,7 +170,7 @@ func (c *smtpConn) ready(ctx context.Context) (fresh bool, err error) {
 			return false, temporary(ctx.Err(), "smtp connect to %s:%d: %v", c.t.cfg.Host, c.t.cfg.Port, ctx.Err())
 		}
 		se := temporary(err, "%s:%d: %v", c.t.cfg.Host, c.t.cfg.Port, err)
-		se.Code, se.Stage = replyCode(err), "connect"
+		se.Code, se.Stage = replyCode(err), StageConnect
 		return false, se
 	}
 	c.sc = sc

@@ -192,7 +192,7 @@ func sampleMsgs(t testing.TB, s Sender) map[string]*mail.Msg {
 		{"notice CreditsOut", notices.CreditsOut(l, now, 30*24*time.Hour, 7, true)},
 	}
 	for i, n := range all {
-		m, err := s.Notice(noticeEmailOf(n.n, "reader@example.org", s.MessageID("notice-"+strconv.Itoa(i+1)), now))
+		m, err := s.Notice(NoticeEmailOf(n.n, "reader@example.org", s.MessageID("notice-"+strconv.Itoa(i+1)), now))
 		render(n.name, m, err)
 	}
 	return out

@@ -57,6 +57,10 @@ type SendError struct {
 	Err error
 }
 
+// StageConnect is the SendError stage of failures to connect, greet,
+// STARTTLS or authenticate: they are about the relay, not the message.
+const StageConnect = "connect"
+
 // Error describes the failure, e.g.
 // "smtp 550 5.1.1 at RCPT TO: No such user here (permanent)".
 func (e *SendError) Error() string {

@@ -66,7 +66,7 @@ func TestPollUpdatesEditedPosts(t *testing.T) {
 	if r := poll(); r.emails != 1 || r.digest != 1 || r.edited != 0 {
 		t.Fatalf("new post: %+v", *r)
 	}
-	if err := s.DB.Model(&store.OutboxEmail{}).Where("1 = 1").Update("state", store.OutboxSent).Error; err != nil {
+	if err := s.DB.Model(&store.OutboxRow{}).Where("1 = 1").Update("state", store.OutboxSent).Error; err != nil {
 		t.Fatal(err)
 	}
 	if r := poll(); r.edited != 0 || r.emails != 0 {

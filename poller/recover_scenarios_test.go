@@ -87,7 +87,7 @@ func (w *recWorld) breakFeed(sc sites.Scenario, f *store.Feed) {
 // by user.
 func (w *recWorld) notices(prefix string) map[int64]int {
 	w.t.Helper()
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := w.st.DB.Where("kind = ? AND dedupe_key LIKE ?", store.KindNotice, prefix+"%").Find(&rows).Error; err != nil {
 		w.t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestGoneEndsSubscriptionsAndStopsPolling(t *testing.T) {
 	if n := wkCount(t, s, "subscriptions", "feed_id = ? AND state <> ?", f.ID, store.SubEnded); n != 0 {
 		t.Fatalf("%d subscriptions not ended", n)
 	}
-	var notices []store.OutboxEmail
+	var notices []store.OutboxRow
 	if err := s.DB.Where("kind = ?", store.KindNotice).Order("user_id").Find(&notices).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestCreditsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	held := store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, ToAddr: u.Email, Credits: 1,
+	held := store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Address: u.Email, Credits: 1,
 		State: store.OutboxHeld, LastError: store.HoldCredits, NextAttemptAt: now, CreatedAt: now}
 	if err := s.DB.Create(&held).Error; err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestSubscribeCommand(t *testing.T) {
 	s := storetest.OpenDSN(t, dsn, storetest.Options{NoMigrate: true})
 	ctx := context.Background()
 	p, _ := s.UserByEmail(ctx, "pending@example.com")
-	var notices []store.OutboxEmail
+	var notices []store.OutboxRow
 	s.DB.Where("user_id = ? AND kind = ?", p.ID, store.KindNotice).Find(&notices)
 	if len(notices) != 1 || !strings.Contains(notices[0].Payload, "/confirm/") {
 		t.Errorf("confirmation notices: %+v", notices)
@@ -200,7 +200,7 @@ func TestSubscribeNewest(t *testing.T) {
 			t.Fatal(err)
 		}
 		var n int64
-		if err := s.DB.Model(&store.OutboxEmail{}).Where("user_id = ? AND kind = ?", u.ID, store.KindItem).Count(&n).Error; err != nil || n != want {
+		if err := s.DB.Model(&store.OutboxRow{}).Where("user_id = ? AND kind = ?", u.ID, store.KindItem).Count(&n).Error; err != nil || n != want {
 			t.Errorf("%s: %d item emails queued (%v), want %d", addr, n, err, want)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/feedmail/feedmail/mailer"
+	"github.com/feedmail/feedmail/internal/outbox"
 )
 
 // inboundUsage says how an MTA calls `feedmail inbound`.
@@ -24,7 +24,7 @@ const inboundTimeout = 2 * time.Minute
 // cmdInbound handles one message an MTA pipes to it (Postfix pipe or an
 // alias "|feedmail inbound", Exim, OpenSMTPD mda): a bounce, complaint,
 // unsubscribe by email or anything else, and prints what it did as one
-// JSON line (mailer.Outcome). It exits 0 for every message it handled or
+// JSON line (outbox.Outcome). It exits 0 for every message it handled or
 // deliberately ignored, bad input included, and 75 when it could not
 // reach the database, so the MTA retries and never bounces the bounce; a
 // bad command line is 2, as for every command.
@@ -56,7 +56,7 @@ func cmdInbound(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	r := mailer.Returns{Store: s, Links: a.links(), Clock: a.clock, Log: a.log, Metrics: a.metrics}
+	r := outbox.Returns{Store: s, Links: a.links(), Clock: a.clock, Log: a.log, Metrics: a.metrics}
 	out, err := r.Handle(ctx, a.stdin, recipients)
 	if err != nil {
 		return err

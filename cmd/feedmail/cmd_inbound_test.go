@@ -107,8 +107,8 @@ func TestInboundCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1", UserID: u.ID, SubscriptionID: &sub.ID,
-		ToAddr: u.Email, State: store.OutboxSent, MessageID: "<item-1-1.abc@example.com>", NextAttemptAt: time.Now(), CreatedAt: time.Now()}
+	row := store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1", UserID: u.ID, SubscriptionID: &sub.ID,
+		Address: u.Email, State: store.OutboxSent, MessageID: "<item-1-1.abc@example.com>", NextAttemptAt: time.Now(), CreatedAt: time.Now()}
 	if err := st.DB.Create(&row).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +184,8 @@ func TestInboundCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row2 := store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:2", UserID: u.ID, SubscriptionID: &sub2.ID,
-		ToAddr: u.Email, State: store.OutboxSent, MessageID: "<item-2-2.abc@example.com>", NextAttemptAt: time.Now(), CreatedAt: time.Now()}
+	row2 := store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:2", UserID: u.ID, SubscriptionID: &sub2.ID,
+		Address: u.Email, State: store.OutboxSent, MessageID: "<item-2-2.abc@example.com>", NextAttemptAt: time.Now(), CreatedAt: time.Now()}
 	if err := st.DB.Create(&row2).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/retention"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // mailHealthUsage is the usage of `feedmail mail health`.
@@ -14,12 +14,12 @@ const mailHealthUsage = "[--days N] [--feeds [--top N]]"
 
 // maxHealthDays is the longest window: sent email (what the failures are
 // counted against) is kept no longer, and mail events no longer than that.
-const maxHealthDays = int(min(retention.OutboxKeep, mailer.MailEventsKeep) / (24 * time.Hour))
+const maxHealthDays = int(min(retention.OutboxKeep, outbox.MailEventsKeep) / (24 * time.Hour))
 
 // cmdMailHealth prints, as a JSON array, one object per destination
 // domain of the last --days days (default 30), by volume: what was sent,
 // bounced, refused for the sender's own sake and complained about, whether
-// the domain is paused, and what to fix (mailer.Health). With --feeds it
+// the domain is paused, and what to fix (outbox.Health). With --feeds it
 // prints one object per feed instead, ranked by the spam complaints about
 // its instant email (the --top first, default 50). It reads the store
 // only: no account is created, nothing changes.
@@ -48,11 +48,11 @@ func cmdMailHealth(ctx context.Context, a *app, args []string) error {
 		if err != nil {
 			return err
 		}
-		return a.printJSON(mailer.FeedsHealth(rows[:min(*top, len(rows))]))
+		return a.printJSON(outbox.FeedsHealth(rows[:min(*top, len(rows))]))
 	}
 	rows, err := s.MailHealth(ctx, since)
 	if err != nil {
 		return err
 	}
-	return a.printJSON(mailer.Health(rows, now))
+	return a.printJSON(outbox.Health(rows, now))
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // TestMailHealthFeeds: `mail health --feeds` ranks feeds by the spam
@@ -36,8 +36,8 @@ func TestMailHealthFeeds(t *testing.T) {
 		if err := s.DB.Create(&it).Error; err != nil {
 			t.Fatal(err)
 		}
-		row := store.OutboxEmail{Kind: store.KindItem, DedupeKey: fmt.Sprint("k", n), UserID: u.ID, ItemID: &it.ID,
-			ToAddr: u.Email, State: store.OutboxSent, NextAttemptAt: at, CreatedAt: at, SentAt: &at}
+		row := store.OutboxRow{Kind: store.KindItem, DedupeKey: fmt.Sprint("k", n), UserID: u.ID, ItemID: &it.ID,
+			Address: u.Email, State: store.OutboxSent, NextAttemptAt: at, CreatedAt: at, SentAt: &at}
 		if err := s.DB.Create(&row).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -69,14 +69,14 @@ func TestMailHealthFeeds(t *testing.T) {
 	send(spammy, hour, 1)
 	send(spammy, hour, 1) // 2 complaints in 2: same count, higher rate
 	send(old, now.Add(-10*24*time.Hour), 3)
-	digest := store.OutboxEmail{Kind: store.KindDigest, DedupeKey: "digest", UserID: u.ID, ToAddr: u.Email,
+	digest := store.OutboxRow{Kind: store.KindDigest, DedupeKey: "digest", UserID: u.ID, Address: u.Email,
 		State: store.OutboxSent, NextAttemptAt: hour, CreatedAt: hour, SentAt: &hour}
 	if err := s.DB.Create(&digest).Error; err != nil {
 		t.Fatal(err)
 	}
 
 	code, out, errs := cli("mail", "health", "--feeds", "--days", "7")
-	var got []mailer.FeedHealth
+	var got []outbox.FeedHealth
 	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v: %s %s", code, err, out, errs)
 	}

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // TestMailHealthCommand: usage errors exit 2; the report is a JSON array,
@@ -52,7 +52,7 @@ func TestMailHealthCommand(t *testing.T) {
 		if i%100 == 0 {
 			to = "bob@small.example"
 		}
-		if err := s.DB.Create(&store.OutboxEmail{Kind: store.KindItem, DedupeKey: fmt.Sprint("k", i), UserID: u.ID, ToAddr: to,
+		if err := s.DB.Create(&store.OutboxRow{Kind: store.KindItem, DedupeKey: fmt.Sprint("k", i), UserID: u.ID, Address: to,
 			State: store.OutboxSent, NextAttemptAt: at, CreatedAt: at, SentAt: &at}).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -68,12 +68,12 @@ func TestMailHealthCommand(t *testing.T) {
 	if err := s.RecordMailEvents(ctx, events); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.PauseMailDestination(ctx, "big.example", "blocked", mailer.DestinationPause, time.Hour); err != nil {
+	if _, _, err := s.PauseMailDestination(ctx, "big.example", "blocked", outbox.DestinationPause, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 
 	code, out, errs := cli("mail", "health", "--days", "7")
-	var got []mailer.DomainHealth
+	var got []outbox.DomainHealth
 	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got) != 2 {
 		t.Fatalf("exit %d, %v: %s %s", code, err, out, errs)
 	}

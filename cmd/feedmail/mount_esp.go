@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/feedmail/feedmail/internal/esp"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/web"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // mountESP serves POST /webhooks/{provider}: bounces and complaints from
@@ -13,7 +13,7 @@ import (
 // its variable is set (FEEDMAIL_SES_TOPIC_ARNS,
 // FEEDMAIL_POSTMARK_WEBHOOK_AUTH, FEEDMAIL_SENDGRID_WEBHOOK_KEY,
 // FEEDMAIL_MAILGUN_SIGNING_KEY), with their effects through the same
-// mailer.Returns as bounces by mail. config.Load checked the values.
+// outbox.Returns as bounces by mail. config.Load checked the values.
 func mountESP(a *app, srv *web.Server) error {
 	o := web.ESPOptions{SESTopics: a.cfg.SESTopicARNs, BounceAddress: a.cfg.BounceAddress}
 	var on []string
@@ -45,7 +45,7 @@ func mountESP(a *app, srv *web.Server) error {
 		return err
 	}
 	log := a.log.With("part", "webhooks")
-	o.Notices = &mailer.Returns{Store: s, Links: a.links(), Clock: a.clock, Log: log, Metrics: a.metrics}
+	o.Notices = &outbox.Returns{Store: s, Links: a.links(), Clock: a.clock, Log: log, Metrics: a.metrics}
 	srv.MountESP(o)
 	if len(on) > 0 {
 		a.log.Info("email service webhooks on", "providers", on, "path", "/webhooks/{provider}")

@@ -8,12 +8,12 @@ import (
 	"strings"
 
 	"github.com/feedmail/feedmail/internal/mailbox"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/web"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // roleInbound reads the IMAP mailbox of FEEDMAIL_INBOUND_URL and handles
-// each message as `feedmail inbound` does (mailer.Returns), moving it out
+// each message as `feedmail inbound` does (outbox.Returns), moving it out
 // of the way once handled. A message handled but not moved (a crash, a
 // lost connection) is handled again on the next pass, which changes
 // nothing: every effect is recorded once.
@@ -26,7 +26,7 @@ func roleInbound(a *app, _ *web.Server) (func(ctx context.Context) error, error)
 		a.log.Warn("the inbound role runs without FEEDMAIL_BOUNCE_ADDRESS: only complaints naming a Message-ID can be matched to an email")
 	}
 	log := a.log.With("role", "inbound")
-	ret := &mailer.Returns{Store: s, Links: a.links(), Clock: a.clock, Log: log, Metrics: a.metrics,
+	ret := &outbox.Returns{Store: s, Links: a.links(), Clock: a.clock, Log: log, Metrics: a.metrics,
 		MaxBytes: mailbox.DefaultMaxBytes}
 	r, err := mailbox.New(mailbox.Config{URL: a.cfg.InboundURL, MaxBytes: mailbox.DefaultMaxBytes,
 		TLS: a.inboundTLS, Logger: log, Clock: a.clock}, func(ctx context.Context, raw []byte, truncated bool) error {

@@ -65,7 +65,7 @@ func TestInboundRole(t *testing.T) {
 			t.Fatal(err)
 		}
 		key := fmt.Sprintf("item:%d:1", sub.ID)
-		row := store.OutboxEmail{Kind: store.KindItem, DedupeKey: key, UserID: u.ID, SubscriptionID: &sub.ID, ToAddr: u.Email,
+		row := store.OutboxRow{Kind: store.KindItem, DedupeKey: key, UserID: u.ID, SubscriptionID: &sub.ID, Address: u.Email,
 			Credits: 1, State: store.OutboxSent, NextAttemptAt: time.Now(), CreatedAt: time.Now()}
 		if err := st.DB.Create(&row).Error; err != nil {
 			t.Fatal(err)

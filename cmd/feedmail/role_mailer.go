@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/lowbalance"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/subscribe"
 	"github.com/feedmail/feedmail/internal/web"
 	"github.com/feedmail/feedmail/mailer"
@@ -64,7 +65,7 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	}
 	sender := a.sender()
 	lk := a.links()
-	ob, err := mailer.NewOutbox(mailer.OutboxConfig{
+	ob, err := outbox.NewOutbox(outbox.OutboxConfig{
 		Store: s, Transport: tr, Sender: sender, Links: lk, Clock: a.clock, Log: a.log.With("role", "mailer"),
 		Metrics: a.metrics, Owner: fmt.Sprintf("%s-%d-mailer", hostname(), os.Getpid()),
 		PaymentsOn: a.cfg.PaymentsEnabled(), Channels: channels.All(), HTTP: a.channelHTTP(),

@@ -58,7 +58,7 @@ func TestOwnerLapsePass(t *testing.T) {
 	}
 	notices := func(prefix string) int64 {
 		var n int64
-		if err := st.DB.Model(&store.OutboxEmail{}).Where("kind = ? AND dedupe_key LIKE ?", store.KindNotice, prefix+"%").
+		if err := st.DB.Model(&store.OutboxRow{}).Where("kind = ? AND dedupe_key LIKE ?", store.KindNotice, prefix+"%").
 			Count(&n).Error; err != nil {
 			t.Fatal(err)
 		}

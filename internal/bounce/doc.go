@@ -7,7 +7,7 @@
 // content, rate limits) never do.
 //
 // It is the one judgement for every path a failure arrives by: the SMTP
-// reply at send time (mailer), a bounce by mail (inbound), and an email
+// reply at send time (outbox), a bounce by mail (inbound), and an email
 // service's notification (web). It is pure: no I/O, no clock, no state; its
 // regular expressions run in linear time, and it looks at a bounded prefix
 // of the text.

@@ -10,7 +10,7 @@
 // nothing), and the Message-IDs and return tokens that name the email.
 //
 // It decides nothing about subscribers and trusts no address a service
-// names: the caller (mailer.Returns) judges each Notice and has its effect
+// names: the caller (outbox.Returns) judges each Notice and has its effect
 // only on an email feedmail sent, found by a signed token or its
 // Message-ID. It is pure: no network, no database, no clock of its own
 // (callers pass the time); the one exception is the certificate an SNS

@@ -13,6 +13,7 @@ import (
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
@@ -81,8 +82,8 @@ func (r *reader) queueToday() {
 	r.t.Helper()
 	now := r.clk.Now()
 	it := r.post(now)
-	row := &store.OutboxEmail{Kind: store.KindItem, DedupeKey: fmt.Sprintf("item:%d:%d", r.sub.ID, it.ID), UserID: r.u.ID,
-		SubscriptionID: &r.sub.ID, ItemID: &it.ID, ToAddr: r.u.Email, Credits: 1, State: store.OutboxQueued,
+	row := &store.OutboxRow{Kind: store.KindItem, DedupeKey: fmt.Sprintf("item:%d:%d", r.sub.ID, it.ID), UserID: r.u.ID,
+		SubscriptionID: &r.sub.ID, ItemID: &it.ID, Address: r.u.Email, Credits: 1, State: store.OutboxQueued,
 		NextAttemptAt: now, CreatedAt: now}
 	if err := r.s.DB.Create(row).Error; err != nil {
 		r.t.Fatal(err)
@@ -93,7 +94,7 @@ func (r *reader) queueToday() {
 func (r *reader) count(where string, args ...any) int64 {
 	r.t.Helper()
 	var n int64
-	if err := r.s.DB.Model(&store.OutboxEmail{}).Where("user_id = ?", r.u.ID).Where(where, args...).Count(&n).Error; err != nil {
+	if err := r.s.DB.Model(&store.OutboxRow{}).Where("user_id = ?", r.u.ID).Where(where, args...).Count(&n).Error; err != nil {
 		r.t.Fatal(err)
 	}
 	return n
@@ -134,7 +135,7 @@ func (r *reader) pass() *Pass {
 	return p
 }
 
-func (r *reader) outbox(srv *smtptest.Server) *mailer.Outbox {
+func (r *reader) outbox(srv *smtptest.Server) *outbox.Outbox {
 	r.t.Helper()
 	cfg, err := mailer.ParseSMTPURL(srv.URL())
 	if err != nil {
@@ -142,7 +143,7 @@ func (r *reader) outbox(srv *smtptest.Server) *mailer.Outbox {
 	}
 	tr := mailer.NewSMTP(cfg)
 	r.t.Cleanup(func() { _ = tr.Close() })
-	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: r.s, Transport: tr, Sender: mailer.Sender{Address: "feedmail@fm.example"},
+	ob, err := outbox.NewOutbox(outbox.OutboxConfig{Store: r.s, Transport: tr, Sender: mailer.Sender{Address: "feedmail@fm.example"},
 		Links: r.links, Clock: r.clk, Owner: "w1", Lease: 5 * time.Minute, PaymentsOn: true, Log: quiet()})
 	if err != nil {
 		r.t.Fatal(err)
@@ -154,7 +155,7 @@ func (r *reader) outbox(srv *smtptest.Server) *mailer.Outbox {
 // mailer and the running-low pass as `feedmail serve` runs them, and
 // returns the day the running-low notice was queued and the first day
 // email was held (-1: never).
-func (r *reader) spendDown(ob *mailer.Outbox, p *Pass, days int) (lowDay, heldDay int) {
+func (r *reader) spendDown(ob *outbox.Outbox, p *Pass, days int) (lowDay, heldDay int) {
 	r.t.Helper()
 	ctx := context.Background()
 	lowDay, heldDay = -1, -1

@@ -13,6 +13,7 @@ import (
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/article"
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/preview"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
@@ -183,9 +184,9 @@ func deliver(t *testing.T, w *world, pl *poller.Poller) []*mail.Msg {
 	ctx := context.Background()
 	tr := &captured{}
 	sender := mailer.Sender{Address: "feedmail@example.com"}
-	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: w.st, Transport: tr, Sender: sender, Links: w.links, Clock: w.clk,
-		Owner: "m1", Renderers: map[string]mailer.Renderer{
-			store.KindDigest: mailer.NewDigestRenderer(mailer.DigestRenderConfig{Store: w.st, Sender: sender, Links: w.links, Clock: w.clk}),
+	ob, err := outbox.NewOutbox(outbox.OutboxConfig{Store: w.st, Transport: tr, Sender: sender, Links: w.links, Clock: w.clk,
+		Owner: "m1", Renderers: map[string]outbox.Renderer{
+			store.KindDigest: outbox.NewDigestRenderer(outbox.DigestRenderConfig{Store: w.st, Sender: sender, Links: w.links, Clock: w.clk}),
 		}})
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func counts(t *testing.T, st *store.Store) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
 	for name, model := range map[string]any{"users": &store.User{}, "subscriptions": &store.Subscription{},
-		"outbox": &store.OutboxEmail{}, "ledger": &store.LedgerEntry{}, "feeds": &store.Feed{}, "digests": &store.Digest{},
+		"outbox": &store.OutboxRow{}, "ledger": &store.LedgerEntry{}, "feeds": &store.Feed{}, "digests": &store.Digest{},
 		"digest items": &store.DigestItem{}, "items": &store.Item{}} {
 		var n int64
 		if err := st.DB.Model(model).Count(&n).Error; err != nil {

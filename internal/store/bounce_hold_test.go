@@ -44,7 +44,7 @@ func TestBounceHoldRuleOnce(t *testing.T) {
 	}
 	ids := make(map[int64]shape, len(shapes))
 	for i, sh := range shapes {
-		id := addOutbox(t, s, store.OutboxEmail{Kind: sh.kind, DedupeKey: fmt.Sprint("rule:", i), UserID: users[sh.bouncing].ID,
+		id := addOutbox(t, s, store.OutboxRow{Kind: sh.kind, DedupeKey: fmt.Sprint("rule:", i), UserID: users[sh.bouncing].ID,
 			Credits: sh.credits, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 		// Set the channel afterwards: an empty one would take the column's default.
 		if err := s.DB.Exec("UPDATE outbox SET channel = ? WHERE id = ?", sh.channel, id).Error; err != nil {
@@ -84,18 +84,18 @@ func TestBouncingHoldsFreeRows(t *testing.T) {
 	ctx := context.Background()
 	now := clk.Now()
 	u := newUser(t, s, "dead@example.com", 10)
-	addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
+	addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
 		State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 	rows := claimAll(t, s, "w1", now)
 	later := now.Add(time.Minute)
 	want := map[int64]string{
-		addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:2", UserID: u.ID, Credits: 1,
+		addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:2", UserID: u.ID, Credits: 1,
 			State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now}): store.OutboxHeld,
-		addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:3", UserID: u.ID, FreeReason: "burst: free",
+		addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:3", UserID: u.ID, FreeReason: "burst: free",
 			State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now}): store.OutboxHeld,
-		addOutbox(t, s, store.OutboxEmail{Kind: store.KindDigest, DedupeKey: "digest:4", UserID: u.ID,
+		addOutbox(t, s, store.OutboxRow{Kind: store.KindDigest, DedupeKey: "digest:4", UserID: u.ID,
 			State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now}): store.OutboxHeld,
-		addOutbox(t, s, store.OutboxEmail{Kind: store.KindNotice, DedupeKey: "confirm:1", UserID: u.ID,
+		addOutbox(t, s, store.OutboxRow{Kind: store.KindNotice, DedupeKey: "confirm:1", UserID: u.ID,
 			State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now}): store.OutboxQueued,
 	}
 	res, err := s.FailOutbox(ctx, store.Failure{Owner: "w1", Row: &rows[0], Reason: "550 no such user",

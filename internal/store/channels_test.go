@@ -35,7 +35,7 @@ func TestChannelRouting(t *testing.T) {
 	if _, err := s.RecordPoll(ctx, "w1", fx.record([]store.NewItem{post("a", "New", "<p>x</p>")}, true)); err != nil {
 		t.Fatal(err)
 	}
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := s.DB.Where("kind = ?", store.KindItem).Order("subscription_id").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}

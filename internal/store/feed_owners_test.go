@@ -45,7 +45,7 @@ func ownerRun(t *testing.T, s *store.Store, clk *clock.Fake, worker string) map[
 			out[r.DedupeKey] = got[i]
 		}
 		if got[i].Sendable() {
-			if err := s.DB.Model(&store.OutboxEmail{}).Where("id = ?", r.ID).Updates(map[string]any{"state": store.OutboxSent,
+			if err := s.DB.Model(&store.OutboxRow{}).Where("id = ?", r.ID).Updates(map[string]any{"state": store.OutboxSent,
 				"lease_owner": ""}).Error; err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestOwnerPaidFeed(t *testing.T) {
 	}
 	// The issue's email fails for good: its publisher gets the issue's
 	// credit back, once however often the failure is recorded.
-	var issue store.OutboxEmail
+	var issue store.OutboxRow
 	if err := s.DB.Where("kind = ?", store.KindDigest).Take(&issue).Error; err != nil {
 		t.Fatal(err)
 	}

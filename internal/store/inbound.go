@@ -91,14 +91,14 @@ func (s *Store) ApplyReport(ctx context.Context, r Report) (ReportResult, error)
 		return out, err
 	}
 	err = s.Tx(ctx, func(tx *Store) error {
-		var row OutboxEmail
+		var row OutboxRow
 		if err := tx.DB.WithContext(ctx).Take(&row, r.OutboxID).Error; err != nil {
 			if errors.Is(notFound(err), ErrNotFound) {
 				return fmt.Errorf("outbox %d: %w", r.OutboxID, ErrNoSuchEmail)
 			}
 			return err
 		}
-		out.UserID, out.Address = row.UserID, row.ToAddr
+		out.UserID, out.Address = row.UserID, row.Address
 		charge, _ := outboxKeys(&row)
 		if err := tx.lockForRefund(ctx, row.UserID, charge); err != nil {
 			return err
@@ -144,8 +144,8 @@ func effectKey(r Report) (string, error) {
 
 // recordReportEvent appends the report to mail_events, for the health of
 // the address's domain.
-func (s *Store) recordReportEvent(ctx context.Context, r Report, row *OutboxEmail) error {
-	ev := MailEvent{Domain: AddressDomain(row.ToAddr), Source: r.Source, Kind: MailFailure, Reason: r.Reason,
+func (s *Store) recordReportEvent(ctx context.Context, r Report, row *OutboxRow) error {
+	ev := MailEvent{Domain: AddressDomain(row.Address), Source: r.Source, Kind: MailFailure, Reason: r.Reason,
 		Party: r.Party, Severity: r.Severity, Status: r.Status, OutboxID: &row.ID, Detail: r.Detail}
 	switch r.Kind {
 	case InboundComplaint:
@@ -161,7 +161,7 @@ func (s *Store) recordReportEvent(ctx context.Context, r Report, row *OutboxEmai
 
 // applyBounce counts a bounce of row against its address when its cause is
 // the reader's, and gives a final one's credit back whatever its cause.
-func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out *ReportResult) error {
+func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxRow, out *ReportResult) error {
 	db := s.DB.WithContext(ctx)
 	last := strings.TrimSpace(r.Severity + " " + r.Status + " " + clip(r.Detail, 200))
 	if r.Severity != "" {
@@ -185,7 +185,7 @@ func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out
 		}
 		out.Action = "soft bounce counted"
 	case SeverityHard:
-		if err := db.Model(&OutboxEmail{}).Where("id = ?", row.ID).
+		if err := db.Model(&OutboxRow{}).Where("id = ?", row.ID).
 			UpdateColumn("last_error", outboxClip("bounced after sending: "+last)).Error; err != nil {
 			return fmt.Errorf("note bounce on the email: %w", err)
 		}
@@ -196,7 +196,7 @@ func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out
 		out.Action = "hard bounce counted"
 	default:
 		note := "bounced after sending (" + r.Reason + ", not the reader's): " + strings.TrimSpace(r.Status+" "+clip(r.Detail, 200))
-		if err := db.Model(&OutboxEmail{}).Where("id = ?", row.ID).UpdateColumn("last_error", outboxClip(note)).Error; err != nil {
+		if err := db.Model(&OutboxRow{}).Where("id = ?", row.ID).UpdateColumn("last_error", outboxClip(note)).Error; err != nil {
 			return fmt.Errorf("note bounce on the email: %w", err)
 		}
 		out.Action = "not counted against the reader (" + r.Reason + ")"
@@ -215,7 +215,7 @@ func (s *Store) applyBounce(ctx context.Context, r Report, row *OutboxEmail, out
 
 // applyEnd ends the subscription row belongs to: its own, or for a digest
 // email every subscription of that digest.
-func (s *Store) applyEnd(ctx context.Context, r Report, row *OutboxEmail, out *ReportResult) error {
+func (s *Store) applyEnd(ctx context.Context, r Report, row *OutboxRow, out *ReportResult) error {
 	reason := "unsubscribed by email"
 	if r.Kind == InboundComplaint {
 		reason = "spam complaint"
@@ -275,7 +275,7 @@ func (s *Store) OutboxByMessageID(ctx context.Context, ids []string) (int64, err
 			continue
 		}
 		var found []int64
-		if err := s.DB.WithContext(ctx).Model(&OutboxEmail{}).Where("message_id = ?", "<"+id+">").
+		if err := s.DB.WithContext(ctx).Model(&OutboxRow{}).Where("message_id = ?", "<"+id+">").
 			Limit(1).Pluck("id", &found).Error; err != nil {
 			return 0, fmt.Errorf("outbox by Message-ID: %w", err)
 		}

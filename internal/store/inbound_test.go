@@ -32,8 +32,8 @@ func TestApplyReport(t *testing.T) {
 	}
 	now := clk.Now()
 	sent := func(key string) int64 {
-		id := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: key, UserID: u.ID, SubscriptionID: &sub.ID,
-			ToAddr: u.Email, Credits: 1, State: store.OutboxSent, NextAttemptAt: now, CreatedAt: now})
+		id := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: key, UserID: u.ID, SubscriptionID: &sub.ID,
+			Address: u.Email, Credits: 1, State: store.OutboxSent, NextAttemptAt: now, CreatedAt: now})
 		if _, _, err := s.AddLedgerEntry(ctx, u.ID, store.LedgerCharge, -1, billing.KeyOutboxCharge(key), "charge"); err != nil {
 			t.Fatal(err)
 		}
@@ -95,13 +95,13 @@ func TestApplyReport(t *testing.T) {
 		t.Fatalf("after a sender-side bounce: hard %d soft %d last %q", got.HardBounces, got.SoftBounces, got.LastBounce)
 	}
 	// The third hard bounce marks the address bouncing and holds queued mail.
-	queued := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:q", UserID: u.ID, SubscriptionID: &sub.ID,
-		ToAddr: u.Email, Credits: 1, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
+	queued := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:q", UserID: u.ID, SubscriptionID: &sub.ID,
+		Address: u.Email, Credits: 1, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 	apply(store.Report{OutboxID: b, Kind: store.InboundBounce, Severity: store.SeverityHard, Status: "5.1.1"})
 	if r := apply(store.Report{OutboxID: sent("item:c"), Kind: store.InboundBounce, Severity: store.SeverityHard, Status: "5.1.1"}); !r.NowBouncing {
 		t.Fatalf("third hard bounce: %+v", r)
 	}
-	var q store.OutboxEmail
+	var q store.OutboxRow
 	if err := s.DB.Take(&q, queued).Error; err != nil || q.State != store.OutboxHeld || q.LastError != store.HoldBouncing {
 		t.Fatalf("queued email: %s %q %v, want held for bouncing", q.State, q.LastError, err)
 	}
@@ -131,8 +131,8 @@ func TestApplyReport(t *testing.T) {
 	if err := s.DB.Create(issue).Error; err != nil {
 		t.Fatal(err)
 	}
-	dm := addOutbox(t, s, store.OutboxEmail{Kind: "digest", DedupeKey: "digest:1", UserID: u.ID, IssueID: &issue.ID,
-		ToAddr: u.Email, State: store.OutboxSent, NextAttemptAt: now, CreatedAt: now})
+	dm := addOutbox(t, s, store.OutboxRow{Kind: "digest", DedupeKey: "digest:1", UserID: u.ID, IssueID: &issue.ID,
+		Address: u.Email, State: store.OutboxSent, NextAttemptAt: now, CreatedAt: now})
 	if r := apply(store.Report{OutboxID: dm, Kind: store.InboundUnsubscribe}); r.Ended != 2 {
 		t.Fatalf("unsubscribe by email from a digest: %+v", r)
 	}

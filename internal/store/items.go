@@ -103,7 +103,7 @@ type ItemDelivery struct {
 // "item" row, in four queries whatever the number of rows, keyed by outbox
 // id. A row whose item or subscription is gone (or was never set) has no
 // entry.
-func (s *Store) ItemDeliveries(ctx context.Context, rows []*OutboxEmail) (map[int64]ItemDelivery, error) {
+func (s *Store) ItemDeliveries(ctx context.Context, rows []*OutboxRow) (map[int64]ItemDelivery, error) {
 	out := make(map[int64]ItemDelivery, len(rows))
 	var itemIDs, subIDs []int64
 	for _, r := range rows {

@@ -58,7 +58,7 @@ func TestEditedItemAfterItsEmail(t *testing.T) {
 	fx := newPollFixture(t, s, clk, "https://example.com/feed", 1, 1, false)
 	a, b := item("a", ""), item("b", "")
 	fx.poll(t, a, b)
-	var row store.OutboxEmail
+	var row store.OutboxRow
 	if err := s.DB.Where("subscription_id = ?", fx.instant[0]).Order("id").First(&row).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestEditedItemBeforeItsEmail(t *testing.T) {
 	if out, err := s.RecordPoll(ctx, "w1", rec); err != nil || out.Edited != 1 || out.Emails != 0 {
 		t.Fatalf("edit: %+v, %v", out, err)
 	}
-	var rows []*store.OutboxEmail
+	var rows []*store.OutboxRow
 	if err := s.DB.Where("subscription_id = ?", fx.instant[0]).Find(&rows).Error; err != nil || len(rows) != 1 {
 		t.Fatalf("outbox rows %v, %v; want the one queued", rows, err)
 	}

@@ -284,7 +284,7 @@ func (s *Store) postLedgerEntryTx(ctx context.Context, userID int64, kind string
 // queue, oldest first, as much of it as balance pays for; it returns how
 // many rows it released and how many still wait.
 func (s *Store) releaseHeldForCredits(ctx context.Context, userID, balance int64) (released int64, left int, err error) {
-	var held []OutboxEmail
+	var held []OutboxRow
 	if err := s.DB.WithContext(ctx).Select("id", "credits").
 		Where("user_id = ? AND state = ? AND last_error = ?", userID, OutboxHeld, HoldCredits).
 		Order("created_at, id").Find(&held).Error; err != nil {
@@ -301,7 +301,7 @@ func (s *Store) releaseHeldForCredits(ctx context.Context, userID, balance int64
 	if len(ids) == 0 {
 		return 0, len(held), nil
 	}
-	res := s.DB.WithContext(ctx).Model(&OutboxEmail{}).Where("id IN ? AND state = ?", ids, OutboxHeld).
+	res := s.DB.WithContext(ctx).Model(&OutboxRow{}).Where("id IN ? AND state = ?", ids, OutboxHeld).
 		UpdateColumns(map[string]any{"state": OutboxQueued, "next_attempt_at": s.now(), "last_error": ""})
 	if res.Error != nil {
 		return 0, 0, fmt.Errorf("release held email of user %d: %w", userID, res.Error)
@@ -322,7 +322,7 @@ func applyAmount(balance, amount int64) (int64, error) {
 // releaseHeld moves userID's emails held for reason back to the queue, due
 // now.
 func (s *Store) releaseHeld(ctx context.Context, userID int64, reason string) (int64, error) {
-	res := s.DB.WithContext(ctx).Model(&OutboxEmail{}).Where("user_id = ? AND state = ? AND last_error = ?", userID, OutboxHeld, reason).
+	res := s.DB.WithContext(ctx).Model(&OutboxRow{}).Where("user_id = ? AND state = ? AND last_error = ?", userID, OutboxHeld, reason).
 		UpdateColumns(map[string]any{"state": OutboxQueued, "next_attempt_at": s.now(), "last_error": ""})
 	if res.Error != nil {
 		return 0, fmt.Errorf("release held email of user %d: %w", userID, res.Error)

@@ -278,9 +278,9 @@ func TestCreditsArrivingReleaseHeldMail(t *testing.T) {
 	if err := s.DB.Model(&store.User{}).Where("id = ?", u.ID).Update("credit_notice_at", now).Error; err != nil {
 		t.Fatal(err)
 	}
-	credits := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
+	credits := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
 		State: store.OutboxHeld, LastError: store.HoldCredits, NextAttemptAt: now.Add(-time.Hour), CreatedAt: now})
-	bouncing := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:2", UserID: u.ID, Credits: 1,
+	bouncing := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:2", UserID: u.ID, Credits: 1,
 		State: store.OutboxHeld, LastError: store.HoldBouncing, NextAttemptAt: now, CreatedAt: now})
 
 	clk.Advance(time.Minute)

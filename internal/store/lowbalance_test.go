@@ -56,7 +56,7 @@ func TestRunningLowArming(t *testing.T) {
 	post(store.LedgerCharge, -5, "charge:4")
 	warn("below after a purchase", 1)
 	var rows int64
-	if err := s.DB.Model(&store.OutboxEmail{}).Where("user_id = ? AND kind = ?", u.ID, store.KindNotice).Count(&rows).Error; err != nil || rows != 2 {
+	if err := s.DB.Model(&store.OutboxRow{}).Where("user_id = ? AND kind = ?", u.ID, store.KindNotice).Count(&rows).Error; err != nil || rows != 2 {
 		t.Fatalf("%d notice rows (%v), want 2: %q", rows, err, keys)
 	}
 	post(store.LedgerGrant, 10, "grant:2") // 20: armed

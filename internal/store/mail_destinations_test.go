@@ -108,8 +108,8 @@ func TestDeferOutbox(t *testing.T) {
 	ctx := context.Background()
 	u := newUser(t, s, "ann@blocked.example", 5)
 	now := clk.Now()
-	id := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
-		ToAddr: u.Email, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
+	id := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
+		Address: u.Email, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 	first := now
 	for i, owner := range []string{"w1", "w2"} {
 		rows := claimAll(t, s, owner, clk.Now())

@@ -24,7 +24,7 @@ func TestMailHealth(t *testing.T) {
 	n := 0
 	sent := func(to string, at time.Time, state string) {
 		n++
-		r := store.OutboxEmail{Kind: store.KindItem, DedupeKey: fmt.Sprint("k", n), UserID: u.ID, ToAddr: to, State: state,
+		r := store.OutboxRow{Kind: store.KindItem, DedupeKey: fmt.Sprint("k", n), UserID: u.ID, Address: to, State: state,
 			NextAttemptAt: at, CreatedAt: at}
 		if state == store.OutboxSent {
 			r.SentAt = &at

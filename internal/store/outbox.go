@@ -25,8 +25,9 @@ const (
 	OutboxExpired = "expired" // waited for credits for too long
 )
 
-// OutboxEmail is one email to send. DedupeKey makes queueing idempotent.
-type OutboxEmail struct {
+// OutboxRow is one delivery to make, by email or by another channel
+// (Channel). DedupeKey makes queueing idempotent.
+type OutboxRow struct {
 	ID             int64 `gorm:"primaryKey"`
 	Kind           string
 	DedupeKey      string
@@ -34,8 +35,12 @@ type OutboxEmail struct {
 	SubscriptionID *int64
 	ItemID         *int64
 	IssueID        *int64
-	ToAddr         string
-	Credits        int
+	// Address is the email address of the person the row is for, copied
+	// when it is queued: email goes to it ("" for their current one);
+	// other channels go to their subscription's or digest's target and
+	// keep it only to name the person.
+	Address string `gorm:"column:to_addr"`
+	Credits int
 	// FreeReason says why a row of 0 credits is free ("burst: free"): its
 	// ledger line, written when it is sent, carries it. "" otherwise.
 	FreeReason    string
@@ -59,7 +64,7 @@ type OutboxEmail struct {
 }
 
 // TableName keeps the table name short.
-func (OutboxEmail) TableName() string { return "outbox" }
+func (OutboxRow) TableName() string { return "outbox" }
 
 // The outbox: what the mailer's worker does with the rows it claimed
 // (outbox_claims.go). Every write is guarded by lease_owner and state =
@@ -164,7 +169,7 @@ WHERE id = ? AND lease_owner = ? AND state = ?`, OutboxHeld, reason, id, owner, 
 // Failure describes a row that will not be sent.
 type Failure struct {
 	Owner  string
-	Row    *OutboxEmail
+	Row    *OutboxRow
 	Reason string // kept in last_error
 	// HardBounce counts the failure against the address (SMTP 5xx); at
 	// BounceLimit consecutive ones the address is marked bouncing.
@@ -277,13 +282,13 @@ func (s *Store) ClearBouncing(ctx context.Context, userID int64) (int64, error) 
 // ExpireHeld ends held rows queued more than holdFor before now (state
 // "expired"), refunding any that an earlier attempt had charged, and returns
 // them. At most limit rows per call.
-func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Duration, limit int) ([]OutboxEmail, error) {
-	var due []OutboxEmail
+func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Duration, limit int) ([]OutboxRow, error) {
+	var due []OutboxRow
 	if err := s.DB.WithContext(ctx).Where("state = ? AND created_at <= ?", OutboxHeld, utc(now.Add(-holdFor))).
 		Order("id").Limit(limit).Find(&due).Error; err != nil {
 		return nil, fmt.Errorf("find expired held email: %w", err)
 	}
-	var out []OutboxEmail
+	var out []OutboxRow
 	for i := range due {
 		row := &due[i]
 		expired := false
@@ -292,7 +297,7 @@ func (s *Store) ExpireHeld(ctx context.Context, now time.Time, holdFor time.Dura
 			if err := tx.lockForRefund(ctx, row.UserID, charge); err != nil {
 				return err
 			}
-			res := tx.DB.WithContext(ctx).Model(&OutboxEmail{}).Where("id = ? AND state = ?", row.ID, OutboxHeld).
+			res := tx.DB.WithContext(ctx).Model(&OutboxRow{}).Where("id = ? AND state = ?", row.ID, OutboxHeld).
 				UpdateColumns(map[string]any{"state": OutboxExpired, "last_error": outboxClip("expired: " + row.LastError)})
 			if res.Error != nil {
 				return res.Error
@@ -339,8 +344,8 @@ func (s *Store) OutboxDepths(ctx context.Context) (map[string]int64, error) {
 }
 
 // OutboxByID looks an outbox row up.
-func (s *Store) OutboxByID(ctx context.Context, id int64) (*OutboxEmail, error) {
-	var r OutboxEmail
+func (s *Store) OutboxByID(ctx context.Context, id int64) (*OutboxRow, error) {
+	var r OutboxRow
 	if err := s.DB.WithContext(ctx).Take(&r, id).Error; err != nil {
 		return nil, fmt.Errorf("outbox %d: %w", id, notFound(err))
 	}

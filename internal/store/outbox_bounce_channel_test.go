@@ -20,18 +20,18 @@ func TestBouncingHoldsOnlyEmail(t *testing.T) {
 	ctx := context.Background()
 	now := clk.Now()
 	u := newUser(t, s, "dead@example.com", 10)
-	failing := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
+	failing := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
 		State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 	rows := claimAll(t, s, "w1", now)
 	if len(rows) != 1 || rows[0].ID != failing {
 		t.Fatalf("claimed %+v, want the failing email", rows)
 	}
 	later := now.Add(time.Minute)
-	email := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:2", UserID: u.ID, Credits: 1,
+	email := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:2", UserID: u.ID, Credits: 1,
 		Channel: store.ChannelEmail, State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
-	hook := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:2:2", UserID: u.ID, Credits: 1,
+	hook := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:2:2", UserID: u.ID, Credits: 1,
 		Channel: "webhook", State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
-	issue := addOutbox(t, s, store.OutboxEmail{Kind: store.KindDigest, DedupeKey: "digest:7", UserID: u.ID, Credits: 2,
+	issue := addOutbox(t, s, store.OutboxRow{Kind: store.KindDigest, DedupeKey: "digest:7", UserID: u.ID, Credits: 2,
 		Channel: "slack", State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
 	res, err := s.FailOutbox(ctx, store.Failure{Owner: "w1", Row: &rows[0], Reason: "550 no such user",
 		HardBounce: true, BounceLimit: 1})
@@ -64,9 +64,9 @@ func TestChannelDeliveryKeepsBounceCount(t *testing.T) {
 	if err := s.DB.Model(&store.User{}).Where("id = ?", u.ID).UpdateColumn("hard_bounces", 2).Error; err != nil {
 		t.Fatal(err)
 	}
-	hook := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:2:1", UserID: u.ID, Credits: 1,
+	hook := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:2:1", UserID: u.ID, Credits: 1,
 		Channel: "webhook", State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
-	email := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
+	email := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
 		Channel: store.ChannelEmail, State: store.OutboxQueued, NextAttemptAt: now.Add(time.Hour), CreatedAt: now})
 	if rows := claimAll(t, s, "w1", now); len(rows) != 1 || rows[0].ID != hook {
 		t.Fatalf("claimed %+v, want the webhook row", rows)

@@ -12,7 +12,7 @@ import (
 // outboxKeys returns the ledger keys of one outbox row, as billing names
 // them: its charge and the refund of that charge. Every charge, refund and
 // expiry of a row asks it, so the scheme is billing's alone.
-func outboxKeys(row *OutboxEmail) (charge, refund string) {
+func outboxKeys(row *OutboxRow) (charge, refund string) {
 	return billing.KeyOutboxCharge(row.DedupeKey), billing.KeyOutboxRefund(row.DedupeKey)
 }
 
@@ -66,7 +66,7 @@ func (c ChargeOutcome) Sendable() bool {
 // and credit_notice_at is set. Rows owner no longer holds are LeaseLost.
 // Owners of owner-paid feeds are charged first (chargeOwnerPaid).
 // The result has one outcome per row.
-func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxEmail, notice CreditNotice) ([]ChargeOutcome, error) {
+func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxRow, notice CreditNotice) ([]ChargeOutcome, error) {
 	out := make([]ChargeOutcome, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -82,7 +82,7 @@ func (s *Store) ChargeOutbox(ctx context.Context, owner string, rows []*OutboxEm
 
 // chargeOutboxTx does ChargeOutbox's work inside its transaction, setting
 // out[i] for each row.
-func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*OutboxEmail, notice CreditNotice, out []ChargeOutcome) error {
+func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*OutboxRow, notice CreditNotice, out []ChargeOutcome) error {
 	if err := s.useGenericPlans(ctx, s.psConn(ctx)); err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s *Store) chargeOutboxTx(ctx context.Context, owner string, rows []*Outbox
 // free ones ChargeFree, leaves the rows decided by chargeOwnerPaid (done)
 // as they are, and returns the charge key of each paid row (by
 // row index, "" for the others) and the list of those keys.
-func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*OutboxEmail, done []bool, out []ChargeOutcome) ([]string, []string, error) {
+func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*OutboxRow, done []bool, out []ChargeOutcome) ([]string, []string, error) {
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
@@ -152,7 +152,7 @@ func (s *Store) chargeKeysOfHeld(ctx context.Context, owner string, rows []*Outb
 // skipChargedBefore marks the paid rows whose charge exists already
 // ChargedBefore, and returns the people of the rows still to charge, in
 // the order first met.
-func (s *Store) skipChargedBefore(ctx context.Context, rows []*OutboxEmail, chargeKeys, paidKeys []string, out []ChargeOutcome) ([]int64, error) {
+func (s *Store) skipChargedBefore(ctx context.Context, rows []*OutboxRow, chargeKeys, paidKeys []string, out []ChargeOutcome) ([]int64, error) {
 	existing, err := psScan[string](ctx, s.psConn(ctx),
 		inList(s.psNew().sql("SELECT idempotency_key FROM ledger_entries WHERE idempotency_key"), paidKeys, "text"))
 	if err != nil {
@@ -197,7 +197,7 @@ type charges struct {
 // chargeRows charges the rows still to charge, in order, against balances
 // (updated in place): each row its person's remaining balance covers is
 // Charged, the others HeldForCredits.
-func chargeRows(rows []*OutboxEmail, chargeKeys []string, balances map[int64]int64, out []ChargeOutcome, now time.Time) (charges, error) {
+func chargeRows(rows []*OutboxRow, chargeKeys []string, balances map[int64]int64, out []ChargeOutcome, now time.Time) (charges, error) {
 	c := charges{changed: map[int64]bool{}, heldUsers: map[int64]bool{}}
 	for i, r := range rows {
 		if chargeKeys[i] == "" || out[i] == ChargedBefore {
@@ -229,7 +229,7 @@ func chargeRows(rows []*OutboxEmail, chargeKeys []string, balances map[int64]int
 // chargeReason is the ledger reason of the charge for row r: "item email
 // item:5:7", and for a row sent free, why: "item email item:5:7 (burst:
 // free)".
-func chargeReason(r *OutboxEmail) string {
+func chargeReason(r *OutboxRow) string {
 	reason := r.Kind + " email " + r.DedupeKey
 	if r.Credits <= 0 && r.FreeReason != "" {
 		reason += " (" + r.FreeReason + ")"

@@ -12,9 +12,9 @@ import (
 // whose holder died becomes due again when its lease runs out.
 
 // ClaimOutbox leases up to limit queued emails that are due at now.
-func (s *Store) ClaimOutbox(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]OutboxEmail, error) {
+func (s *Store) ClaimOutbox(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]OutboxRow, error) {
 	until := utc(now.Add(lease))
-	var out []OutboxEmail
+	var out []OutboxRow
 	if err := s.DB.WithContext(ctx).Raw(outboxClaimSQL(s.sqlDialect()), owner, until, until, utc(now), limit).Scan(&out).Error; err != nil {
 		return nil, fmt.Errorf("claim outbox: %w", err)
 	}

@@ -34,7 +34,7 @@ func (s *Store) QueueNotice(ctx context.Context, userID int64, dedupeKey string,
 		return false, fmt.Errorf("notice payload: %w", err)
 	}
 	now := s.now()
-	row := OutboxEmail{Kind: KindNotice, DedupeKey: dedupeKey, UserID: userID, ToAddr: u.Email, Credits: 0,
+	row := OutboxRow{Kind: KindNotice, DedupeKey: dedupeKey, UserID: userID, Address: u.Email, Credits: 0,
 		State: OutboxQueued, NextAttemptAt: now, Payload: string(payload), CreatedAt: now}
 	res := s.DB.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 	if res.Error != nil {
@@ -44,7 +44,7 @@ func (s *Store) QueueNotice(ctx context.Context, userID int64, dedupeKey string,
 }
 
 // NoticeOf decodes a notice row's payload.
-func NoticeOf(row *OutboxEmail) (Notice, error) {
+func NoticeOf(row *OutboxRow) (Notice, error) {
 	var n Notice
 	if err := json.Unmarshal([]byte(row.Payload), &n); err != nil {
 		return n, fmt.Errorf("outbox %d: notice payload: %w", row.ID, err)

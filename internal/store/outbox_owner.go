@@ -48,7 +48,7 @@ func payerCols(sub string) string {
 // chargeOwnerPaid is ChargeOutbox's first step. It returns, by row index,
 // whether the row is decided here (an instant email of an owner-paid
 // feed, whose outcome it set); digest rows are left to the reader's step.
-func (s *Store) chargeOwnerPaid(ctx context.Context, leaseOwner string, rows []*OutboxEmail, out []ChargeOutcome) ([]bool, error) {
+func (s *Store) chargeOwnerPaid(ctx context.Context, leaseOwner string, rows []*OutboxRow, out []ChargeOutcome) ([]bool, error) {
 	skip := make([]bool, len(rows))
 	payers, err := s.ownerPayersOfRows(ctx, leaseOwner, rows)
 	if err != nil || len(payers) == 0 {
@@ -85,7 +85,7 @@ func (s *Store) chargeOwnerPaid(ctx context.Context, leaseOwner string, rows []*
 // ownerPayersOfRows returns, by outbox row id, the owner-paid feeds of the
 // rows leaseOwner still holds: the feed of an instant email, the owned
 // feeds with items in a digest issue.
-func (s *Store) ownerPayersOfRows(ctx context.Context, leaseOwner string, rows []*OutboxEmail) (map[int64][]billing.FeedPayer, error) {
+func (s *Store) ownerPayersOfRows(ctx context.Context, leaseOwner string, rows []*OutboxRow) (map[int64][]billing.FeedPayer, error) {
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
@@ -127,7 +127,7 @@ WHERE o.id`).in(ids)
 
 // ownerLinesOf returns the owner lines of the rows (billing's bills) and
 // marks the instant rows whose bill has one in skip.
-func ownerLinesOf(rows []*OutboxEmail, payers map[int64][]billing.FeedPayer, skip []bool) []ownerCharge {
+func ownerLinesOf(rows []*OutboxRow, payers map[int64][]billing.FeedPayer, skip []bool) []ownerCharge {
 	var lines []ownerCharge
 	for i, r := range rows {
 		fs, ok := payers[r.ID]
@@ -178,7 +178,7 @@ func (s *Store) existingLedgerKeys(ctx context.Context, lines []ownerCharge) (ma
 // balance (updated in place) and sets the outcome of the instant rows
 // decided here. It returns the entries to write, and the feeds whose
 // owner paid and whose owner could not.
-func applyOwnerLines(lines []ownerCharge, done map[string]bool, balances map[int64]int64, rows []*OutboxEmail,
+func applyOwnerLines(lines []ownerCharge, done map[string]bool, balances map[int64]int64, rows []*OutboxRow,
 	skip []bool, out []ChargeOutcome, now time.Time) (c charges, paid, failed map[int64]bool) {
 	c = charges{changed: map[int64]bool{}, heldUsers: map[int64]bool{}}
 	paid, failed = map[int64]bool{}, map[int64]bool{}

@@ -13,11 +13,11 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
-// addOutbox inserts a row as given (ToAddr defaulted) and returns its id.
-func addOutbox(t testing.TB, s *store.Store, r store.OutboxEmail) int64 {
+// addOutbox inserts a row as given (Address defaulted) and returns its id.
+func addOutbox(t testing.TB, s *store.Store, r store.OutboxRow) int64 {
 	t.Helper()
-	if r.ToAddr == "" {
-		r.ToAddr = "someone@example.com"
+	if r.Address == "" {
+		r.Address = "someone@example.com"
 	}
 	if err := s.DB.Create(&r).Error; err != nil {
 		t.Fatal(err)
@@ -29,15 +29,15 @@ func notice(userID, episode int64) (string, store.Notice) {
 	return billing.KeyCreditsNotice(userID, episode), store.Notice{Subject: "out of credits", Text: "buy some"}
 }
 
-func ptrs(rows []store.OutboxEmail) []*store.OutboxEmail {
-	out := make([]*store.OutboxEmail, len(rows))
+func ptrs(rows []store.OutboxRow) []*store.OutboxRow {
+	out := make([]*store.OutboxRow, len(rows))
 	for i := range rows {
 		out[i] = &rows[i]
 	}
 	return out
 }
 
-func claimAll(t testing.TB, s *store.Store, owner string, now time.Time) []store.OutboxEmail {
+func claimAll(t testing.TB, s *store.Store, owner string, now time.Time) []store.OutboxRow {
 	t.Helper()
 	rows, err := s.ClaimOutbox(context.Background(), owner, time.Minute, now, 100)
 	if err != nil {
@@ -51,7 +51,7 @@ func claimAll(t testing.TB, s *store.Store, owner string, now time.Time) []store
 func countNotices(t testing.TB, s *store.Store, userID int64) int64 {
 	t.Helper()
 	var n int64
-	if err := s.DB.Model(&store.OutboxEmail{}).Where("user_id = ? AND kind = ?", userID, store.KindNotice).Count(&n).Error; err != nil {
+	if err := s.DB.Model(&store.OutboxRow{}).Where("user_id = ? AND kind = ?", userID, store.KindNotice).Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -65,7 +65,7 @@ func TestChargeOutbox(t *testing.T) {
 	rich := newUser(t, s, "rich@example.com", 10)
 	poor := newUser(t, s, "poor@example.com", 2)
 	q := func(u *store.User, key string, credits int) int64 {
-		return addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: key, UserID: u.ID, Credits: credits,
+		return addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: key, UserID: u.ID, Credits: credits,
 			State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 	}
 	q(rich, "item:1:1", 1)
@@ -73,7 +73,7 @@ func TestChargeOutbox(t *testing.T) {
 	q(poor, "item:2:2", 1)
 	heldA := q(poor, "item:2:3", 1)
 	heldB := q(poor, "item:2:4", 1)
-	free := addOutbox(t, s, store.OutboxEmail{Kind: store.KindNotice, DedupeKey: "n:1", UserID: poor.ID,
+	free := addOutbox(t, s, store.OutboxRow{Kind: store.KindNotice, DedupeKey: "n:1", UserID: poor.ID,
 		State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 
 	rows := claimAll(t, s, "w1", now)
@@ -187,7 +187,7 @@ func TestChargeOutbox(t *testing.T) {
 		t.Errorf("a top-up that pays for part of what waits: %d notices, want still 2", n)
 	}
 	var waiting int64
-	if err := s.DB.Model(&store.OutboxEmail{}).Where("user_id = ? AND state = ?", poor.ID, store.OutboxHeld).Count(&waiting).Error; err != nil || waiting != 2 {
+	if err := s.DB.Model(&store.OutboxRow{}).Where("user_id = ? AND state = ?", poor.ID, store.OutboxHeld).Count(&waiting).Error; err != nil || waiting != 2 {
 		t.Errorf("%d rows still held (%v), want 2", waiting, err)
 	}
 	checkLedgerConsistent(t, s, poor.ID)
@@ -204,7 +204,7 @@ func TestMarkSentRetryReleaseAreLeaseGuarded(t *testing.T) {
 	}
 	var ids []int64
 	for i := range 4 {
-		ids = append(ids, addOutbox(t, s, store.OutboxEmail{Kind: store.KindNotice, DedupeKey: fmt.Sprint("n", i),
+		ids = append(ids, addOutbox(t, s, store.OutboxRow{Kind: store.KindNotice, DedupeKey: fmt.Sprint("n", i),
 			UserID: u.ID, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now}))
 	}
 	claimAll(t, s, "w1", now)
@@ -258,7 +258,7 @@ func TestFailOutboxRefundsAndMarksBouncing(t *testing.T) {
 	u := newUser(t, s, "bounce@example.com", 10)
 	var failing []int64
 	for i := range 3 {
-		failing = append(failing, addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: fmt.Sprint("item:9:", i),
+		failing = append(failing, addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: fmt.Sprint("item:9:", i),
 			UserID: u.ID, Credits: 1, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now}))
 	}
 	rows := claimAll(t, s, "w1", now)
@@ -267,11 +267,11 @@ func TestFailOutboxRefundsAndMarksBouncing(t *testing.T) {
 	}
 	// Queued after the claim: one paid, one free, one paid but leased by another worker.
 	later := now.Add(time.Second)
-	waiting := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:9:10", UserID: u.ID, Credits: 1,
+	waiting := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:9:10", UserID: u.ID, Credits: 1,
 		State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
-	freeRow := addOutbox(t, s, store.OutboxEmail{Kind: store.KindNotice, DedupeKey: "n:9", UserID: u.ID,
+	freeRow := addOutbox(t, s, store.OutboxRow{Kind: store.KindNotice, DedupeKey: "n:9", UserID: u.ID,
 		State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
-	leased := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:9:11", UserID: u.ID, Credits: 1,
+	leased := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:9:11", UserID: u.ID, Credits: 1,
 		State: store.OutboxQueued, NextAttemptAt: now.Add(time.Hour), LeaseOwner: "w9", LeaseUntil: ptr(now.Add(time.Hour)), CreatedAt: now})
 
 	for i, r := range rows {
@@ -321,7 +321,7 @@ func TestExpireHeld(t *testing.T) {
 	u := newUser(t, s, "exp@example.com", 5)
 	// One row charged by an earlier attempt and then held (bouncing), one
 	// never charged.
-	charged := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:3:1", UserID: u.ID, Credits: 1,
+	charged := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:3:1", UserID: u.ID, Credits: 1,
 		State: store.OutboxQueued, NextAttemptAt: start, CreatedAt: start})
 	rows := claimAll(t, s, "w1", start)
 	if _, err := s.ChargeOutbox(ctx, "w1", ptrs(rows), notice); err != nil {
@@ -332,7 +332,7 @@ func TestExpireHeld(t *testing.T) {
 	}
 	// Another person's, so the refund above does not release it.
 	other := newUser(t, s, "exp2@example.com", 0)
-	plain := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "item:3:2", UserID: other.ID, Credits: 1,
+	plain := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:3:2", UserID: other.ID, Credits: 1,
 		State: store.OutboxHeld, LastError: store.HoldCredits, NextAttemptAt: start, CreatedAt: start.Add(time.Hour)})
 	hold := 30 * 24 * time.Hour
 
@@ -375,11 +375,11 @@ func TestItemDeliveries(t *testing.T) {
 	if err := s.DB.Create(&it).Error; err != nil {
 		t.Fatal(err)
 	}
-	good := store.OutboxEmail{ID: 1, Kind: store.KindItem, SubscriptionID: &sub.ID, ItemID: &it.ID}
+	good := store.OutboxRow{ID: 1, Kind: store.KindItem, SubscriptionID: &sub.ID, ItemID: &it.ID}
 	missing := int64(999)
-	gone := store.OutboxEmail{ID: 2, Kind: store.KindItem, SubscriptionID: &sub.ID, ItemID: &missing}
-	unset := store.OutboxEmail{ID: 3, Kind: store.KindItem}
-	got, err := s.ItemDeliveries(ctx, []*store.OutboxEmail{&good, &gone, &unset})
+	gone := store.OutboxRow{ID: 2, Kind: store.KindItem, SubscriptionID: &sub.ID, ItemID: &missing}
+	unset := store.OutboxRow{ID: 3, Kind: store.KindItem}
+	got, err := s.ItemDeliveries(ctx, []*store.OutboxRow{&good, &gone, &unset})
 	if err != nil {
 		t.Fatal(err)
 	}

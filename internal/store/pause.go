@@ -89,7 +89,7 @@ paused_until = ? WHERE `+where, append([]any{now, now, end}, args...)...)
 		if res.RowsAffected == 0 {
 			return fmt.Errorf("pause %s %d: %w", table, max(subID, userID), ErrNotFound)
 		}
-		if err := db.Model(&OutboxEmail{}).Where(hold, holdArgs...).
+		if err := db.Model(&OutboxRow{}).Where(hold, holdArgs...).
 			Where("(state = ? OR (state = ? AND last_error IN ?))", OutboxQueued, OutboxHeld, []string{HoldCredits, HoldBouncing}).
 			UpdateColumns(map[string]any{"state": OutboxHeld, "last_error": HoldPaused}).Error; err != nil {
 			return fmt.Errorf("hold email for the pause: %w", err)

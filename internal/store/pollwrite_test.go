@@ -176,7 +176,7 @@ func TestRecordPollFanOutAndReplay(t *testing.T) {
 	if out.Emails != 4 || out.DigestItems != 2 || out.NewDelivered() != 1 {
 		t.Fatalf("outcome %+v", out)
 	}
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := s.DB.Order("id").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestRecordPollFanOutAndReplay(t *testing.T) {
 	held := 0
 	for _, r := range rows {
 		want := fmt.Sprintf("item:%d:%d", *r.SubscriptionID, *r.ItemID)
-		if r.Kind != store.KindItem || r.Credits != 1 || r.DedupeKey != want || r.ToAddr == "" {
+		if r.Kind != store.KindItem || r.Credits != 1 || r.DedupeKey != want || r.Address == "" {
 			t.Errorf("outbox row %+v (want key %s)", r, want)
 		}
 		if r.State == store.OutboxHeld {

@@ -89,7 +89,7 @@ func TestDeleteDigest(t *testing.T) {
 			if _, err := s.DeleteDigest(ctx, sub.UserID, dgID, ""); !errors.Is(err, store.ErrDigestHasFeeds) {
 				t.Fatalf("deleted without saying what becomes of its feeds: %v", err)
 			}
-			issue := store.OutboxEmail{Kind: store.KindDigest, DedupeKey: "digest:test", UserID: sub.UserID, ToAddr: "x@example.com",
+			issue := store.OutboxRow{Kind: store.KindDigest, DedupeKey: "digest:test", UserID: sub.UserID, Address: "x@example.com",
 				Credits: 1, State: store.OutboxQueued, NextAttemptAt: pollT0, CreatedAt: pollT0}
 			is := store.DigestIssue{DigestID: dgID, SlotAt: pollT0, ItemCount: 1}
 			if err := s.DB.Create(&is).Error; err != nil {

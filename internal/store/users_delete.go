@@ -76,12 +76,12 @@ func deleteUserMail(_ context.Context, tx *Store, userID int64, out *AccountDele
 		Update("detail", "").Error; err != nil {
 		return fmt.Errorf("clear mail event details: %w", err)
 	}
-	res := tx.DB.Where("user_id = ? AND state IN ?", userID, []string{OutboxQueued, OutboxHeld}).Delete(&OutboxEmail{})
+	res := tx.DB.Where("user_id = ? AND state IN ?", userID, []string{OutboxQueued, OutboxHeld}).Delete(&OutboxRow{})
 	if res.Error != nil {
 		return fmt.Errorf("delete pending mail: %w", res.Error)
 	}
 	out.PendingMail = int(res.RowsAffected)
-	if err := tx.DB.Model(&OutboxEmail{}).Where("user_id = ?", userID).
+	if err := tx.DB.Model(&OutboxRow{}).Where("user_id = ?", userID).
 		Updates(map[string]any{"to_addr": Tombstone(userID), "payload": "", "last_error": ""}).Error; err != nil {
 		return fmt.Errorf("scrub sent mail: %w", err)
 	}

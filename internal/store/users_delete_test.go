@@ -72,15 +72,15 @@ func newAccountFixture(t *testing.T, clk *clock.Fake) *accountFixture {
 	}
 	now := clk.Now()
 	for i, st := range []string{store.OutboxQueued, store.OutboxHeld, store.OutboxSent} {
-		id := addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "mail:" + st, UserID: fx.u.ID,
-			ToAddr: fx.u.Email, State: st, Payload: `{"to":"` + fx.u.Email + `"}`, NextAttemptAt: now,
+		id := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "mail:" + st, UserID: fx.u.ID,
+			Address: fx.u.Email, State: st, Payload: `{"to":"` + fx.u.Email + `"}`, NextAttemptAt: now,
 			CreatedAt: now.Add(time.Duration(i) * time.Second)})
 		if st == store.OutboxSent {
 			fx.sent = id
 		}
 	}
-	fx.otherMail = addOutbox(t, s, store.OutboxEmail{Kind: store.KindItem, DedupeKey: "mail:other", UserID: fx.other.ID,
-		ToAddr: fx.other.Email, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
+	fx.otherMail = addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "mail:other", UserID: fx.other.ID,
+		Address: fx.other.Email, State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 	return fx
 }
 
@@ -192,8 +192,8 @@ func TestDeleteUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sent.ToAddr != store.Tombstone(fx.u.ID) || sent.Payload != "" {
-		t.Errorf("sent row kept to %q payload %q, want the tombstone and no message", sent.ToAddr, sent.Payload)
+	if sent.Address != store.Tombstone(fx.u.ID) || sent.Payload != "" {
+		t.Errorf("sent row kept to %q payload %q, want the tombstone and no message", sent.Address, sent.Payload)
 	}
 	if f := storetest.Feed(t, s, fx.instant.ID); f.SubscriberCount != 1 {
 		t.Errorf("after: feed has %d subscribers, want 1 (the neighbour)", f.SubscriberCount)

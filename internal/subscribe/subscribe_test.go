@@ -30,7 +30,7 @@ func newService(t *testing.T) *Service {
 // noticeSubjects lists the subjects of the queued notices, oldest first.
 func noticeSubjects(t *testing.T, st *store.Store) []string {
 	t.Helper()
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := st.DB.Where("kind = ?", store.KindNotice).Order("id").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -342,9 +342,9 @@ func TestWebhookGrantsOnce(t *testing.T) {
 }
 
 // receipts returns the receipt notices queued for Checkout Session sid.
-func (h *harness) receipts(sid string) []store.OutboxEmail {
+func (h *harness) receipts(sid string) []store.OutboxRow {
 	h.t.Helper()
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := h.st.DB.Where("kind = ? AND dedupe_key = ?", store.KindNotice, billing.KeyReceipt(sid)).Find(&rows).Error; err != nil {
 		h.t.Fatal(err)
 	}
@@ -452,7 +452,7 @@ func TestPurchaseReleasesHeldEmail(t *testing.T) {
 	h, _ := creditsHarness(t, true)
 	u := h.user("buyer@example.com")
 	now := h.clk.Now()
-	row := store.OutboxEmail{Kind: store.KindDigest, DedupeKey: "digest:held", UserID: u.ID, ToAddr: u.Email, Credits: 2,
+	row := store.OutboxRow{Kind: store.KindDigest, DedupeKey: "digest:held", UserID: u.ID, Address: u.Email, Credits: 2,
 		State: store.OutboxHeld, LastError: store.HoldCredits, NextAttemptAt: now, CreatedAt: now}
 	if err := h.st.DB.Create(&row).Error; err != nil {
 		t.Fatal(err)
@@ -461,7 +461,7 @@ func TestPurchaseReleasesHeldEmail(t *testing.T) {
 	if w := h.webhookEvent(event{id: "evt_1", typ: billing.EventCheckoutCompleted, session: sid, status: "paid", user: u.ID, credits: 5000, ours: true}); w.Code != 200 {
 		t.Fatalf("webhook: %d", w.Code)
 	}
-	var got store.OutboxEmail
+	var got store.OutboxRow
 	if err := h.st.DB.Take(&got, row.ID).Error; err != nil {
 		t.Fatal(err)
 	}

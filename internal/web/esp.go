@@ -15,7 +15,7 @@ import (
 	"github.com/feedmail/feedmail/internal/esp"
 	"github.com/feedmail/feedmail/internal/inbound"
 	"github.com/feedmail/feedmail/internal/links"
-	"github.com/feedmail/feedmail/mailer"
+	"github.com/feedmail/feedmail/internal/outbox"
 )
 
 // Bounces and complaints from email services: POST /webhooks/{provider}
@@ -25,10 +25,10 @@ import (
 // judgement and effects as a bounce by mail, once per email and effect.
 // What each answer means is in docs/design.md.
 
-// NoticeHandler has the effect of one notice: *mailer.Returns. It returns
+// NoticeHandler has the effect of one notice: *outbox.Returns. It returns
 // an error only when trying again later may work (the database).
 type NoticeHandler interface {
-	HandleNotice(ctx context.Context, n mailer.Notice) (mailer.Outcome, error)
+	HandleNotice(ctx context.Context, n outbox.Notice) (outbox.Outcome, error)
 }
 
 // ESPOptions configure the email services' webhooks. A service whose
@@ -233,7 +233,7 @@ func (h *espHandler) apply(ctx context.Context, provider string, batch esp.Batch
 		if n.Kind == esp.KindComplaint {
 			kind = inbound.KindComplaint
 		}
-		out, err := h.o.Notices.HandleNotice(ctx, mailer.Notice{Kind: kind, Failure: n.Failure, Recipient: n.Recipient,
+		out, err := h.o.Notices.HandleNotice(ctx, outbox.Notice{Kind: kind, Failure: n.Failure, Recipient: n.Recipient,
 			MessageIDs: n.MessageIDs, Tokens: n.Tokens, Format: provider})
 		if err != nil {
 			return applied, duplicate, ignored, fmt.Errorf("notice %s: %w", n.Event, err)

@@ -17,31 +17,31 @@ import (
 	"github.com/feedmail/feedmail/internal/esp"
 	"github.com/feedmail/feedmail/internal/inbound"
 	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/testkit/esptest"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // fakeNotices records the notices it is given; fail makes it fail like a
 // database that is away.
 type fakeNotices struct {
 	mu      sync.Mutex
-	got     []mailer.Notice
+	got     []outbox.Notice
 	fail    bool
 	handled map[string]bool
 }
 
-func (f *fakeNotices) HandleNotice(_ context.Context, n mailer.Notice) (mailer.Outcome, error) {
+func (f *fakeNotices) HandleNotice(_ context.Context, n outbox.Notice) (outbox.Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail {
-		return mailer.Outcome{}, errors.New("database is away")
+		return outbox.Outcome{}, errors.New("database is away")
 	}
 	f.got = append(f.got, n)
 	if f.handled == nil {
 		f.handled = map[string]bool{}
 	}
 	key := n.Format + string(n.Kind) + n.Failure.Status + strings.Join(n.MessageIDs, ",")
-	out := mailer.Outcome{Kind: string(n.Kind), Email: 7, Action: "hard bounce counted"}
+	out := outbox.Outcome{Kind: string(n.Kind), Email: 7, Action: "hard bounce counted"}
 	if f.handled[key] {
 		out.Action = "already handled"
 	}

@@ -27,7 +27,7 @@ func floodLimits() Limits {
 func confirmations(t *testing.T, st *store.Store, suffix string) int {
 	t.Helper()
 	var n int64
-	if err := st.DB.Model(&store.OutboxEmail{}).Where("kind = ? AND to_addr LIKE ?", store.KindNotice, "%"+suffix).
+	if err := st.DB.Model(&store.OutboxRow{}).Where("kind = ? AND to_addr LIKE ?", store.KindNotice, "%"+suffix).
 		Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func (h *harness) feed(title string) *farm.Feed {
 // notices returns the queued notice emails, oldest first.
 func (h *harness) notices() []store.Notice {
 	h.t.Helper()
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := h.st.DB.Where("kind = ?", store.KindNotice).Order("id").Find(&rows).Error; err != nil {
 		h.t.Fatal(err)
 	}

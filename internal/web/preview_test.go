@@ -63,7 +63,7 @@ func TestPreviewPage(t *testing.T) {
 			t.Errorf("%s %s: no placeholders:\n%s", c.format, c.delivery, b)
 		}
 	}
-	for _, m := range []any{&store.User{}, &store.Subscription{}, &store.OutboxEmail{}, &store.LedgerEntry{}, &store.Feed{}} {
+	for _, m := range []any{&store.User{}, &store.Subscription{}, &store.OutboxRow{}, &store.LedgerEntry{}, &store.Feed{}} {
 		var n int64
 		if err := h.st.DB.Model(m).Count(&n).Error; err != nil || n != 0 {
 			t.Errorf("%T: %d rows, %v", m, n, err)
@@ -99,7 +99,7 @@ func TestSignupPreviewButton(t *testing.T) {
 		t.Errorf("the form lost what was typed")
 	}
 	var n int64
-	if err := h.st.DB.Model(&store.OutboxEmail{}).Count(&n).Error; err != nil || n != 0 {
+	if err := h.st.DB.Model(&store.OutboxRow{}).Count(&n).Error; err != nil || n != 0 {
 		t.Errorf("the preview button queued %d emails, %v", n, err)
 	}
 	if w := h.post("/subscriptions", url.Values{"preview": {"1"}}); w.Code != http.StatusUnprocessableEntity ||

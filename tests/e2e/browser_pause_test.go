@@ -120,7 +120,7 @@ func TestBrowserPauseResume(t *testing.T) {
 func outboxOf(t *testing.T, st *store.Store, subID int64) int64 {
 	t.Helper()
 	var n int64
-	if err := st.DB.Model(&store.OutboxEmail{}).Where("subscription_id = ?", subID).Count(&n).Error; err != nil {
+	if err := st.DB.Model(&store.OutboxRow{}).Where("subscription_id = ?", subID).Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
 	return n

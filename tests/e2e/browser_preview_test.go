@@ -151,7 +151,7 @@ func TestBrowserSignupPreview(t *testing.T) {
 	if strings.Contains(sandbox, "allow-scripts") || strings.Contains(sandbox, "allow-same-origin") {
 		t.Errorf("the frame's sandbox is %q", sandbox)
 	}
-	for _, m := range []any{&store.User{}, &store.Subscription{}, &store.OutboxEmail{}, &store.LedgerEntry{}, &store.Feed{}} {
+	for _, m := range []any{&store.User{}, &store.Subscription{}, &store.OutboxRow{}, &store.LedgerEntry{}, &store.Feed{}} {
 		var n int64
 		if err := s.st.DB.Model(m).Count(&n).Error; err != nil || n != 0 {
 			t.Errorf("%T: %d rows after the previews, %v", m, n, err)

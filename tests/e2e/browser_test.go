@@ -51,6 +51,7 @@ import (
 	"github.com/feedmail/feedmail/internal/config"
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
@@ -91,7 +92,7 @@ type stack struct {
 	base   string
 	links  links.Links
 	poller *poller.Poller
-	outbox *mailer.Outbox
+	outbox *outbox.Outbox
 	digest *digest.Worker
 }
 
@@ -144,7 +145,7 @@ func newStackLimits(t *testing.T, lim *web.Limits) *stack {
 // workers of one installation.
 type workers struct {
 	poller *poller.Poller
-	outbox *mailer.Outbox
+	outbox *outbox.Outbox
 	digest *digest.Worker
 }
 
@@ -160,9 +161,9 @@ func newWorkers(t *testing.T, clk *clock.Fake, st *store.Store, smtp *smtptest.S
 	tr := mailer.NewSMTP(smtpCfg, mailer.WithClock(clk))
 	t.Cleanup(func() { _ = tr.Close() })
 	sender := mailer.Sender{Address: from}
-	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: st, Transport: tr, Sender: sender, Links: lk, Clock: clk,
-		Owner: prefix + "-mailer", Renderers: map[string]mailer.Renderer{
-			store.KindDigest: mailer.NewDigestRenderer(mailer.DigestRenderConfig{Store: st, Sender: sender, Links: lk, Clock: clk}),
+	ob, err := outbox.NewOutbox(outbox.OutboxConfig{Store: st, Transport: tr, Sender: sender, Links: lk, Clock: clk,
+		Owner: prefix + "-mailer", Renderers: map[string]outbox.Renderer{
+			store.KindDigest: outbox.NewDigestRenderer(outbox.DigestRenderConfig{Store: st, Sender: sender, Links: lk, Clock: clk}),
 		}})
 	if err != nil {
 		t.Fatal(err)

@@ -141,7 +141,7 @@ func TestCorpusThroughPipeline(t *testing.T) {
 	var items, ignored, emails int64
 	st.DB.Model(&store.Item{}).Count(&items)
 	st.DB.Model(&store.Item{}).Where("ignored_rule <> ''").Count(&ignored)
-	st.DB.Model(&store.OutboxEmail{}).Where("kind = ?", store.KindItem).Count(&emails)
+	st.DB.Model(&store.OutboxRow{}).Where("kind = ?", store.KindItem).Count(&emails)
 	t.Logf("%d files polled (%d UTF-16/32): outcomes %v; %d items stored (%d ignored by a rule), %d emails queued",
 		len(files), wideFiles, counts, items, ignored, emails)
 	if wideFiles < 16 {

@@ -10,11 +10,11 @@ import (
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
-	"github.com/feedmail/feedmail/mailer"
 	"github.com/feedmail/feedmail/poller"
 )
 
@@ -33,7 +33,7 @@ type dgStack struct {
 	smtp   *smtptest.Server
 	poller *poller.Poller
 	digest *digest.Worker
-	outbox *mailer.Outbox
+	outbox *outbox.Outbox
 }
 
 func newDigestStack(t *testing.T) *dgStack {

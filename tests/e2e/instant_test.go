@@ -191,7 +191,7 @@ func runInstant(t *testing.T, bin, transport string) {
 	if raws = delivered(t, srv, maildir); len(raws) != 2 {
 		t.Fatalf("%d emails delivered, want 2", len(raws))
 	}
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := st.DB.Where("kind = ?", store.KindItem).Order("id").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func delivered(t *testing.T, srv *smtptest.Server, maildir string) [][]byte {
 func outboxSettled(t *testing.T, st *store.Store) bool {
 	t.Helper()
 	var n int64
-	if err := st.DB.Model(&store.OutboxEmail{}).Where("state IN ?", []string{store.OutboxQueued, store.OutboxHeld}).Count(&n).Error; err != nil {
+	if err := st.DB.Model(&store.OutboxRow{}).Where("state IN ?", []string{store.OutboxQueued, store.OutboxHeld}).Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
 	return n == 0

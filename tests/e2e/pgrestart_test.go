@@ -10,11 +10,11 @@ import (
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 	"github.com/feedmail/feedmail/internal/token"
-	"github.com/feedmail/feedmail/mailer"
 
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
@@ -146,7 +146,7 @@ func TestPostgresRestartMidSend(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clk.Advance(mailer.DefaultLease + time.Minute)
+	clk.Advance(outbox.DefaultLease + time.Minute)
 	if _, err := w.outbox.SendDue(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestPostgresRestartMidSend(t *testing.T) {
 		}
 	}
 	var unsent int64
-	if err := st.DB.Model(&store.OutboxEmail{}).Where("state <> ?", store.OutboxSent).Count(&unsent).Error; err != nil {
+	if err := st.DB.Model(&store.OutboxRow{}).Where("state <> ?", store.OutboxSent).Count(&unsent).Error; err != nil {
 		t.Fatal(err)
 	}
 	if len(copies) != 9 || unsent != 0 {

@@ -68,7 +68,7 @@ import (
 //     FEEDMAIL_OUTBOX_LEASE / FEEDMAIL_DIGEST_LEASE read in
 //     cmd/feedmail/role_*.go, would let the test use short real leases.
 //   - Duplicates: the mailer records accepted mail every 50 messages
-//     (mailer.DefaultMarkEvery), so a process killed between the server's
+//     (outbox.DefaultMarkEvery), so a process killed between the server's
 //     "250 OK" and that record has its rows sent again by another process
 //     after the lease: the design's one allowed duplicate. The test allows
 //     a duplicate only for an outbox row the killed process held when it
@@ -92,7 +92,7 @@ func TestScaleOutKill9(t *testing.T) {
 	}
 	// The one duplicate the design allows: a row the dead process held
 	// (it may have been accepted by the server just before the kill).
-	w.explain = func(row *store.OutboxEmail, _ []sinkMail) bool { return row != nil && w.heldOutbox[row.ID] }
+	w.explain = func(row *store.OutboxRow, _ []sinkMail) bool { return row != nil && w.heldOutbox[row.ID] }
 	w.run()
 }
 
@@ -172,13 +172,13 @@ type scaleOut struct {
 	faultRound int
 	// explain says whether a duplicated email is one the design allows
 	// (row is its outbox row, nil if none; copies are what arrived).
-	explain func(row *store.OutboxEmail, copies []sinkMail) bool
+	explain func(row *store.OutboxRow, copies []sinkMail) bool
 	// lostRecord, if set, says whether a row still queued at the end is
 	// one whose email the server accepted (its first copy is firstIndex at
 	// the sink, -1 if none) but whose "sent" record the fault lost: it is
 	// leased and will be sent again at the end of its lease. The run then
 	// does not wait for that lease.
-	lostRecord func(row *store.OutboxEmail, firstIndex int) bool
+	lostRecord func(row *store.OutboxRow, firstIndex int) bool
 	// settleWithin bounds the wait for everything to arrive after the
 	// last round.
 	settleWithin time.Duration
@@ -544,7 +544,7 @@ func (w *scaleOut) kill(realLeases bool) {
 	w.killed = victim
 	// What the dead process held, as the database says after its death.
 	var outboxIDs []int64
-	w.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("lease_owner LIKE ? AND state = ?", prefix, store.OutboxQueued).
+	w.st.DB.WithContext(ctx).Model(&store.OutboxRow{}).Where("lease_owner LIKE ? AND state = ?", prefix, store.OutboxQueued).
 		Where("lease_until > ?", time.Now().UTC()).Pluck("id", &outboxIDs)
 	w.heldOutbox = map[int64]bool{}
 	for _, id := range outboxIDs {
@@ -591,7 +591,7 @@ func (w *scaleOut) holding(prefix string) (feeds, outbox, digests int64) {
 	w.st.DB.WithContext(ctx).Model(&store.Host{}).Where("lease_owner LIKE ? AND lease_until > ?", prefix, now).Count(&hosts)
 	w.st.DB.WithContext(ctx).Model(&store.Feed{}).Where("lease_owner LIKE ? AND lease_until > ?", prefix, now).Count(&feeds)
 	feeds += hosts
-	w.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("lease_owner LIKE ? AND state = ? AND lease_until > ?", prefix, store.OutboxQueued, now).Count(&outbox)
+	w.st.DB.WithContext(ctx).Model(&store.OutboxRow{}).Where("lease_owner LIKE ? AND state = ? AND lease_until > ?", prefix, store.OutboxQueued, now).Count(&outbox)
 	w.st.DB.WithContext(ctx).Model(&store.Digest{}).Where("lease_owner LIKE ? AND lease_until > ?", prefix, now).Count(&digests)
 	return
 }
@@ -653,7 +653,7 @@ func (w *scaleOut) settled(e *expectation) string {
 	// One snapshot: an assembly committing between two queries would turn
 	// pending digest items into a queued email unseen.
 	var pending int64
-	var waiting []store.OutboxEmail
+	var waiting []store.OutboxRow
 	err := w.st.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Model(&store.DigestItem{}).Where("issue_id IS NULL").Count(&pending).Error; err != nil {
 			return err
@@ -744,7 +744,7 @@ func (w *scaleOut) firstIndex() map[string]int {
 
 // messageIDOf is the Message-ID of an outbox row's email ("" for kinds
 // this test does not send).
-func (w *scaleOut) messageIDOf(r store.OutboxEmail) string {
+func (w *scaleOut) messageIDOf(r store.OutboxRow) string {
 	switch {
 	case r.Kind == store.KindItem && r.SubscriptionID != nil && r.ItemID != nil:
 		return w.sender().ItemMessageID(*r.SubscriptionID, *r.ItemID)
@@ -785,11 +785,11 @@ func (w *scaleOut) check(e *expectation) {
 	}
 
 	// Outbox rows by Message-ID, to tell which duplicates the kill explains.
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := w.st.DB.WithContext(ctx).Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
-	rowOf := map[string]store.OutboxEmail{}
+	rowOf := map[string]store.OutboxRow{}
 	first := w.firstIndex()
 	unrecorded := 0
 	for _, r := range rows {
@@ -808,7 +808,7 @@ func (w *scaleOut) check(e *expectation) {
 			unrecorded++
 			continue
 		}
-		t.Errorf("outbox row %d (%s to %s) ended %s: %s", r.ID, r.Kind, r.ToAddr, r.State, r.LastError)
+		t.Errorf("outbox row %d (%s to %s) ended %s: %s", r.ID, r.Kind, r.Address, r.State, r.LastError)
 	}
 	if unrecorded > 0 {
 		t.Logf("%d emails were accepted by the SMTP server but their \"sent\" record was lost in the fault: "+
@@ -824,7 +824,7 @@ func (w *scaleOut) check(e *expectation) {
 			delivered++
 			if n > 1 {
 				duplicated += n - 1
-				var row *store.OutboxEmail
+				var row *store.OutboxRow
 				if r, ok := rowOf[id]; ok {
 					row = &r
 				}

@@ -1,7 +1,7 @@
 // Package faults holds the cross-cutting fault matrix: table tests in which
 // each row is a hostile feed server, a misbehaving SMTP server or a full
 // disk, driven through the real paths — the poller worker (poller.PollDue)
-// on a store from storetest.Open, and the outbox worker (mailer.Outbox) over
+// on a store from storetest.Open, and the outbox worker (outbox.Outbox) over
 // an smtptest server or a Maildir — and checked for two things:
 //
 //   - the documented outcome of the row (a penalty with its public reason,

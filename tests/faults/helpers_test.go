@@ -13,6 +13,7 @@ import (
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
@@ -154,13 +155,13 @@ func (e *env) items(feedID int64) map[string]string {
 }
 
 // outbox returns every outbox row, by id.
-func (e *env) outbox() map[int64]store.OutboxEmail {
+func (e *env) outbox() map[int64]store.OutboxRow {
 	e.t.Helper()
-	var rows []store.OutboxEmail
+	var rows []store.OutboxRow
 	if err := e.st.DB.Order("id").Find(&rows).Error; err != nil {
 		e.t.Fatal(err)
 	}
-	out := make(map[int64]store.OutboxEmail, len(rows))
+	out := make(map[int64]store.OutboxRow, len(rows))
 	for _, r := range rows {
 		out[r.ID] = r
 	}
@@ -180,7 +181,7 @@ func (e *env) outboxIn(state string) int {
 
 // keepsAll fails the test unless every item and outbox row of before is
 // still there (items by identity; outbox rows by id, kind, item, recipient).
-func (e *env) keepsAll(feedID int64, items map[string]string, rows map[int64]store.OutboxEmail) {
+func (e *env) keepsAll(feedID int64, items map[string]string, rows map[int64]store.OutboxRow) {
 	e.t.Helper()
 	nowItems := e.items(feedID)
 	for id := range items {
@@ -195,7 +196,7 @@ func (e *env) keepsAll(feedID int64, items map[string]string, rows map[int64]sto
 			e.t.Errorf("outbox row %d lost", id)
 			continue
 		}
-		if n.Kind != r.Kind || n.ToAddr != r.ToAddr || deref(n.ItemID) != deref(r.ItemID) || n.DedupeKey != r.DedupeKey {
+		if n.Kind != r.Kind || n.Address != r.Address || deref(n.ItemID) != deref(r.ItemID) || n.DedupeKey != r.DedupeKey {
 			e.t.Errorf("outbox row %d changed: %+v → %+v", id, r, n)
 		}
 	}
@@ -209,9 +210,9 @@ func deref(p *int64) int64 {
 }
 
 // outboxWorker is the production outbox worker on tr.
-func (e *env) outboxWorker(tr mailer.Transport) *mailer.Outbox {
+func (e *env) outboxWorker(tr mailer.Transport) *outbox.Outbox {
 	e.t.Helper()
-	o, err := mailer.NewOutbox(mailer.OutboxConfig{Store: e.st, Transport: tr, Sender: mailer.Sender{Address: from},
+	o, err := outbox.NewOutbox(outbox.OutboxConfig{Store: e.st, Transport: tr, Sender: mailer.Sender{Address: from},
 		Links: e.links, Clock: e.clk, Metrics: e.m, Owner: "faults-mailer", Lease: 5 * time.Minute})
 	if err != nil {
 		e.t.Fatal(err)
@@ -220,7 +221,7 @@ func (e *env) outboxWorker(tr mailer.Transport) *mailer.Outbox {
 }
 
 // send runs one outbox pass.
-func (e *env) send(o *mailer.Outbox) int {
+func (e *env) send(o *outbox.Outbox) int {
 	e.t.Helper()
 	n, err := o.SendDue(e.ctx)
 	if err != nil {

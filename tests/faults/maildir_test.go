@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/mailer"
@@ -94,7 +95,7 @@ func TestMaildirFullDisk(t *testing.T) {
 				case store.OutboxQueued:
 					retry++
 					if !strings.Contains(r.LastError, "disk full") || r.Attempts != 1 ||
-						!r.NextAttemptAt.Equal(e.clk.Now().Add(mailer.RetryBase)) {
+						!r.NextAttemptAt.Equal(e.clk.Now().Add(outbox.RetryBase)) {
 						t.Errorf("row %d: attempts %d next %v last error %q", r.ID, r.Attempts, r.NextAttemptAt, r.LastError)
 					}
 				default:
@@ -113,7 +114,7 @@ func TestMaildirFullDisk(t *testing.T) {
 			e.keepsAll(f.ID, items, queued)
 
 			d.free()
-			e.clk.Advance(mailer.RetryBase)
+			e.clk.Advance(outbox.RetryBase)
 			e.send(ob)
 			if n := e.outboxIn(store.OutboxSent); n != len(queued) {
 				t.Fatalf("after freeing the disk %d of %d sent", n, len(queued))

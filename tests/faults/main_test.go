@@ -22,7 +22,7 @@ import (
 // (storing a new *typeInfo in its sync.Map) and Decoder.unmarshal (reading
 // it after Load). The publication through sync.Map is correct; the race
 // detector does not see it (internal/sync is built without race function
-// instrumentation). It is the same false positive mailer.Outbox.warmUp
+// instrumentation). It is the same false positive outbox.Outbox.warmUp
 // documents for the mailer. Parsing once up front makes every later use a
 // plain Load.
 //

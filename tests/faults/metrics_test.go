@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/config"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
@@ -121,9 +122,9 @@ func TestMetricsAfterActivity(t *testing.T) {
 
 	sm := smtptest.StartT(t, smtptest.Options{TempFail: []string{"tmp@example.net"}, PermFail: []string{"perm@example.net"}})
 	sender := mailer.Sender{Address: from}
-	ob, err := mailer.NewOutbox(mailer.OutboxConfig{Store: e.st, Transport: smtpTo(t, sm, "pool=1"), Sender: sender,
+	ob, err := outbox.NewOutbox(outbox.OutboxConfig{Store: e.st, Transport: smtpTo(t, sm, "pool=1"), Sender: sender,
 		Links: e.links, Clock: e.clk, Metrics: e.m, Owner: "metrics-mailer", PollInterval: 10 * time.Millisecond,
-		Renderers: map[string]mailer.Renderer{store.KindDigest: mailer.NewDigestRenderer(mailer.DigestRenderConfig{
+		Renderers: map[string]outbox.Renderer{store.KindDigest: outbox.NewDigestRenderer(outbox.DigestRenderConfig{
 			Store: e.st, Sender: sender, Links: e.links, Clock: e.clk})}})
 	if err != nil {
 		t.Fatal(err)

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // The readers of the SMTP rows; victim is the address the faults aim at.
@@ -32,7 +32,7 @@ type smtpRow struct {
 	lastError string
 	// slowed: the refusal is the sender's own problem (a rate limit): the
 	// row waits, with no attempt counted, for its destination's pause
-	// (mailer.DestinationPauseBase) instead of its own backoff.
+	// (outbox.DestinationPauseBase) instead of its own backoff.
 	slowed bool
 }
 
@@ -99,9 +99,9 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 		t.Fatalf("first pass claimed %d, want %d", n, len(queued))
 	}
 	now := e.clk.Now()
-	wait, attempts := mailer.RetryBase, 1
+	wait, attempts := outbox.RetryBase, 1
 	if row.slowed {
-		wait, attempts = mailer.DestinationPauseBase, 0
+		wait, attempts = outbox.DestinationPauseBase, 0
 	}
 	var sent, retry, failed int
 	for _, id := range keys(queued) {
@@ -154,11 +154,11 @@ func runSMTPRow(t *testing.T, row smtpRow) {
 	for _, id := range keys(queued) {
 		r := e.outbox()[id]
 		want := store.OutboxSent
-		if r.ToAddr == victim && row.failed > 0 {
+		if r.Address == victim && row.failed > 0 {
 			want = store.OutboxFailed
 		}
 		if r.State != want {
-			t.Errorf("after recovery row %d (%s): %s (%s), want %s", id, r.ToAddr, r.State, r.LastError, want)
+			t.Errorf("after recovery row %d (%s): %s (%s), want %s", id, r.Address, r.State, r.LastError, want)
 		}
 	}
 	servers := []*smtptest.Server{healthy}

@@ -244,11 +244,11 @@ func TestSignupAddressInjection(t *testing.T) {
 	} {
 		w := e.request("POST", "/subscriptions", url.Values{"email": {addr}, "url": {ds.url()}, "delivery": {"instant"}}, nil)
 		if w.Code == http.StatusOK && strings.Contains(w.Body.String(), "Check your inbox") {
-			var rows []store.OutboxEmail
+			var rows []store.OutboxRow
 			e.st.DB.Find(&rows)
 			for _, r := range rows {
-				if strings.ContainsAny(r.ToAddr, "\r\n,") || strings.Contains(r.ToAddr, "victim") {
-					t.Errorf("%q queued mail to %q", addr, r.ToAddr)
+				if strings.ContainsAny(r.Address, "\r\n,") || strings.Contains(r.Address, "victim") {
+					t.Errorf("%q queued mail to %q", addr, r.Address)
 				}
 			}
 		}

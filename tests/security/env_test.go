@@ -21,6 +21,7 @@ import (
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/newitems"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
@@ -67,7 +68,7 @@ type env struct {
 	h     http.Handler
 	poll  *poller.Poller
 	smtp  *smtptest.Server
-	ob    *mailer.Outbox
+	ob    *outbox.Outbox
 	dig   *digest.Worker
 }
 
@@ -121,9 +122,9 @@ func newEnv(t *testing.T, o envOpt) *env {
 	tr := mailer.NewSMTP(sc)
 	t.Cleanup(func() { _ = tr.Close() })
 	sender := mailer.Sender{Address: from}
-	e.ob, err = mailer.NewOutbox(mailer.OutboxConfig{Store: e.st, Transport: tr, Sender: sender, Links: e.links,
+	e.ob, err = outbox.NewOutbox(outbox.OutboxConfig{Store: e.st, Transport: tr, Sender: sender, Links: e.links,
 		Clock: e.clk, Metrics: e.m, Owner: "security-mailer",
-		Renderers: map[string]mailer.Renderer{store.KindDigest: mailer.NewDigestRenderer(mailer.DigestRenderConfig{
+		Renderers: map[string]outbox.Renderer{store.KindDigest: outbox.NewDigestRenderer(outbox.DigestRenderConfig{
 			Store: e.st, Sender: sender, Links: e.links, Clock: e.clk})}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/esp"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/esptest"
 	"github.com/feedmail/feedmail/internal/web"
-	"github.com/feedmail/feedmail/mailer"
 )
 
 // sampleID is the Message-ID package esp's samples carry; the tests put
@@ -47,7 +47,7 @@ func newESPEnv(t *testing.T) *espEnv {
 		t.Fatal(err)
 	}
 	x.srv.MountESP(web.ESPOptions{
-		Notices:   &mailer.Returns{Store: x.st, Links: x.links, Clock: x.clk, Metrics: x.m},
+		Notices:   &outbox.Returns{Store: x.st, Links: x.links, Clock: x.clk, Metrics: x.m},
 		SESTopics: []string{esptest.Topic}, SNSHost: x.sns.Host, SNSClient: x.sns.Client,
 		Postmark: &pm, SendGridKey: key, MailgunKey: x.mgKey})
 	x.server = httptest.NewServer(x.h)
@@ -91,7 +91,7 @@ func (x *espEnv) send(addrs ...string) map[string]sentEmail {
 		if !ok {
 			continue
 		}
-		var row store.OutboxEmail
+		var row store.OutboxRow
 		if err := x.st.DB.Where("user_id = ? AND state = ?", id, store.OutboxSent).Take(&row).Error; err != nil {
 			x.t.Fatal(err)
 		}

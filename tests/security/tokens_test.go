@@ -55,7 +55,7 @@ func (e *env) snapshot() snapshot {
 	for _, f := range fs {
 		s.feeds += fmt.Sprintf("%d:%s:%s:%s;", f.ID, f.URL, f.State, f.WebSubState)
 	}
-	e.st.DB.Model(&store.OutboxEmail{}).Count(&s.outbox)
+	e.st.DB.Model(&store.OutboxRow{}).Count(&s.outbox)
 	e.st.DB.Model(&store.LedgerEntry{}).Count(&s.ledger)
 	e.st.DB.Model(&store.Purchase{}).Count(&s.purchase)
 	return s

@@ -13,6 +13,7 @@ import (
 	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/outbox"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/token"
 	"github.com/feedmail/feedmail/mailer"
@@ -95,14 +96,14 @@ func (e *env) ensureQueued(ctx context.Context) (int, error) {
 
 // newOutbox returns the mailer's outbox sending over SMTP to the sink, and
 // the function that closes its transport.
-func (e *env) newOutbox(cfg mailer.SMTPConfig) (*mailer.Outbox, func(), error) {
+func (e *env) newOutbox(cfg mailer.SMTPConfig) (*outbox.Outbox, func(), error) {
 	signer, err := token.NewSigner([]byte("feedmail-bench-secret-0123456789"))
 	if err != nil {
 		return nil, nil, err
 	}
 	tr := mailer.NewSMTP(cfg, mailer.WithLogger(e.cfg.Log))
 	sender := mailer.Sender{Address: benchFrom}
-	ob, err := mailer.NewOutbox(mailer.OutboxConfig{
+	ob, err := outbox.NewOutbox(outbox.OutboxConfig{
 		Store: e.st, Transport: tr, Sender: sender, Links: links.New(benchBaseURL, signer, benchFrom),
 		Clock: e.clk, Log: e.cfg.Log.With("role", "mailer"), Owner: fmt.Sprintf("bench-%d-mailer", os.Getpid()),
 	})
@@ -116,7 +117,7 @@ func (e *env) newOutbox(cfg mailer.SMTPConfig) (*mailer.Outbox, func(), error) {
 // sendAll does what the outbox's Run does, without its idle waits: two
 // workers, each running passes until one finds nothing due. It returns the
 // first worker's error, or ctx's.
-func sendAll(ctx context.Context, ob *mailer.Outbox) error {
+func sendAll(ctx context.Context, ob *outbox.Outbox) error {
 	const workers = 2
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -147,7 +148,7 @@ func sendAll(ctx context.Context, ob *mailer.Outbox) error {
 // sent and none is left queued.
 func (e *env) checkAllSent(ctx context.Context, sent, queued int) error {
 	var marked int64
-	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxSent).Count(&marked).Error; err != nil {
+	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxRow{}).Where("state = ?", store.OutboxSent).Count(&marked).Error; err != nil {
 		return err
 	}
 	if sent != queued || marked < int64(queued) {
@@ -166,7 +167,7 @@ func (e *env) checkAllSent(ctx context.Context, sent, queued int) error {
 // queued counts the emails waiting to be sent.
 func (e *env) queued(ctx context.Context) (int, error) {
 	var n int64
-	err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("state = ?", store.OutboxQueued).Count(&n).Error
+	err := e.st.DB.WithContext(ctx).Model(&store.OutboxRow{}).Where("state = ?", store.OutboxQueued).Count(&n).Error
 	if err != nil {
 		return 0, fmt.Errorf("count queued email: %w", err)
 	}
@@ -232,7 +233,7 @@ func (e *env) digest(ctx context.Context) (Row, error) {
 		return row, err
 	}
 	var beforeRows int64
-	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxEmail{}).Where("kind = ?", store.KindDigest).Count(&beforeRows).Error; err != nil {
+	if err := e.st.DB.WithContext(ctx).Model(&store.OutboxRow{}).Where("kind = ?", store.KindDigest).Count(&beforeRows).Error; err != nil {
 		return row, err
 	}
 	w, err := digest.NewWorker(digest.Config{Store: e.st, Owner: fmt.Sprintf("bench-%d-digest", os.Getpid()),

@@ -1,0 +1,156 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/smtptest"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
+)
+
+// TestOutboxCrashAtEachStep kills a worker at each step of a pass and lets
+// a second worker (another process on the same database) take over once
+// the lease runs out. Every email must arrive, none may be charged twice,
+// and duplicates on the wire are counted: only a death after the server
+// accepted and before the row was marked sent can duplicate, and then every
+// message of the batch arrives twice (with the same Message-ID).
+func TestOutboxCrashAtEachStep(t *testing.T) {
+	const emails = 5
+	cases := []struct {
+		step      string
+		how       string // "hook": stop the pass; "close": lose the database
+		markEvery int
+		wantDups  int
+	}{
+		{step: "claimed", how: "hook"},
+		{step: "charged", how: "hook"},
+		{step: "sent", how: "hook", wantDups: emails},
+		{step: "sent", how: "close", wantDups: emails},
+		// Accepted mail is recorded chunk by chunk: a death after the first
+		// chunk duplicates only that chunk.
+		{step: "sent", how: "hook", markEvery: 2, wantDups: 2},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%s/mark-every-%d", c.step, c.how, c.markEvery), func(t *testing.T) {
+			clk := clock.NewFake(t0)
+			dsn := storetest.FreshDSN(t, storetest.URL())
+			// Two handles on one database: the dying process and its successor.
+			dying := storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk})
+			fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
+			srv := smtpServer(t, smtptest.Options{})
+			u, sub := fx.user("crash@example.net", 10)
+			for range emails {
+				fx.queueItem(u, sub)
+			}
+			a := fx.outbox(smtpTo(t, srv, ""), "dies", func(cfg *OutboxConfig) { cfg.Store, cfg.MarkEvery = dying, c.markEvery })
+			a.crash = func(step string) bool {
+				if step != c.step {
+					return false
+				}
+				if c.how == "close" {
+					_ = dying.Close()
+					return false
+				}
+				return true
+			}
+			if _, err := a.SendDue(context.Background()); err == nil {
+				t.Fatal("the dying pass reported success")
+			} else if c.how == "hook" && !errors.Is(err, errCrashed) {
+				t.Fatalf("dying pass: %v", err)
+			}
+			// Before the lease runs out, nobody else may touch the rows.
+			b := fx.outbox(smtpTo(t, srv, ""), "successor")
+			if n := fx.pass(b); n != 0 {
+				t.Fatalf("successor claimed %d rows inside the lease", n)
+			}
+			fx.clk.Advance(5*time.Minute + time.Second)
+			if n := fx.pass(b); n != emails {
+				t.Fatalf("successor claimed %d rows after the lease, want %d", n, emails)
+			}
+			counts := byMessageID(srv)
+			if len(counts) != emails {
+				t.Errorf("%d distinct emails arrived, want %d: %v", len(counts), emails, counts)
+			}
+			dups := duplicates(counts)
+			t.Logf("crash after %q (%s): %d duplicate(s) on the wire", c.step, c.how, dups)
+			if dups != c.wantDups {
+				t.Errorf("%d duplicates, want %d", dups, c.wantDups)
+			}
+			e := fx.entries(u)
+			if e[store.LedgerCharge] != emails || e[store.LedgerRefund] != 0 || fx.balance(u) != 10-emails {
+				t.Errorf("ledger %v balance %d: want %d charges, no refund", e, fx.balance(u), emails)
+			}
+			var sent int64
+			fx.s.DB.Model(&store.OutboxRow{}).Where("state = ?", store.OutboxSent).Count(&sent)
+			if sent != emails {
+				t.Errorf("%d rows marked sent, want %d", sent, emails)
+			}
+		})
+	}
+}
+
+// TestOutboxShutdownMidSend cancels the worker's context while the server
+// sits on a message: what was accepted is recorded, the rest is released at
+// once (no attempt counted) and goes out exactly once on the next pass.
+func TestOutboxShutdownMidSend(t *testing.T) {
+	fx := newFixture(t)
+	stalling := smtpServer(t, smtptest.Options{Stall: []string{"slow@example.net"}})
+	healthy := smtpServer(t, smtptest.Options{})
+	tr := &smtptest.Switch{}
+	tr.Set(smtpTo(t, stalling, "pool=1&timeout=1m"))
+	ob := fx.outbox(tr, "w1")
+	fast, fsub := fx.user("fast@example.net", 5)
+	slow, ssub := fx.user("slow@example.net", 5)
+	first := fx.queueItem(fast, fsub)
+	stuck := fx.queueItem(slow, ssub)
+	after := fx.queueItem(fast, fsub)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ob.SendDue(ctx)
+		done <- err
+	}()
+	waitCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := stalling.WaitFor(waitCtx, 1); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return stalling.Stats().Stalled > 0 }, "the server stalls")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("SendDue after cancel: %v", err)
+	}
+	if got := fx.row(first.ID); got.State != store.OutboxSent {
+		t.Errorf("accepted before the shutdown: %s", got.State)
+	}
+	for _, r := range []*store.OutboxRow{stuck, after} {
+		got := fx.row(r.ID)
+		if got.State != store.OutboxQueued || got.Attempts != 0 || got.LeaseOwner != "" || got.NextAttemptAt.After(fx.clk.Now()) {
+			t.Errorf("unsent row %d: %s attempts %d owner %q due %v", r.ID, got.State, got.Attempts, got.LeaseOwner, got.NextAttemptAt)
+		}
+	}
+	tr.Set(smtpTo(t, healthy, ""))
+	if n := fx.pass(ob); n != 2 {
+		t.Fatalf("next pass claimed %d, want 2", n)
+	}
+	all := byMessageID(stalling)
+	for id, n := range byMessageID(healthy) {
+		all[id] += n
+	}
+	if len(all) != 3 || duplicates(all) != 0 {
+		t.Errorf("on the wire: %v", all)
+	}
+	if e := fx.entries(slow); e[store.LedgerCharge] != 1 {
+		t.Errorf("slow reader charged %d times", e[store.LedgerCharge])
+	}
+	if e := fx.entries(fast); e[store.LedgerCharge] != 2 {
+		t.Errorf("fast reader charged %d times", e[store.LedgerCharge])
+	}
+}
