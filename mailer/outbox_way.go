@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -61,7 +62,7 @@ type renderInput struct {
 func (o *Outbox) wayOf(row *store.OutboxEmail) (way, error) {
 	name := row.Channel
 	if name == "" {
-		name = store.ChannelEmail
+		name = model.ChannelEmail
 	}
 	for _, w := range o.ways {
 		if w.carries(name) {
