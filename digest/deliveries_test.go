@@ -3,6 +3,7 @@ package digest_test
 import (
 	"testing"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -13,7 +14,7 @@ func TestTwoDeliveriesInOneDigest(t *testing.T) {
 	e := newEnv(t, utc("2026-05-04T06:00:00Z"))
 	p := e.newPerson("twice@example.com", "Morning", "daily", "UTC", 1)
 	hook, err := e.st.SubscribeDelivery(e.ctx, p.user.ID, p.feeds[0].ID,
-		store.ChannelChoice{Channel: "webhook", Target: "https://hooks.example/in", Secret: "whsec_x"}, &p.digest.ID, store.ConfirmedByAccount)
+		model.ChannelChoice{Channel: "webhook", Target: "https://hooks.example/in", Secret: "whsec_x"}, &p.digest.ID, store.ConfirmedByAccount)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
@@ -23,11 +24,11 @@ import (
 var corpusFeedDirs = []string{"feedparser", "feedvalidator", "jsonfeed"}
 
 // corpusMedia converts parsed media as the poller does.
-func corpusMedia(m newitems.Media) store.ItemMedia {
-	sm := store.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML,
+func corpusMedia(m newitems.Media) model.ItemMedia {
+	sm := model.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML,
 		Player: m.Player}
 	for _, e := range m.Enclosures {
-		sm.Enclosures = append(sm.Enclosures, store.Enclosure{URL: e.URL, Type: e.Type, Length: e.Length, Duration: e.Duration})
+		sm.Enclosures = append(sm.Enclosures, model.Enclosure{URL: e.URL, Type: e.Type, Length: e.Length, Duration: e.Duration})
 	}
 	return sm
 }
@@ -76,7 +77,7 @@ func TestCorpusEmails(t *testing.T) {
 			Digest: store.Digest{ID: 1, UserID: 1, Name: "Morning"},
 			Feeds:  []store.IssueFeed{{FeedID: int64(st.feeds), Title: feed.Title, URL: feedURL, SiteURL: feed.SiteURL}},
 		}
-		var allEnc []store.Enclosure
+		var allEnc []model.Enclosure
 		for i, it := range feed.Items {
 			st.items++
 			media := corpusMedia(it.Media)
@@ -240,7 +241,7 @@ func checkHTML(doc string) string {
 
 // checkEnclosures fails t for each http(s) enclosure that is not linked in
 // both parts, and returns how many were checked.
-func checkEnclosures(t *testing.T, path string, es []store.Enclosure, text, htmlPart string) int {
+func checkEnclosures(t *testing.T, path string, es []model.Enclosure, text, htmlPart string) int {
 	t.Helper()
 	n := 0
 	for _, e := range es {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -101,7 +102,7 @@ func TestEditedItemInDigest(t *testing.T) {
 	now := e.clk.Now()
 	out, err := e.st.RecordPoll(e.ctx, "w", store.PollRecord{FeedID: f.ID, At: now, URL: f.URL, Status: 200, Outcome: "ok",
 		Edits: []store.ItemEdit{{Identity: it.Identity, Title: "Edited title", Content: "<p>edited</p>",
-			ContentHash: store.Fingerprint("Edited title", "<p>edited</p>", store.ItemMedia{})}},
+			ContentHash: store.Fingerprint("Edited title", "<p>edited</p>", model.ItemMedia{})}},
 		State: store.FeedState{State: store.FeedActive, NextPollAt: now.Add(time.Hour), PrimedAt: &now}})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
 	"github.com/feedmail/feedmail/internal/token"
@@ -18,7 +19,7 @@ func TestEmailFormats(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	it := store.Item{ID: 1, Title: "Post", Link: "https://a.example.com/1", Content: "<p>Some text.</p>", SeenAt: now}
 	video := store.Item{ID: 2, Title: "Video", Link: "https://a.example.com/2", SeenAt: now,
-		Media: store.ItemMedia{Thumbnail: "https://a.example.com/t.jpg", Description: "About it"}}
+		Media: model.ItemMedia{Thumbnail: "https://a.example.com/t.jpg", Description: "About it"}}
 	c := &store.IssueContent{Digest: store.Digest{ID: 1, UserID: 1, Name: "Morning", Schedule: "@daily", Timezone: "UTC"},
 		Issue: store.DigestIssue{ID: 1, SlotAt: now}}
 	for _, f := range []string{store.FormatFull, store.FormatSummary, store.FormatTitle} {
@@ -49,9 +50,9 @@ func TestEmailDatesAndThumbnails(t *testing.T) {
 	slot := time.Date(2026, 11, 26, 23, 35, 0, 0, time.UTC) // Fri 27 Nov 00:35 in Paris
 	posted := time.Date(2026, 11, 26, 23, 10, 0, 0, time.UTC)
 	text := store.Item{ID: 1, Title: "Post", Link: "https://a.example.com/1", Content: "<p>Some text about the garden.</p>", SeenAt: slot, PublishedAt: &posted,
-		Media: store.ItemMedia{Thumbnail: "https://a.example.com/1.jpg"}}
+		Media: model.ItemMedia{Thumbnail: "https://a.example.com/1.jpg"}}
 	video := store.Item{ID: 2, Title: "Video", Link: "https://www.youtube.com/watch?v=abc", SeenAt: slot, PublishedAt: &posted,
-		Media: store.ItemMedia{Thumbnail: "https://i.ytimg.com/vi/abc/hqdefault.jpg", Description: "About it", Player: "https://www.youtube.com/watch?v=abc"}}
+		Media: model.ItemMedia{Thumbnail: "https://i.ytimg.com/vi/abc/hqdefault.jpg", Description: "About it", Player: "https://www.youtube.com/watch?v=abc"}}
 	c := &store.IssueContent{Digest: store.Digest{ID: 1, UserID: 1, Name: "Night", Schedule: "35 0 * * *", Timezone: "Europe/Paris"},
 		Issue: store.DigestIssue{ID: 1, SlotAt: slot},
 		Feeds: []store.IssueFeed{{FeedID: 1, Title: "A", URL: "https://a.example.com/feed", Format: store.FormatFull, Items: []store.Item{text, video}}}}

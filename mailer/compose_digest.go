@@ -11,7 +11,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // DigestEmail is one issue of a digest.
@@ -55,7 +55,7 @@ type DigestItem struct {
 	Title, Link, ExcerptHTML string
 	Published                time.Time
 	Thumbnail                string
-	Enclosures               []store.Enclosure
+	Enclosures               []model.Enclosure
 	Player, ContentHTML      string
 }
 
@@ -102,7 +102,7 @@ func digestItemOf(it DigestItem, site string, loc *time.Location) digestItemView
 		link = bodyURL(base, false)
 	}
 	var video *videoPost
-	if v, ok := postVideo(link, it.ContentHTML, store.ItemMedia{Enclosures: it.Enclosures, Player: it.Player}); ok {
+	if v, ok := postVideo(link, it.ContentHTML, model.ItemMedia{Enclosures: it.Enclosures, Player: it.Player}); ok {
 		video = &v
 	}
 	c := withThumbnail(it.ExcerptHTML, thumbnail{Src: it.Thumbnail, Link: link, Alt: t, Width: digestThumbWidth, Video: video}, base)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -34,7 +35,7 @@ func TestItemFormats(t *testing.T) {
 			e := testItem()
 			e.Format, e.ItemHTML = tc.format, tc.html
 			if tc.format != store.FormatFull && tc.format != "" {
-				e.Media = store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://blog.example.com/ep.mp3", Type: "audio/mpeg"}}}
+				e.Media = model.ItemMedia{Enclosures: []model.Enclosure{{URL: "https://blog.example.com/ep.mp3", Type: "audio/mpeg"}}}
 			}
 			m, err := testSender().Item(e)
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // ItemEmail is one new item for one subscriber (instant delivery).
@@ -31,7 +31,7 @@ type ItemEmail struct {
 	// Media is what the feed said about the item's media: every enclosure
 	// is linked, and the description and thumbnail stand in for content
 	// when the item has none.
-	Media store.ItemMedia
+	Media model.ItemMedia
 	// Format is the subscription's (store.Format*): "summary" shows the
 	// first SummaryWords words as text, no images; "title" no content at
 	// all; "article" the article (below); anything else the whole post.

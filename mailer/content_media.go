@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // itemBody is the content an email shows for an item: its own HTML when
@@ -20,7 +20,7 @@ import (
 // which links to the post and for a video carries a play mark; else
 // nothing (Content.Empty), and the caller offers the link. title is the
 // thumbnail's alt text.
-func itemBody(contentHTML string, m store.ItemMedia, base, link, title string, video *videoPost) Content {
+func itemBody(contentHTML string, m model.ItemMedia, base, link, title string, video *videoPost) Content {
 	if c, ok := videoBody(contentHTML, m, base, link, title, video); ok {
 		return c
 	}
@@ -41,7 +41,7 @@ func itemBody(contentHTML string, m store.ItemMedia, base, link, title string, v
 // a thumbnail from its feed (Vimeo, Channel 9): the thumbnail with its
 // play bar above the text, without the image the text opened with (the
 // same picture, smaller). It reports false for any other post.
-func videoBody(contentHTML string, m store.ItemMedia, base, link, title string, video *videoPost) (Content, bool) {
+func videoBody(contentHTML string, m model.ItemMedia, base, link, title string, video *videoPost) (Content, bool) {
 	if video == nil || video.Audio || m.Thumbnail == "" {
 		return Content{}, false
 	}
@@ -58,7 +58,7 @@ func videoBody(contentHTML string, m store.ItemMedia, base, link, title string, 
 
 // mediaDescriptionHTML is the item's media description as HTML: as the
 // feed gave it when it said HTML, else its text linkified.
-func mediaDescriptionHTML(m store.ItemMedia) string {
+func mediaDescriptionHTML(m model.ItemMedia) string {
 	if m.DescriptionHTML {
 		return m.Description
 	}
@@ -159,7 +159,7 @@ type enclosureView struct {
 
 // enclosureViews returns the views of the enclosures whose URL is an
 // absolute http(s) URL that can go into an email.
-func enclosureViews(es []store.Enclosure) []enclosureView {
+func enclosureViews(es []model.Enclosure) []enclosureView {
 	var out []enclosureView
 	for _, e := range es {
 		u := bodyURL(e.URL, false)

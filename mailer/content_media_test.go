@@ -6,7 +6,7 @@ import (
 
 	nethtml "golang.org/x/net/html"
 
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
@@ -202,7 +202,7 @@ func TestTextToHTML(t *testing.T) {
 }
 
 func TestEnclosureViews(t *testing.T) {
-	got := enclosureViews([]store.Enclosure{
+	got := enclosureViews([]model.Enclosure{
 		{URL: "https://pod.example/media/ep%201.mp3", Type: "audio/mpeg", Length: 12345678, Duration: 3723},
 		{URL: "https://pod.example/v.mp4", Type: "video/mp4", Duration: 45},
 		{URL: "https://pod.example/paper.pdf", Type: "application/pdf", Length: 950},
@@ -240,15 +240,15 @@ func TestItemEmailMedia(t *testing.T) {
 	s := testSender()
 	youtube := testItem()
 	youtube.ItemHTML, youtube.ItemLink = "", "https://www.youtube.com/watch?v=abc123"
-	youtube.Media = store.ItemMedia{Thumbnail: "https://i1.ytimg.com/vi/abc123/hqdefault.jpg",
+	youtube.Media = model.ItemMedia{Thumbnail: "https://i1.ytimg.com/vi/abc123/hqdefault.jpg",
 		Description: "Notes: https://example.com/notes.\nSecond line."}
 	podcast := testItem()
 	podcast.ItemHTML = "<p>Show notes.</p>"
-	podcast.Media = store.ItemMedia{Thumbnail: "https://pod.example/cover.jpg", Enclosures: []store.Enclosure{
+	podcast.Media = model.ItemMedia{Thumbnail: "https://pod.example/cover.jpg", Enclosures: []model.Enclosure{
 		{URL: "https://pod.example/ep1.mp3", Type: "audio/mpeg", Length: 12345678, Duration: 3723}}}
 	thumbOnly := testItem()
 	thumbOnly.ItemHTML = "<p> </p>"
-	thumbOnly.Media = store.ItemMedia{Thumbnail: "https://i1.ytimg.com/vi/x/hq.jpg"}
+	thumbOnly.Media = model.ItemMedia{Thumbnail: "https://i1.ytimg.com/vi/x/hq.jpg"}
 	bare := testItem()
 	bare.ItemHTML = "  "
 	// Vimeo: a small copy of the picture, then the text; the feed's
@@ -256,20 +256,20 @@ func TestItemEmailMedia(t *testing.T) {
 	vimeo := testItem()
 	vimeo.ItemLink = "https://vimeo.com/123456"
 	vimeo.ItemHTML = `<p><a href="https://vimeo.com/123456"><img src="https://i.vimeocdn.com/video/1_200x150.jpg" alt="" /></a></p><p>A film about the sea.</p><p><strong>Cast:</strong> <a href="https://vimeo.com/someone">Someone</a></p>`
-	vimeo.Media = store.ItemMedia{Thumbnail: "https://i.vimeocdn.com/video/1_960x540.jpg", Player: "https://player.vimeo.com/video/123456"}
+	vimeo.Media = model.ItemMedia{Thumbnail: "https://i.vimeocdn.com/video/1_960x540.jpg", Player: "https://player.vimeo.com/video/123456"}
 	// Channel 9: show notes, one video file (its size a placeholder), a
 	// thumbnail at item level.
 	ch9 := testItem()
 	ch9.ItemLink = "https://learn.example.com/shows/show/episode-12"
 	ch9.ItemHTML = "<p>In this episode we look at the new release.</p>"
-	ch9.Media = store.ItemMedia{Thumbnail: "https://cdn.example.com/ep/file_960.jpg", Enclosures: []store.Enclosure{
+	ch9.Media = model.ItemMedia{Thumbnail: "https://cdn.example.com/ep/file_960.jpg", Enclosures: []model.Enclosure{
 		{URL: "https://cdn.example.com/ep/file_high.mp4", Type: "video/mp4", Length: 1, Duration: 1830}}}
 	// An audio podcast on Omny: its media:content names a web player.
 	omny := testItem()
 	omny.ItemLink = "https://omny.fm/shows/lage/folge-1"
 	omny.ItemHTML = "<p>Was heute wichtig ist.</p>"
-	omny.Media = store.ItemMedia{Thumbnail: "https://www.omny.fm/shows/lage/image.jpg", Player: "https://omny.fm/shows/lage/folge-1/embed",
-		Enclosures: []store.Enclosure{{URL: "https://traffic.omny.fm/d/clips/a/audio.mp3", Type: "audio/mpeg", Length: 21554816, Duration: 1346}}}
+	omny.Media = model.ItemMedia{Thumbnail: "https://www.omny.fm/shows/lage/image.jpg", Player: "https://omny.fm/shows/lage/folge-1/embed",
+		Enclosures: []model.Enclosure{{URL: "https://traffic.omny.fm/d/clips/a/audio.mp3", Type: "audio/mpeg", Length: 21554816, Duration: 1346}}}
 	noLink := testItem()
 	noLink.ItemHTML, noLink.ItemLink = "", ""
 	tests := []struct {
@@ -334,7 +334,7 @@ func TestDigestMedia(t *testing.T) {
 			{Title: "Video", Link: "https://www.youtube.com/watch?v=1", ExcerptHTML: TextToHTML("About https://x.example/a"),
 				Thumbnail: "https://i.ytimg.com/vi/1/hq.jpg"},
 			{Title: "Episode", Link: "https://pod.example/1", ExcerptHTML: "Notes",
-				Enclosures: []store.Enclosure{{URL: "https://pod.example/1.mp3", Type: "audio/mpeg", Duration: 61}}},
+				Enclosures: []model.Enclosure{{URL: "https://pod.example/1.mp3", Type: "audio/mpeg", Duration: 61}}},
 			{Title: "Bare", Link: "https://blog.example/bare"},
 			{Title: "Nothing at all"},
 		}}}})

@@ -8,7 +8,7 @@ import (
 
 	nethtml "golang.org/x/net/html"
 
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // digestThumbWidth is the width in CSS pixels of every thumbnail in a
@@ -110,7 +110,7 @@ const captionStyle = "margin:8px 0 0;font-size:14px;line-height:1.4;color:#59636
 // description unless the post says it. A reader whose client blocks
 // images still learns what the post shows and can open it, and spam
 // filters, which score an image with little text, see text.
-func withCaption(c Content, m store.ItemMedia, base string) Content {
+func withCaption(c Content, m model.ItemMedia, base string) Content {
 	if !strings.Contains(c.HTML, "<img") {
 		return c
 	}

@@ -7,7 +7,7 @@ import (
 
 	nethtml "golang.org/x/net/html"
 
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // videoHosts are the sites known to play videos, with the name an email
@@ -90,12 +90,12 @@ func (v videoPost) Watch() string {
 // YouTube's videoId: m.Player) and attaches no sound file; with a player
 // and only sound files (a podcast on Omny) it is audio. contentHTML is the
 // post's content as the feed gave it.
-func postVideo(link, contentHTML string, m store.ItemMedia) (videoPost, bool) {
+func postVideo(link, contentHTML string, m model.ItemMedia) (videoPost, bool) {
 	v := videoPost{Site: videoSiteName(link)}
 	if v.Site == "" {
 		v.Site = hostOf(link)
 	}
-	var audio *store.Enclosure
+	var audio *model.Enclosure
 	for i, e := range m.Enclosures {
 		switch kind, _ := describeType(e.Type, e.URL); {
 		case kind == "Video":

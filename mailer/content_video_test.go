@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
@@ -12,40 +12,40 @@ func TestPostVideo(t *testing.T) {
 	yt := "https://www.youtube.com/watch?v=abc"
 	tests := []struct {
 		name, link, content string
-		media               store.ItemMedia
+		media               model.ItemMedia
 		want                bool
 		watch               string
 		duration            int64
 	}{
-		{"media player", "https://v.example/1", "", store.ItemMedia{Player: "https://v.example/play/1"}, true, "Watch on v.example", 0},
-		{"youtube link and player", yt, "", store.ItemMedia{Player: yt}, true, "Watch on YouTube", 0},
-		{"youtube link only", "https://youtu.be/abc", "", store.ItemMedia{}, true, "Watch on YouTube", 0},
-		{"vimeo subdomain", "https://player.vimeo.com/video/1", "", store.ItemMedia{}, true, "Watch on Vimeo", 0},
+		{"media player", "https://v.example/1", "", model.ItemMedia{Player: "https://v.example/play/1"}, true, "Watch on v.example", 0},
+		{"youtube link and player", yt, "", model.ItemMedia{Player: yt}, true, "Watch on YouTube", 0},
+		{"youtube link only", "https://youtu.be/abc", "", model.ItemMedia{}, true, "Watch on YouTube", 0},
+		{"vimeo subdomain", "https://player.vimeo.com/video/1", "", model.ItemMedia{}, true, "Watch on Vimeo", 0},
 		{"video enclosure", "https://www.example.org/ep/1", "<p>Notes</p>",
-			store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://cdn.example.org/1.mp4", Type: "video/mp4", Duration: 225}}}, true, "Watch on example.org", 225},
-		{"video by extension", "https://b.example/1", "", store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://b.example/1.webm"}}}, true, "Watch on b.example", 0},
-		{"audio enclosure", "https://b.example/1", "", store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://b.example/1.mp3", Type: "audio/mpeg"}}}, false, "", 0},
-		{"audio with a web player", "https://omny.fm/shows/lage/ep1", "<p>Notes</p>", store.ItemMedia{Player: "https://omny.fm/shows/lage/ep1/embed",
-			Enclosures: []store.Enclosure{{URL: "https://traffic.omny.fm/d/clips/a/audio.mp3", Type: "audio/mpeg", Duration: 1346}}}, true, "Listen on omny.fm", 1346},
-		{"audio with a player, no link", "", "", store.ItemMedia{Player: "https://p.example/embed",
-			Enclosures: []store.Enclosure{{URL: "https://p.example/a.m4a"}}}, true, "Listen to the episode", 0},
-		{"audio and video files", "https://c9.example/ep", "", store.ItemMedia{Player: "https://c9.example/embed", Enclosures: []store.Enclosure{
+			model.ItemMedia{Enclosures: []model.Enclosure{{URL: "https://cdn.example.org/1.mp4", Type: "video/mp4", Duration: 225}}}, true, "Watch on example.org", 225},
+		{"video by extension", "https://b.example/1", "", model.ItemMedia{Enclosures: []model.Enclosure{{URL: "https://b.example/1.webm"}}}, true, "Watch on b.example", 0},
+		{"audio enclosure", "https://b.example/1", "", model.ItemMedia{Enclosures: []model.Enclosure{{URL: "https://b.example/1.mp3", Type: "audio/mpeg"}}}, false, "", 0},
+		{"audio with a web player", "https://omny.fm/shows/lage/ep1", "<p>Notes</p>", model.ItemMedia{Player: "https://omny.fm/shows/lage/ep1/embed",
+			Enclosures: []model.Enclosure{{URL: "https://traffic.omny.fm/d/clips/a/audio.mp3", Type: "audio/mpeg", Duration: 1346}}}, true, "Listen on omny.fm", 1346},
+		{"audio with a player, no link", "", "", model.ItemMedia{Player: "https://p.example/embed",
+			Enclosures: []model.Enclosure{{URL: "https://p.example/a.m4a"}}}, true, "Listen to the episode", 0},
+		{"audio and video files", "https://c9.example/ep", "", model.ItemMedia{Player: "https://c9.example/embed", Enclosures: []model.Enclosure{
 			{URL: "https://c9.example/ep.mp3", Type: "audio/mp3"}, {URL: "https://c9.example/ep.mp4", Type: "video/mp4", Duration: 9}}}, true, "Watch on c9.example", 9},
-		{"youtube iframe", "https://b.example/post", `<p>Look:</p><iframe src="https://www.youtube-nocookie.com/embed/abc"></iframe>`, store.ItemMedia{}, true, "Watch on b.example", 0},
-		{"vimeo embed", "https://b.example/post", `<embed src="https://vimeo.com/moogaloop.swf?clip_id=1">`, store.ItemMedia{}, true, "Watch on b.example", 0},
-		{"object data", "https://b.example/post", `<object data="https://www.dailymotion.com/swf/x1"></object>`, store.ItemMedia{}, true, "Watch on b.example", 0},
-		{"video element", "https://b.example/post", `<VIDEO src="/v.mp4"></VIDEO>`, store.ItemMedia{}, true, "Watch on b.example", 0},
-		{"map iframe", "https://b.example/post", `<iframe src="https://maps.example.com/embed"></iframe>`, store.ItemMedia{}, false, "", 0},
-		{"video host named in text only", "https://b.example/post", `<p>see youtube.com</p><a href="https://youtube.com/x">x</a>`, store.ItemMedia{}, false, "", 0},
-		{"photo", "https://b.example/post", `<img src="https://b.example/p.jpg">`, store.ItemMedia{Thumbnail: "https://b.example/p.jpg"}, false, "", 0},
-		{"no link", "", "", store.ItemMedia{Player: "https://v.example/p"}, true, "Watch the video", 0},
-		{"youtube short", "https://m.youtube.com/shorts/abc", "", store.ItemMedia{}, true, "Watch on YouTube", 0},
-		{"youtube channel page", "https://www.youtube.com/channel/UC1", "", store.ItemMedia{}, false, "", 0},
-		{"vimeo video page", "https://vimeo.com/123456", "", store.ItemMedia{}, true, "Watch on Vimeo", 0},
-		{"vimeo blog", "https://vimeo.com/blog/post/x", "", store.ItemMedia{}, false, "", 0},
-		{"ted talk", "https://www.ted.com/talks/someone_on_something", "", store.ItemMedia{}, true, "Watch on TED", 0},
-		{"ted article", "https://ideas.ted.com/an-article/", "", store.ItemMedia{}, false, "", 0},
-		{"ted article with a player", "https://ideas.ted.com/an-article/", "", store.ItemMedia{Player: "https://embed.ted.com/talks/x"}, true, "Watch on TED", 0},
+		{"youtube iframe", "https://b.example/post", `<p>Look:</p><iframe src="https://www.youtube-nocookie.com/embed/abc"></iframe>`, model.ItemMedia{}, true, "Watch on b.example", 0},
+		{"vimeo embed", "https://b.example/post", `<embed src="https://vimeo.com/moogaloop.swf?clip_id=1">`, model.ItemMedia{}, true, "Watch on b.example", 0},
+		{"object data", "https://b.example/post", `<object data="https://www.dailymotion.com/swf/x1"></object>`, model.ItemMedia{}, true, "Watch on b.example", 0},
+		{"video element", "https://b.example/post", `<VIDEO src="/v.mp4"></VIDEO>`, model.ItemMedia{}, true, "Watch on b.example", 0},
+		{"map iframe", "https://b.example/post", `<iframe src="https://maps.example.com/embed"></iframe>`, model.ItemMedia{}, false, "", 0},
+		{"video host named in text only", "https://b.example/post", `<p>see youtube.com</p><a href="https://youtube.com/x">x</a>`, model.ItemMedia{}, false, "", 0},
+		{"photo", "https://b.example/post", `<img src="https://b.example/p.jpg">`, model.ItemMedia{Thumbnail: "https://b.example/p.jpg"}, false, "", 0},
+		{"no link", "", "", model.ItemMedia{Player: "https://v.example/p"}, true, "Watch the video", 0},
+		{"youtube short", "https://m.youtube.com/shorts/abc", "", model.ItemMedia{}, true, "Watch on YouTube", 0},
+		{"youtube channel page", "https://www.youtube.com/channel/UC1", "", model.ItemMedia{}, false, "", 0},
+		{"vimeo video page", "https://vimeo.com/123456", "", model.ItemMedia{}, true, "Watch on Vimeo", 0},
+		{"vimeo blog", "https://vimeo.com/blog/post/x", "", model.ItemMedia{}, false, "", 0},
+		{"ted talk", "https://www.ted.com/talks/someone_on_something", "", model.ItemMedia{}, true, "Watch on TED", 0},
+		{"ted article", "https://ideas.ted.com/an-article/", "", model.ItemMedia{}, false, "", 0},
+		{"ted article with a player", "https://ideas.ted.com/an-article/", "", model.ItemMedia{Player: "https://embed.ted.com/talks/x"}, true, "Watch on TED", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,25 +116,25 @@ func TestWithCaption(t *testing.T) {
 	altCaption := `<p style="` + captionStyle + `">Frost on the kale</p>`
 	tests := []struct {
 		name, content string
-		media         store.ItemMedia
+		media         model.ItemMedia
 		html, text    []string
 		not           []string
 	}{
-		{"alt as caption", photo, store.ItemMedia{},
+		{"alt as caption", photo, model.ItemMedia{},
 			[]string{`</p><p style="` + captionStyle + `">Frost on the kale</p>`}, []string{"[Frost on the kale]"}, nil},
-		{"alt and description", photo, store.ItemMedia{Description: "First frost: https://b.example/notes"},
+		{"alt and description", photo, model.ItemMedia{Description: "First frost: https://b.example/notes"},
 			[]string{">Frost on the kale</p>", `<a href="https://b.example/notes"`},
 			[]string{"[Frost on the kale]", "First frost: https://b.example/notes"}, nil},
-		{"html description", photo, store.ItemMedia{Description: "<b>Cold</b> night<script>x()</script>", DescriptionHTML: true},
+		{"html description", photo, model.ItemMedia{Description: "<b>Cold</b> night<script>x()</script>", DescriptionHTML: true},
 			[]string{"<b>Cold</b> night"}, []string{"Cold night"}, []string{"script", "x()"}},
-		{"alt already said", `<p>Frost on the kale</p>` + photo, store.ItemMedia{}, []string{`>Picture: <a href="https://b.example/p.jpg"`}, nil, []string{altCaption}},
-		{"description already said", `<p>Cold night.</p>` + photo, store.ItemMedia{Description: "Cold night."}, nil, nil, []string{"Cold night.</p><p>Cold night."}},
-		{"enough words", long, store.ItemMedia{Description: "Extra"}, nil, nil, []string{captionStyle, "Extra"}},
-		{"no image", `<p>Short.</p>`, store.ItemMedia{Description: "Extra"}, nil, nil, []string{"Extra"}},
-		{"no alt", `<p><img src="https://b.example/p.jpg"></p>`, store.ItemMedia{}, []string{`>Picture: <a href="https://b.example/p.jpg"`, `>p.jpg</a> from b.example</p>`}, nil, []string{"×"}},
-		{"news picture over a paragraph", `<p><img src="/m/harbour-640.jpg" width="640" height="427"></p><p>` + strings.Repeat("word ", 40) + `</p>`, store.ItemMedia{},
+		{"alt already said", `<p>Frost on the kale</p>` + photo, model.ItemMedia{}, []string{`>Picture: <a href="https://b.example/p.jpg"`}, nil, []string{altCaption}},
+		{"description already said", `<p>Cold night.</p>` + photo, model.ItemMedia{Description: "Cold night."}, nil, nil, []string{"Cold night.</p><p>Cold night."}},
+		{"enough words", long, model.ItemMedia{Description: "Extra"}, nil, nil, []string{captionStyle, "Extra"}},
+		{"no image", `<p>Short.</p>`, model.ItemMedia{Description: "Extra"}, nil, nil, []string{"Extra"}},
+		{"no alt", `<p><img src="https://b.example/p.jpg"></p>`, model.ItemMedia{}, []string{`>Picture: <a href="https://b.example/p.jpg"`, `>p.jpg</a> from b.example</p>`}, nil, []string{"×"}},
+		{"news picture over a paragraph", `<p><img src="/m/harbour-640.jpg" width="640" height="427"></p><p>` + strings.Repeat("word ", 40) + `</p>`, model.ItemMedia{},
 			[]string{`>Picture: <a href="https://b.example/m/harbour-640.jpg"`, `>harbour-640.jpg</a> from b.example · 640 × 427</p>`}, nil, nil},
-		{"size not a number", `<p><img src="/m/x.jpg" width="100%" height="427"></p>`, store.ItemMedia{}, []string{`>x.jpg</a> from b.example</p>`}, nil, []string{"×"}},
+		{"size not a number", `<p><img src="/m/x.jpg" width="100%" height="427"></p>`, model.ItemMedia{}, []string{`>x.jpg</a> from b.example</p>`}, nil, []string{"×"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/wneessen/go-mail"
 
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
@@ -96,7 +97,7 @@ func sampleMsgs(t testing.TB, s Sender) map[string]*mail.Msg {
 	video := item
 	video.ItemTitle, video.ItemLink, video.MessageID = "Planting garlic, start to finish", "https://www.youtube.com/watch?v=dQw4w9WgXcQ", s.ItemMessageID(11, 44)
 	video.FeedTitle, video.Author, video.ItemHTML = "Garden Diary", "Garden Diary", ""
-	video.Media = store.ItemMedia{Thumbnail: "https://i.ytimg.com/vi/dQw4w9WgXcQ/hqdefault.jpg",
+	video.Media = model.ItemMedia{Thumbnail: "https://i.ytimg.com/vi/dQw4w9WgXcQ/hqdefault.jpg",
 		Description: "How we plant garlic in October: cloves, depth and mulch.", Player: "https://www.youtube.com/v/dQw4w9WgXcQ?version=3"}
 	m, err = s.Item(video)
 	render("video", m, err)
@@ -105,13 +106,13 @@ func sampleMsgs(t testing.TB, s Sender) map[string]*mail.Msg {
 	vimeo.FeedTitle, vimeo.Author = "Staff Picks", "Someone"
 	vimeo.ItemHTML = `<p><a href="https://vimeo.com/123456"><img src="https://i.vimeocdn.com/video/1_200x150.jpg" alt="" /></a></p>` +
 		`<p>A film about the sea.</p><p><strong>Cast:</strong> <a href="https://vimeo.com/someone">Someone</a></p>`
-	vimeo.Media = store.ItemMedia{Thumbnail: "https://i.vimeocdn.com/video/1_960x540.jpg", Player: "https://player.vimeo.com/video/123456"}
+	vimeo.Media = model.ItemMedia{Thumbnail: "https://i.vimeocdn.com/video/1_960x540.jpg", Player: "https://player.vimeo.com/video/123456"}
 	m, err = s.Item(vimeo)
 	render("video with text", m, err)
 	photo := item
 	photo.ItemTitle, photo.ItemLink, photo.MessageID = "Frost on the kale", "https://garden.example.net/photos/frost", s.ItemMessageID(11, 45)
 	photo.ItemHTML = `<p><a href="https://garden.example.net/photos/frost"><img src="https://garden.example.net/photos/frost.jpg" width="1024" height="768" alt="Frost on the kale"></a></p>`
-	photo.Media = store.ItemMedia{Description: "The first frost of the year came on Tuesday night; the kale is sweeter for it."}
+	photo.Media = model.ItemMedia{Description: "The first frost of the year came on Tuesday night; the kale is sweeter for it."}
 	m, err = s.Item(photo)
 	render("photo", m, err)
 

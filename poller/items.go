@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -101,11 +102,11 @@ func toStoreItem(it newitems.Item, rule string) store.NewItem {
 }
 
 // storeMedia is the stored form of an item's media.
-func storeMedia(m newitems.Media) store.ItemMedia {
-	sm := store.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML,
+func storeMedia(m newitems.Media) model.ItemMedia {
+	sm := model.ItemMedia{Thumbnail: m.Thumbnail, Description: m.Description, DescriptionHTML: m.DescriptionHTML,
 		Player: m.Player}
 	for _, e := range m.Enclosures {
-		sm.Enclosures = append(sm.Enclosures, store.Enclosure{URL: e.URL, Type: e.Type, Length: e.Length, Duration: e.Duration})
+		sm.Enclosures = append(sm.Enclosures, model.Enclosure{URL: e.URL, Type: e.Type, Length: e.Length, Duration: e.Duration})
 	}
 	return sm
 }

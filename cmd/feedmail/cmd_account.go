@@ -24,7 +24,7 @@ func cmdAccount(ctx context.Context, a *app, args []string) error {
 }
 
 // cmdAccountExport prints everything kept about an existing account as
-// JSON (store.AccountExport: subscriptions with how they were confirmed,
+// JSON (model.AccountExport: subscriptions with how they were confirmed,
 // digests, ledger, purchases, mail reports).
 func cmdAccountExport(ctx context.Context, a *app, args []string) error {
 	s, u, err := a.personOnly(ctx, "account export", args)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
@@ -57,7 +58,7 @@ func TestAccountCommands(t *testing.T) {
 		t.Errorf("unknown verb: exit %d, %q", code, errs)
 	}
 
-	ex := decodeJSON[store.AccountExport](t, must("account", "export", "--email", "a@EXAMPLE.com"))
+	ex := decodeJSON[model.AccountExport](t, must("account", "export", "--email", "a@EXAMPLE.com"))
 	if ex.Email != "a@example.com" || ex.Balance != 50 || len(ex.Ledger) != 1 || ex.Ledger[0].Kind != store.LedgerGrant {
 		t.Errorf("export: %s balance %d ledger %+v, want a@example.com with the 50-credit trial", ex.Email, ex.Balance, ex.Ledger)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -16,13 +17,13 @@ import (
 // their choice, checked by package channels (a usage error when it is
 // wrong; nothing is stored then; plain http targets with a token only when
 // allowPrivate).
-func channelFlags(fs *flag.FlagSet, allowPrivate bool) func() (store.ChannelChoice, error) {
+func channelFlags(fs *flag.FlagSet, allowPrivate bool) func() (model.ChannelChoice, error) {
 	name := fs.String("channel", "", "deliver by email (default), webhook, slack, discord, ntfy or matrix")
 	target := fs.String("target", "", "the channel's URL (webhook, Slack or Discord webhook, ntfy topic, Matrix homeserver#!room:server)")
 	token := fs.String("token", "", "the channel's access token (ntfy: optional; matrix: required)")
-	return func() (store.ChannelChoice, error) {
+	return func() (model.ChannelChoice, error) {
 		if *name == "" && *target == "" && *token == "" {
-			return store.ChannelChoice{}, nil
+			return model.ChannelChoice{}, nil
 		}
 		c, err := channels.Choose(*name, *target, *token, allowPrivate)
 		if err != nil {
@@ -37,8 +38,8 @@ func channelFlags(fs *flag.FlagSet, allowPrivate bool) func() (store.ChannelChoi
 // prints this once (the receiver needs it to verify deliveries). Other
 // secrets (tokens the person gave) are never printed.
 func addChannelJSON(out map[string]any, sub *store.Subscription) {
-	if sub == nil || sub.Channel == "" || sub.Channel == store.ChannelEmail {
-		out["channel"] = store.ChannelEmail
+	if sub == nil || sub.Channel == "" || sub.Channel == model.ChannelEmail {
+		out["channel"] = model.ChannelEmail
 		return
 	}
 	out["channel"], out["target"] = sub.Channel, sub.Target
@@ -55,7 +56,7 @@ func (a *app) channelHTTP() *http.Client {
 
 // setDigestChannel sets d's channel when the command chose one, and
 // updates d to match.
-func setDigestChannel(ctx context.Context, s *store.Store, d *store.Digest, c store.ChannelChoice) error {
+func setDigestChannel(ctx context.Context, s *store.Store, d *store.Digest, c model.ChannelChoice) error {
 	if c.Channel == "" {
 		return nil
 	}
@@ -69,7 +70,7 @@ func setDigestChannel(ctx context.Context, s *store.Store, d *store.Digest, c st
 // orEmail is a stored channel name, "email" for "".
 func orEmail(name string) string {
 	if name == "" {
-		return store.ChannelEmail
+		return model.ChannelEmail
 	}
 	return name
 }

@@ -24,7 +24,11 @@ func cmdCredits(ctx context.Context, a *app, args []string) error {
 	return dispatch(ctx, a, "credits", args)
 }
 
-// creditsEntryJSON is a ledger entry as the commands print it.
+// creditsEntryJSON is a ledger entry as the commands print it for the
+// operator: the fields of model.LedgerLine (what the API and the export
+// give its owner) with the account's address and the entry's idempotency
+// key among them, in the order the commands have always printed them
+// (embedding the line would move those two keys to the end).
 type creditsEntryJSON struct {
 	ID             int64     `json:"id"`
 	Email          string    `json:"email"`

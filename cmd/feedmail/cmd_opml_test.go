@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/opml"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
@@ -57,7 +58,7 @@ func TestImportExportOPML(t *testing.T) {
 	}
 	// The operator's --confirmed import is the proof of consent the export shows.
 	code, out, errs = cli("account", "export", "--email", "ann@example.com")
-	if ex := decodeJSON[store.AccountExport](t, out); code != 0 || len(ex.Subscriptions) != 1 ||
+	if ex := decodeJSON[model.AccountExport](t, out); code != 0 || len(ex.Subscriptions) != 1 ||
 		ex.Subscriptions[0].ConfirmedBy != store.ConfirmedByOperator {
 		t.Fatalf("export after import --confirmed: %d %s %+v, want confirmed by the operator", code, errs, ex.Subscriptions)
 	}

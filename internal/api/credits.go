@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -10,16 +9,6 @@ import (
 // balance is GET /api/v1/balance: the account's credits.
 func (s *Server) balance(w http.ResponseWriter, r *http.Request, u *store.User) {
 	writeJSON(w, http.StatusOK, map[string]int64{"balance": u.Balance})
-}
-
-// ledgerJSON is one change to the account's credits.
-type ledgerJSON struct {
-	ID           int64     `json:"id"`
-	Kind         string    `json:"kind"`
-	Amount       int64     `json:"amount"`
-	BalanceAfter int64     `json:"balance_after"`
-	Reason       string    `json:"reason"`
-	CreatedAt    time.Time `json:"created_at"`
 }
 
 // ledger is GET /api/v1/ledger: the account's ledger, newest first, a
@@ -35,10 +24,7 @@ func (s *Server) ledger(w http.ResponseWriter, r *http.Request, u *store.User) {
 		return
 	}
 	writeJSON(w, http.StatusOK, pageOf(rows, p.limit, func(e store.LedgerEntry) int64 { return e.ID },
-		func(e store.LedgerEntry) ledgerJSON {
-			return ledgerJSON{ID: e.ID, Kind: e.Kind, Amount: e.Amount, BalanceAfter: e.BalanceAfter, Reason: e.Reason,
-				CreatedAt: e.CreatedAt.UTC()}
-		}))
+		store.LedgerEntry.Line))
 }
 
 // export is GET /api/v1/export: everything kept about the account, the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -32,7 +33,7 @@ func toDigest(d store.Digest) digestJSON {
 	out := digestJSON{ID: d.ID, Name: d.Name, Schedule: d.Schedule, Timezone: d.Timezone, NextSlotAt: d.NextSlotAt.UTC(),
 		LastSlotAt: utcOrNil(d.LastSlotAt), CreatedAt: d.CreatedAt.UTC(), Channel: d.Channel, Target: d.Target}
 	if out.Channel == "" {
-		out.Channel = store.ChannelEmail
+		out.Channel = model.ChannelEmail
 	}
 	return out
 }
@@ -81,7 +82,7 @@ type digestRequest struct {
 
 // chosenChannel is req's channel checked as a subscription's is; nil when
 // req names none.
-func (req digestRequest) chosenChannel(allowPrivate bool) (*store.ChannelChoice, *problem) {
+func (req digestRequest) chosenChannel(allowPrivate bool) (*model.ChannelChoice, *problem) {
 	ch, set, p, bad := req.choice(allowPrivate)
 	switch {
 	case bad:
@@ -161,7 +162,7 @@ func (s *Server) patchDigest(w http.ResponseWriter, r *http.Request, u *store.Us
 // name, schedule and zone stay keeps its next slot. The answer shows a
 // webhook's signing secret when ch chose a new one.
 func (s *Server) saveDigest(w http.ResponseWriter, r *http.Request, u *store.User, id int64, req digestRequest, old store.Digest,
-	ch *store.ChannelChoice) {
+	ch *model.ChannelChoice) {
 	freshSecret := ch != nil && ch.Channel == webhook.Name && ch.Secret != old.ChannelSecret
 	sched, bad := digestSchedule(req, old)
 	if bad != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -37,7 +38,7 @@ type channelRequest struct {
 
 // choice checks the request's channel (the CLI's and account page's
 // checks, channels.Choose); set is false when the request names none.
-func (c channelRequest) choice(allowPrivate bool) (choice store.ChannelChoice, set bool, p problem, bad bool) {
+func (c channelRequest) choice(allowPrivate bool) (choice model.ChannelChoice, set bool, p problem, bad bool) {
 	if c.Channel == nil && c.Target == nil && c.Token == nil {
 		return choice, false, p, false
 	}
@@ -63,7 +64,7 @@ func (c channelRequest) choice(allowPrivate bool) (choice store.ChannelChoice, s
 // own: a PATCH that repeats the channel must not break the receiver's
 // signature checks. An answer shows the secret only when it differs from
 // the stored one (the client has that one already).
-func (c channelRequest) keepSecret(ch *store.ChannelChoice, oldChannel, oldTarget, oldSecret string) {
+func (c channelRequest) keepSecret(ch *model.ChannelChoice, oldChannel, oldTarget, oldSecret string) {
 	if c.Token != nil || ch.Channel != webhook.Name || oldChannel != webhook.Name || ch.Target != oldTarget || oldSecret == "" {
 		return
 	}

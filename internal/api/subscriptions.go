@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/channel/webhook"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -45,7 +46,7 @@ func toSubscription(v store.SubscriptionView, now time.Time) subscriptionJSON {
 	}
 	out.Channel, out.Target = v.Channel, v.Target
 	if out.Channel == "" {
-		out.Channel = store.ChannelEmail
+		out.Channel = model.ChannelEmail
 	}
 	if v.DigestID != nil {
 		name := v.DigestName

@@ -7,12 +7,12 @@ import (
 	"sort"
 	"time"
 
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // Email is the name of the default channel, which the mailer's transports
 // deliver; it has no package here.
-const Email = store.ChannelEmail
+const Email = model.ChannelEmail
 
 // Channel is one way out. Implementations are stateless and safe for
 // concurrent use.
@@ -73,7 +73,7 @@ type Post struct {
 	Seen      time.Time // when feedmail first saw it
 	HTML      string
 	Text      string
-	Media     store.ItemMedia
+	Media     model.ItemMedia
 }
 
 // Issue is one digest issue: its posts grouped by feed.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // MaxTargetLen is the longest target URL a person may give, in bytes,
@@ -46,7 +46,7 @@ type PostJSON struct {
 	Seen        *time.Time        `json:"seen,omitempty"`
 	ContentHTML string            `json:"content_html,omitempty"`
 	ContentText string            `json:"content_text,omitempty"`
-	Enclosures  []store.Enclosure `json:"enclosures,omitempty"`
+	Enclosures  []model.Enclosure `json:"enclosures,omitempty"`
 	Thumbnail   string            `json:"thumbnail,omitempty"`
 }
 

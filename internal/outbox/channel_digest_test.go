@@ -11,6 +11,7 @@ import (
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/channel"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/channeltest"
 )
@@ -20,7 +21,7 @@ import (
 // signed, charged at the issue's price like an email issue.
 func TestDigestIssueByWebhook(t *testing.T) {
 	rc := channeltest.Webhook(t)
-	fx, _ := newChanFixture(t, store.ChannelEmail, channel.Target{})
+	fx, _ := newChanFixture(t, model.ChannelEmail, channel.Target{})
 	ctx := context.Background()
 	sched, err := digest.ParseSchedule("daily", "UTC")
 	if err != nil {
@@ -34,7 +35,7 @@ func TestDigestIssueByWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fx.s.SetDigestChannel(ctx, fx.u.ID, dg.ID, store.ChannelChoice{Channel: webhook.Name, Target: rc.URL() + "/in", Secret: secret}); err != nil {
+	if err := fx.s.SetDigestChannel(ctx, fx.u.ID, dg.ID, model.ChannelChoice{Channel: webhook.Name, Target: rc.URL() + "/in", Secret: secret}); err != nil {
 		t.Fatal(err)
 	}
 	if err := fx.s.SetSubscriptionDelivery(ctx, fx.u.ID, fx.sub.ID, &dg.ID); err != nil {

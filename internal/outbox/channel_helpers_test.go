@@ -10,6 +10,7 @@ import (
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 	"github.com/feedmail/feedmail/mailer"
@@ -32,7 +33,7 @@ func newChanFixture(t *testing.T, name string, target channel.Target) (*chanFixt
 	clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
 	fx := newFixtureOn(t, storetest.Open(t, storetest.Options{Clock: clk}), clk)
 	u, sub := fx.user("reader@example.org", 10)
-	if name != store.ChannelEmail {
+	if name != model.ChannelEmail {
 		ch, ok := channels.All().Get(name)
 		if !ok {
 			t.Fatalf("channel %q is not registered", name)
@@ -42,7 +43,7 @@ func newChanFixture(t *testing.T, name string, target channel.Target) (*chanFixt
 			t.Fatalf("Check(%+v): %v", target, err)
 		}
 		if err := fx.s.SetSubscriptionChannel(context.Background(), u.ID, sub.ID,
-			store.ChannelChoice{Channel: name, Target: target.URL, Secret: target.Secret}); err != nil {
+			model.ChannelChoice{Channel: name, Target: target.URL, Secret: target.Secret}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,7 +79,7 @@ func newPost(n int) store.NewItem {
 	return store.NewItem{Identity: fmt.Sprintf("post-%d", n), Link: fmt.Sprintf("/posts/%d", n),
 		Title: fmt.Sprintf("Post number %d", n), Author: "Ann Author", PublishedAt: &pub,
 		Content: fmt.Sprintf(`<p>Body of post %d with <b>bold</b>.</p><script>alert(1)</script>`, n),
-		Media:   store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://blog.example.org/e.mp3", Type: "audio/mpeg", Length: 42}}}}
+		Media:   model.ItemMedia{Enclosures: []model.Enclosure{{URL: "https://blog.example.org/e.mp3", Type: "audio/mpeg", Length: 42}}}}
 }
 
 // rowsOf returns the outbox rows of the fixture's subscription.

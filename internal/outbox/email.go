@@ -7,6 +7,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/mailer"
 )
@@ -24,7 +25,7 @@ type mailWay struct {
 	customItem bool
 }
 
-func (w *mailWay) carries(channel string) bool { return channel == store.ChannelEmail }
+func (w *mailWay) carries(channel string) bool { return channel == model.ChannelEmail }
 
 func (w *mailWay) domain(row *store.OutboxRow) string { return store.AddressDomain(row.Address) }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/mailer"
 )
@@ -138,13 +139,13 @@ func (o *Outbox) warmUp() {
 	if m, err := s.Item(mailer.ItemEmail{To: "warm@example.com", FeedTitle: "Warm-up", FeedURL: footer.FeedURL, ListID: s.FeedListID(1),
 		MessageID: s.ItemMessageID(1, 1), Date: date, ItemTitle: "Title", ItemLink: "https://example.com/p", ItemHTML: html,
 		Author: "Author", Published: date, Footer: footer,
-		Media: store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://example.com/e.mp3", Type: "audio/mpeg", Length: 1, Duration: 1}}}}); err == nil {
+		Media: model.ItemMedia{Enclosures: []model.Enclosure{{URL: "https://example.com/e.mp3", Type: "audio/mpeg", Length: 1, Duration: 1}}}}); err == nil {
 		msgs = append(msgs, m)
 	}
 	if m, err := s.Digest(mailer.DigestEmail{To: "warm@example.com", DigestName: "Morning", MessageID: s.MessageID("digest.0"), Date: date,
 		Feeds: []mailer.DigestFeed{
 			{Title: "A", SiteURL: "https://a.example.com/", Items: []mailer.DigestItem{{Title: "1", Link: "https://a.example.com/1", ExcerptHTML: html, Published: date,
-				Enclosures: []store.Enclosure{{URL: "https://a.example.com/e.mp3", Type: "audio/mpeg"}}}}},
+				Enclosures: []model.Enclosure{{URL: "https://a.example.com/e.mp3", Type: "audio/mpeg"}}}}},
 			{Title: "B", SiteURL: "https://b.example.com/", Items: []mailer.DigestItem{{Title: "2", Link: "https://b.example.com/2", ExcerptHTML: "x"}, {Title: "3"}}},
 		}, Footer: footer, ListID: s.DigestListID(1)}); err == nil {
 		msgs = append(msgs, m)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/mailer"
 )
@@ -62,7 +63,7 @@ type renderInput struct {
 func (o *Outbox) wayOf(row *store.OutboxRow) (way, error) {
 	name := row.Channel
 	if name == "" {
-		name = store.ChannelEmail
+		name = model.ChannelEmail
 	}
 	for _, w := range o.ways {
 		if w.carries(name) {

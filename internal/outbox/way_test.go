@@ -8,6 +8,7 @@ import (
 	"github.com/feedmail/feedmail/internal/channel"
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/channeltest"
 )
@@ -24,7 +25,7 @@ func TestWayOf(t *testing.T) {
 		want    string // "email", "channels" or "" for none
 	}{
 		{with, "", "email"},
-		{with, store.ChannelEmail, "email"},
+		{with, model.ChannelEmail, "email"},
 		{with, webhook.Name, "channels"},
 		{with, "pigeon", ""},
 		{without, "", "email"},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // APIToken is one of a person's tokens for the JSON API. Only the
@@ -96,14 +98,14 @@ func (s *Store) DeleteAPITokensOfUser(ctx context.Context, userID int64) error {
 
 // exportAPITokens is userID's tokens as their data export shows them,
 // oldest first.
-func (s *Store) exportAPITokens(ctx context.Context, userID int64) ([]ExportAPIToken, error) {
+func (s *Store) exportAPITokens(ctx context.Context, userID int64) ([]model.ExportAPIToken, error) {
 	ts, err := s.APITokensOfUser(ctx, userID)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	out := make([]ExportAPIToken, 0, len(ts))
+	out := make([]model.ExportAPIToken, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, ExportAPIToken{Name: t.Name, CreatedAt: t.CreatedAt.UTC(), LastUsedAt: utcPtrOf(t.LastUsedAt),
+		out = append(out, model.ExportAPIToken{Name: t.Name, CreatedAt: t.CreatedAt.UTC(), LastUsedAt: utcPtrOf(t.LastUsedAt),
 			RevokedAt: utcPtrOf(t.RevokedAt)})
 	}
 	return out, nil

@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	"github.com/feedmail/feedmail/internal/model"
+)
 
 // The bounce hold: a delivery of posts (an item email or a digest issue)
 // that goes by email to an address marked bouncing (users.bouncing_since)
@@ -23,7 +27,7 @@ import "time"
 // email) to a person whose address was marked bouncing at bouncingSince
 // (nil: not bouncing) waits, held with HoldBouncing.
 func WaitsForBouncing(kind, channel string, bouncingSince *time.Time) bool {
-	return bouncingSince != nil && (channel == ChannelEmail || channel == "") &&
+	return bouncingSince != nil && (channel == model.ChannelEmail || channel == "") &&
 		(kind == KindItem || kind == KindDigest)
 }
 
@@ -31,6 +35,6 @@ func WaitsForBouncing(kind, channel string, bouncingSince *time.Time) bool {
 // row's kind, its channel and its person's bouncing_since; it has no
 // parameter, so it fits any statement.
 func bounceHoldSQL(kind, channel, bouncingSince string) string {
-	return "(" + bouncingSince + " IS NOT NULL AND " + channel + " IN ('" + ChannelEmail + "', '') AND " +
+	return "(" + bouncingSince + " IS NOT NULL AND " + channel + " IN ('" + model.ChannelEmail + "', '') AND " +
 		kind + " IN ('" + KindItem + "', '" + KindDigest + "'))"
 }

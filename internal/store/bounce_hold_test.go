@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
@@ -31,7 +32,7 @@ func TestBounceHoldRuleOnce(t *testing.T) {
 	var shapes []shape
 	for _, bouncing := range []bool{false, true} {
 		for _, kind := range []string{store.KindItem, store.KindDigest, store.KindNotice} {
-			for _, channel := range []string{store.ChannelEmail, "", "webhook", "slack"} {
+			for _, channel := range []string{model.ChannelEmail, "", "webhook", "slack"} {
 				for _, credits := range []int{0, 1} {
 					shapes = append(shapes, shape{bouncing, kind, channel, credits})
 				}

@@ -4,20 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // Channels of subscriptions and digests: where their deliveries go
 // (Subscription.Channel). Package channel validates targets; these only
 // store them.
-
-// ChannelChoice is a channel with its target and secret, as stored.
-// Generated says the secret was made for this request (a webhook's
-// signing secret when the person gave none): a delivery that exists
-// already keeps its own (SubscribeDelivery).
-type ChannelChoice struct {
-	Channel, Target, Secret string
-	Generated               bool
-}
 
 // ErrDeliveryExists: the person already gets the feed at that channel and
 // target, in another subscription.
@@ -28,8 +21,8 @@ var ErrDeliveryExists = errors.New("this feed already goes to that channel and t
 // their subscriptions to the feed has that channel and target already (one
 // subscription per person, feed, channel and target). Rows already queued
 // for another channel are cancelled when they are rendered.
-func (s *Store) SetSubscriptionChannel(ctx context.Context, userID, subID int64, c ChannelChoice) error {
-	c = c.normal()
+func (s *Store) SetSubscriptionChannel(ctx context.Context, userID, subID int64, c model.ChannelChoice) error {
+	c = normalChoice(c)
 	return s.Tx(ctx, func(tx *Store) error {
 		var n int64
 		if err := tx.DB.Model(&Subscription{}).Where(`user_id = ? AND channel = ? AND target = ? AND id <> ?
@@ -54,8 +47,8 @@ AND feed_id = (SELECT feed_id FROM subscriptions WHERE id = ?)`, userID, c.Chann
 
 // SetDigestChannel sets the channel of userID's digest digestID;
 // ErrNotFound when it is not theirs.
-func (s *Store) SetDigestChannel(ctx context.Context, userID, digestID int64, c ChannelChoice) error {
-	c = c.normal()
+func (s *Store) SetDigestChannel(ctx context.Context, userID, digestID int64, c model.ChannelChoice) error {
+	c = normalChoice(c)
 	res := s.DB.WithContext(ctx).Model(&Digest{}).Where("id = ? AND user_id = ?", digestID, userID).
 		Updates(map[string]any{"channel": c.Channel, "target": c.Target, "channel_secret": c.Secret})
 	if res.Error != nil {
@@ -67,10 +60,11 @@ func (s *Store) SetDigestChannel(ctx context.Context, userID, digestID int64, c 
 	return nil
 }
 
-// normal makes an empty channel email, which has no target or secret.
-func (c ChannelChoice) normal() ChannelChoice {
-	if c.Channel == "" || c.Channel == ChannelEmail {
-		return ChannelChoice{Channel: ChannelEmail}
+// normalChoice returns c, but email (which has no target or secret) for
+// an empty channel or email.
+func normalChoice(c model.ChannelChoice) model.ChannelChoice {
+	if c.Channel == "" || c.Channel == model.ChannelEmail {
+		return model.ChannelChoice{Channel: model.ChannelEmail}
 	}
 	return c
 }

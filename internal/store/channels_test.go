@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
@@ -24,11 +25,11 @@ func TestChannelRouting(t *testing.T) {
 	if err := s.DB.Take(&hook, fx.instant[1]).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetSubscriptionChannel(ctx, hook.UserID+1000, hook.ID, store.ChannelChoice{Channel: "webhook"}); !errors.Is(err, store.ErrNotFound) {
+	if err := s.SetSubscriptionChannel(ctx, hook.UserID+1000, hook.ID, model.ChannelChoice{Channel: "webhook"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another person's subscription: %v, want not found", err)
 	}
 	if err := s.SetSubscriptionChannel(ctx, hook.UserID, hook.ID,
-		store.ChannelChoice{Channel: "webhook", Target: "https://h.example.org/", Secret: "whsec_x"}); err != nil {
+		model.ChannelChoice{Channel: "webhook", Target: "https://h.example.org/", Secret: "whsec_x"}); err != nil {
 		t.Fatal(err)
 	}
 	fx.claim(t, "w1")
@@ -43,7 +44,7 @@ func TestChannelRouting(t *testing.T) {
 		t.Fatalf("%d item rows, want 2", len(rows))
 	}
 	for _, r := range rows {
-		want, state := store.ChannelEmail, store.OutboxQueued
+		want, state := model.ChannelEmail, store.OutboxQueued
 		if *r.SubscriptionID == hook.ID {
 			want, state = "webhook", store.OutboxQueued
 		}
@@ -51,10 +52,10 @@ func TestChannelRouting(t *testing.T) {
 			t.Errorf("row of subscription %d: %s %s, want %s %s", *r.SubscriptionID, r.Channel, r.State, want, state)
 		}
 	}
-	if err := s.SetSubscriptionChannel(ctx, hook.UserID, hook.ID, store.ChannelChoice{Channel: "email", Target: "x", Secret: "y"}); err != nil {
+	if err := s.SetSubscriptionChannel(ctx, hook.UserID, hook.ID, model.ChannelChoice{Channel: "email", Target: "x", Secret: "y"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DB.Take(&hook, hook.ID).Error; err != nil || hook.Channel != store.ChannelEmail || hook.Target != "" || hook.ChannelSecret != "" {
+	if err := s.DB.Take(&hook, hook.ID).Error; err != nil || hook.Channel != model.ChannelEmail || hook.Target != "" || hook.ChannelSecret != "" {
 		t.Errorf("back to email: %+v %v", hook, err)
 	}
 }

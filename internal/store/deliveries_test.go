@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
 // hookAt is a webhook delivery to url with a secret given by the person.
-func hookAt(url, secret string) store.ChannelChoice {
-	return store.ChannelChoice{Channel: "webhook", Target: url, Secret: secret}
+func hookAt(url, secret string) model.ChannelChoice {
+	return model.ChannelChoice{Channel: "webhook", Target: url, Secret: secret}
 }
 
 // One subscription per (person, feed, channel, target): the same delivery

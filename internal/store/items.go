@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // Item is one entry of a feed, recorded once per (feed, identity).
@@ -21,8 +23,8 @@ type Item struct {
 	Author      string
 	PublishedAt *time.Time
 	SeenAt      time.Time
-	IgnoredRule string    // non-empty: recorded as seen, never delivered
-	Media       ItemMedia `gorm:"type:text;not null;default:''"`
+	IgnoredRule string          // non-empty: recorded as seen, never delivered
+	Media       model.ItemMedia `gorm:"type:text;not null;default:''"`
 	// ContentHash is the fingerprint of this version (Fingerprint); ""
 	// for items stored before fingerprints were.
 	ContentHash string
@@ -178,7 +180,7 @@ type NewItem struct {
 	Author      string
 	PublishedAt *time.Time
 	IgnoredRule string
-	Media       ItemMedia
+	Media       model.ItemMedia
 	// ContentHash is its Fingerprint; the insert computes it when empty.
 	ContentHash string
 }
@@ -286,7 +288,7 @@ func (s *Store) insertItemsUnnest(recs []PollRecord, pending []pendingItem, now 
 	for j, p := range pending {
 		r := &recs[p.rec]
 		feedIDs[j], idents[j], guids[j], lnks[j], titles[j] = r.FeedID, p.it.Identity, p.it.GUID, p.it.Link, p.it.Title
-		contents[j], authors[j], rules[j], media[j] = p.it.Content, p.it.Author, p.it.IgnoredRule, p.it.Media.encode()
+		contents[j], authors[j], rules[j], media[j] = p.it.Content, p.it.Author, p.it.IgnoredRule, p.it.Media.Encode()
 		pubs[j], seens[j], hashes[j] = utcPtrOrNil(p.it.PublishedAt), r.logAt(now), p.it.hash()
 	}
 	return s.psNew().sql(itemCols+`SELECT * FROM unnest(`).arg(feedIDs, "bigint[]").sql(", ").arg(idents, "text[]").sql(", ").
@@ -307,7 +309,7 @@ func (s *Store) insertItemsValues(recs []PollRecord, part []pendingItem, now tim
 		q.sql("(").arg(r.FeedID, "").sql(", ").arg(p.it.Identity, "").sql(", ").arg(p.it.GUID, "").sql(", ").
 			arg(p.it.Link, "").sql(", ").arg(p.it.Title, "").sql(", ").arg(p.it.Content, "").sql(", ").
 			arg(p.it.Author, "").sql(", ").arg(utcPtrOrNil(p.it.PublishedAt), "").sql(", ").
-			arg(r.logAt(now), "").sql(", ").arg(p.it.IgnoredRule, "").sql(", ").arg(p.it.Media.encode(), "").sql(", ").
+			arg(r.logAt(now), "").sql(", ").arg(p.it.IgnoredRule, "").sql(", ").arg(p.it.Media.Encode(), "").sql(", ").
 			arg(p.it.hash(), "").sql(")")
 	}
 	return q.sql(itemTail)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"gorm.io/gorm"
+
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // Edited posts: every item is stored with a fingerprint of its version
@@ -23,10 +25,10 @@ import (
 // Fingerprint is the fingerprint of an item's version: hex of the first
 // 16 bytes of a sha256 over its title, content and media, each length
 // prefixed so that moving text from one to the other changes it.
-func Fingerprint(title, content string, m ItemMedia) string {
+func Fingerprint(title, content string, m model.ItemMedia) string {
 	h := sha256.New()
 	var num [24]byte
-	for _, part := range [...]string{title, content, m.encode()} {
+	for _, part := range [...]string{title, content, m.Encode()} {
 		h.Write(append(strconv.AppendInt(num[:0], int64(len(part)), 10), ':'))
 		_, _ = io.WriteString(h, part)
 	}
@@ -41,7 +43,7 @@ type ItemEdit struct {
 	Identity    string
 	Title       string
 	Content     string
-	Media       ItemMedia
+	Media       model.ItemMedia
 	ContentHash string
 	Fill        bool
 }
@@ -91,7 +93,7 @@ func (s *Store) updateEditedItems(ctx context.Context, c gorm.ConnPool, recs []P
 				q.sql("UPDATE items SET content_hash = ").arg(e.ContentHash, "text").sql(" WHERE content_hash = '' AND feed_id = ")
 			} else {
 				q.sql("UPDATE items SET title = ").arg(e.Title, "text").sql(", content = ").arg(e.Content, "text").
-					sql(", media = ").arg(e.Media.encode(), "text").sql(", content_hash = ").arg(e.ContentHash, "text").
+					sql(", media = ").arg(e.Media.Encode(), "text").sql(", content_hash = ").arg(e.ContentHash, "text").
 					sql(" WHERE content_hash <> ").arg(e.ContentHash, "text").sql(" AND feed_id = ")
 			}
 			q.arg(recs[i].FeedID, "bigint").sql(" AND identity = ").arg(e.Identity, "text")

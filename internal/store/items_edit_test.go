@@ -7,27 +7,28 @@ import (
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
 func TestFingerprint(t *testing.T) {
-	base := store.Fingerprint("Title", "<p>Body</p>", store.ItemMedia{})
+	base := store.Fingerprint("Title", "<p>Body</p>", model.ItemMedia{})
 	if len(base) != 32 || strings.Trim(base, "0123456789abcdef") != "" {
 		t.Fatalf("fingerprint %q is not 16 bytes of lower-case hex", base)
 	}
-	if again := store.Fingerprint("Title", "<p>Body</p>", store.ItemMedia{}); again != base {
+	if again := store.Fingerprint("Title", "<p>Body</p>", model.ItemMedia{}); again != base {
 		t.Fatalf("not stable: %q then %q", base, again)
 	}
 	for _, tc := range []struct {
 		name, title, content string
-		media                store.ItemMedia
+		media                model.ItemMedia
 	}{
-		{"title changed", "Title!", "<p>Body</p>", store.ItemMedia{}},
-		{"content changed", "Title", "<p>Body.</p>", store.ItemMedia{}},
-		{"text moved from content to title", "Title<p>", "Body</p>", store.ItemMedia{}},
-		{"media added", "Title", "<p>Body</p>", store.ItemMedia{Thumbnail: "https://example.com/t.png"}},
-		{"enclosure added", "Title", "<p>Body</p>", store.ItemMedia{Enclosures: []store.Enclosure{{URL: "https://example.com/a.mp3"}}}},
+		{"title changed", "Title!", "<p>Body</p>", model.ItemMedia{}},
+		{"content changed", "Title", "<p>Body.</p>", model.ItemMedia{}},
+		{"text moved from content to title", "Title<p>", "Body</p>", model.ItemMedia{}},
+		{"media added", "Title", "<p>Body</p>", model.ItemMedia{Thumbnail: "https://example.com/t.png"}},
+		{"enclosure added", "Title", "<p>Body</p>", model.ItemMedia{Enclosures: []model.Enclosure{{URL: "https://example.com/a.mp3"}}}},
 	} {
 		if got := store.Fingerprint(tc.title, tc.content, tc.media); got == base {
 			t.Errorf("%s: same fingerprint", tc.name)
@@ -43,7 +44,7 @@ func BenchmarkFingerprint20Items(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for i := range 20 {
-			_ = store.Fingerprint("Post number "+string(rune('a'+i)), content, store.ItemMedia{})
+			_ = store.Fingerprint("Post number "+string(rune('a'+i)), content, model.ItemMedia{})
 		}
 	}
 }
@@ -116,7 +117,7 @@ func TestEditedItemBeforeItsEmail(t *testing.T) {
 	fx.poll(t, a)
 	rec := fx.record(nil, true)
 	rec.Edits = []store.ItemEdit{{Identity: a.Identity, Title: "Post a, corrected", Content: "<p>new</p>",
-		ContentHash: store.Fingerprint("Post a, corrected", "<p>new</p>", store.ItemMedia{})}}
+		ContentHash: store.Fingerprint("Post a, corrected", "<p>new</p>", model.ItemMedia{})}}
 	fx.claim(t, "w1")
 	if out, err := s.RecordPoll(ctx, "w1", rec); err != nil || out.Edited != 1 || out.Emails != 0 {
 		t.Fatalf("edit: %+v, %v", out, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/billing"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // LedgerEntry is one append-only change to a person's credits.
@@ -21,6 +22,13 @@ type LedgerEntry struct {
 	IdempotencyKey string
 	Reason         string
 	CreatedAt      time.Time
+}
+
+// Line returns e as its owner sees it (the API's ledger, the export), in
+// UTC.
+func (e LedgerEntry) Line() model.LedgerLine {
+	return model.LedgerLine{ID: e.ID, Kind: e.Kind, Amount: e.Amount, BalanceAfter: e.BalanceAfter, Reason: e.Reason,
+		CreatedAt: e.CreatedAt.UTC()}
 }
 
 // The credit ledger: each change to a person's credits is one append-only

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
@@ -17,8 +18,8 @@ func TestItemMediaRoundTrip(t *testing.T) {
 	s := storetest.Open(t, storetest.Options{Clock: clk})
 	fx := newPollFixture(t, s, clk, "https://example.com/feed", 1, 0, false)
 	fx.claim(t, "w1")
-	media := store.ItemMedia{
-		Enclosures: []store.Enclosure{
+	media := model.ItemMedia{
+		Enclosures: []model.Enclosure{
 			{URL: "https://example.com/ep1.mp3", Type: "audio/mpeg", Length: 12345678, Duration: 3723},
 			{URL: "https://example.com/notes.pdf", Type: "application/pdf"},
 		},
@@ -35,35 +36,17 @@ func TestItemMediaRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]store.ItemMedia{}
+	got := map[string]model.ItemMedia{}
 	for _, it := range items {
 		got[it.GUID] = it.Media
 	}
 	if !reflect.DeepEqual(got["m"], media) {
 		t.Errorf("media read back\n got %+v\nwant %+v", got["m"], media)
 	}
-	if !got["p"].Empty() || !reflect.DeepEqual(got["p"], store.ItemMedia{}) {
+	if !got["p"].Empty() || !reflect.DeepEqual(got["p"], model.ItemMedia{}) {
 		t.Errorf("item without media read back as %+v", got["p"])
 	}
 	if n := count(t, s, "items", "guid = ? AND media = ''", "p"); n != 1 {
 		t.Errorf("item without media stored %d rows with an empty column, want 1", n)
-	}
-}
-
-func TestItemMediaScan(t *testing.T) {
-	var m store.ItemMedia
-	for _, src := range []any{nil, "", []byte{}} {
-		if err := m.Scan(src); err != nil || !m.Empty() {
-			t.Errorf("Scan(%#v) = %+v, %v", src, m, err)
-		}
-	}
-	if err := m.Scan(`{"thumbnail":"https://x.example/t.jpg"}`); err != nil || m.Thumbnail != "https://x.example/t.jpg" {
-		t.Errorf("Scan JSON = %+v, %v", m, err)
-	}
-	if err := m.Scan("not json"); err == nil {
-		t.Error("Scan accepted text that is not JSON")
-	}
-	if err := m.Scan(42); err == nil {
-		t.Error("Scan accepted an integer")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // Outbox kinds.
@@ -58,8 +60,8 @@ type OutboxRow struct {
 	// or it was first put back, for the sender's sake (see
 	// mail_destinations.go); nil otherwise.
 	BlockedSince *time.Time
-	// Channel is the channel the row goes out by (ChannelEmail for email;
-	// see Subscription.Channel), copied when it is queued.
+	// Channel is the channel the row goes out by (model.ChannelEmail for
+	// email; see Subscription.Channel), copied when it is queued.
 	Channel string `gorm:"not null;default:email"`
 }
 
@@ -122,7 +124,7 @@ func (s *Store) MarkOutboxSent(ctx context.Context, owner string, marks []SentMa
 	}
 	users := map[int64]bool{}
 	for _, m := range marks {
-		if m.Channel == "" || m.Channel == ChannelEmail {
+		if m.Channel == "" || m.Channel == model.ChannelEmail {
 			users[m.UserID] = true
 		}
 	}

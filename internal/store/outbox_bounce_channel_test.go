@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
@@ -28,7 +29,7 @@ func TestBouncingHoldsOnlyEmail(t *testing.T) {
 	}
 	later := now.Add(time.Minute)
 	email := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:2", UserID: u.ID, Credits: 1,
-		Channel: store.ChannelEmail, State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
+		Channel: model.ChannelEmail, State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
 	hook := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:2:2", UserID: u.ID, Credits: 1,
 		Channel: "webhook", State: store.OutboxQueued, NextAttemptAt: later, CreatedAt: now})
 	issue := addOutbox(t, s, store.OutboxRow{Kind: store.KindDigest, DedupeKey: "digest:7", UserID: u.ID, Credits: 2,
@@ -67,7 +68,7 @@ func TestChannelDeliveryKeepsBounceCount(t *testing.T) {
 	hook := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:2:1", UserID: u.ID, Credits: 1,
 		Channel: "webhook", State: store.OutboxQueued, NextAttemptAt: now, CreatedAt: now})
 	email := addOutbox(t, s, store.OutboxRow{Kind: store.KindItem, DedupeKey: "item:1:1", UserID: u.ID, Credits: 1,
-		Channel: store.ChannelEmail, State: store.OutboxQueued, NextAttemptAt: now.Add(time.Hour), CreatedAt: now})
+		Channel: model.ChannelEmail, State: store.OutboxQueued, NextAttemptAt: now.Add(time.Hour), CreatedAt: now})
 	if rows := claimAll(t, s, "w1", now); len(rows) != 1 || rows[0].ID != hook {
 		t.Fatalf("claimed %+v, want the webhook row", rows)
 	}
@@ -81,7 +82,7 @@ func TestChannelDeliveryKeepsBounceCount(t *testing.T) {
 	if rows := claimAll(t, s, "w1", clk.Now()); len(rows) != 1 || rows[0].ID != email {
 		t.Fatalf("claimed %+v, want the email row", rows)
 	}
-	if n, err := s.MarkOutboxSent(ctx, "w1", []store.SentMark{{ID: email, UserID: u.ID, MessageID: "<m@x>", Channel: store.ChannelEmail}}); err != nil || n != 1 {
+	if n, err := s.MarkOutboxSent(ctx, "w1", []store.SentMark{{ID: email, UserID: u.ID, MessageID: "<m@x>", Channel: model.ChannelEmail}}); err != nil || n != 1 {
 		t.Fatalf("MarkOutboxSent = %d, %v", n, err)
 	}
 	if got, _ := s.UserByID(ctx, u.ID); got.HardBounces != 0 {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // Subscription states.
@@ -63,7 +65,7 @@ type Subscription struct {
 	ExcludeTerms string
 	// Format is how its emails show a post (Format*).
 	Format string `gorm:"not null;default:full"`
-	// Channel is how its posts go out (ChannelEmail, or a package of
+	// Channel is how its posts go out (model.ChannelEmail, or a package of
 	// internal/channel), Target where to (a URL; "" for email, which goes to
 	// the person's address) and ChannelSecret the channel's secret (a
 	// webhook's signing secret, an access token; "" for none).
@@ -74,9 +76,6 @@ type Subscription struct {
 	// (not stored): an API answers 201 for it, 200 for a row it changed.
 	Created bool `gorm:"-"`
 }
-
-// ChannelEmail is the default channel: email to the person's address.
-const ChannelEmail = "email"
 
 // Subscribe adds (or revives) user's email subscription to feed. With confirmed
 // it is active at once, confirmed by the operator; otherwise it waits in
@@ -93,7 +92,7 @@ func (s *Store) Subscribe(ctx context.Context, userID, feedID int64, digestID *i
 // "" leaves it pending, a ConfirmedBy* value activates it at once (when it
 // is not active already) and is kept as the proof of consent.
 func (s *Store) SubscribeConfirmedBy(ctx context.Context, userID, feedID int64, digestID *int64, confirmedBy string) (*Subscription, error) {
-	return s.SubscribeDelivery(ctx, userID, feedID, ChannelChoice{}, digestID, confirmedBy)
+	return s.SubscribeDelivery(ctx, userID, feedID, model.ChannelChoice{}, digestID, confirmedBy)
 }
 
 // SubscribeDelivery is SubscribeConfirmedBy for the delivery at channel c
@@ -102,8 +101,8 @@ func (s *Store) SubscribeConfirmedBy(ctx context.Context, userID, feedID int64, 
 // the new delivery and c's secret, unless that was Generated and theirs is
 // not ended (its receiver knows the old one). Their other deliveries of
 // the feed are left as they are.
-func (s *Store) SubscribeDelivery(ctx context.Context, userID, feedID int64, c ChannelChoice, digestID *int64, confirmedBy string) (*Subscription, error) {
-	c = c.normal()
+func (s *Store) SubscribeDelivery(ctx context.Context, userID, feedID int64, c model.ChannelChoice, digestID *int64, confirmedBy string) (*Subscription, error) {
+	c = normalChoice(c)
 	var out *Subscription
 	err := s.Tx(ctx, func(tx *Store) error {
 		var sub Subscription

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // NewSubscription is one subscription SubscribeMany adds: to a feed, in an
@@ -78,7 +80,7 @@ func (s *Store) subscriptionsOfFeeds(ctx context.Context, userID int64, feedIDs 
 	for start := 0; start < len(feedIDs); start += psChunk {
 		var rows []Subscription
 		part := feedIDs[start:min(start+psChunk, len(feedIDs))]
-		if err := s.DB.WithContext(ctx).Where("user_id = ? AND channel = ? AND target = '' AND feed_id IN ?", userID, ChannelEmail, part).Find(&rows).Error; err != nil {
+		if err := s.DB.WithContext(ctx).Where("user_id = ? AND channel = ? AND target = '' AND feed_id IN ?", userID, model.ChannelEmail, part).Find(&rows).Error; err != nil {
 			return nil, fmt.Errorf("subscriptions of user %d: %w", userID, err)
 		}
 		for i := range rows {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
@@ -91,7 +92,7 @@ func TestExportAccount(t *testing.T) {
 	clk := clock.NewFake(pollT0)
 	fx := newAccountFixture(t, clk)
 	ctx := context.Background()
-	hook := store.ChannelChoice{Channel: "webhook", Target: "https://hooks.example.org/morning", Secret: "whsec_morningsecret"}
+	hook := model.ChannelChoice{Channel: "webhook", Target: "https://hooks.example.org/morning", Secret: "whsec_morningsecret"}
 	if err := fx.s.SetDigestChannel(ctx, fx.u.ID, fx.digest.ID, hook); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestExportAccount(t *testing.T) {
 	}
 	if len(ex.Digests) != 1 || ex.Digests[0].Name != "Morning" || ex.Digests[0].Timezone != "Europe/Berlin" {
 		t.Errorf("digests %+v, want Morning in Europe/Berlin", ex.Digests)
-	} else if want := (store.ExportChannel{Name: "webhook", Target: hook.Target, SecretSet: true}); ex.Digests[0].Channel != want {
+	} else if want := (model.ExportChannel{Name: "webhook", Target: hook.Target, SecretSet: true}); ex.Digests[0].Channel != want {
 		t.Errorf("digest channel %+v, want %+v", ex.Digests[0].Channel, want)
 	}
 	if len(ex.Ledger) != 2 || ex.Ledger[0].Amount != 10 || ex.Ledger[1].Kind != store.LedgerPurchase || ex.Ledger[1].BalanceAfter != 110 {

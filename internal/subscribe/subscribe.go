@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/mailaddr"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/newitems"
 	"github.com/feedmail/feedmail/internal/notices"
 	"github.com/feedmail/feedmail/internal/store"
@@ -62,7 +63,7 @@ type Request struct {
 	// (zero: email). With the feed it names the subscription: the person's
 	// delivery at that channel and target takes the request, their other
 	// deliveries of the feed stay as they are.
-	Channel store.ChannelChoice
+	Channel model.ChannelChoice
 }
 
 // Result is what Subscribe did.
@@ -202,7 +203,7 @@ func (s *Service) namedDigest(ctx context.Context, u *store.User, name string, r
 // controlsFirst sets c on userID's existing subscription to feedID at
 // channel ch, if there is one, before Subscribe confirms it, so that the
 // catch-up at confirmation already follows the new filters.
-func (s *Service) controlsFirst(ctx context.Context, userID, feedID int64, ch store.ChannelChoice, c store.Controls) error {
+func (s *Service) controlsFirst(ctx context.Context, userID, feedID int64, ch model.ChannelChoice, c store.Controls) error {
 	if c == (store.Controls{}) {
 		return nil
 	}
@@ -299,7 +300,7 @@ func (s *Service) feed(ctx context.Context, f Found) (*store.Feed, string, error
 // alreadyActive reports whether the person already gets res.Feed at
 // channel ch; if so it queues the "you already get it" email with a
 // sign-in link.
-func (s *Service) alreadyActive(ctx context.Context, now time.Time, u *store.User, ch store.ChannelChoice, res *Result) (bool, error) {
+func (s *Service) alreadyActive(ctx context.Context, now time.Time, u *store.User, ch model.ChannelChoice, res *Result) (bool, error) {
 	subs, err := s.Store.SubscriptionsOfUser(ctx, u.ID)
 	if err != nil {
 		return false, fmt.Errorf("subscriptions of user %d: %w", u.ID, err)
@@ -350,9 +351,9 @@ func PresetName(p *digest.Preset) string {
 
 // sameDelivery reports whether sub goes to channel c (zero: email) at
 // c's target: the delivery a request for c names.
-func sameDelivery(sub *store.Subscription, c store.ChannelChoice) bool {
-	if c.Channel == "" || c.Channel == store.ChannelEmail {
-		return sub.Channel == "" || sub.Channel == store.ChannelEmail
+func sameDelivery(sub *store.Subscription, c model.ChannelChoice) bool {
+	if c.Channel == "" || c.Channel == model.ChannelEmail {
+		return sub.Channel == "" || sub.Channel == model.ChannelEmail
 	}
 	return sub.Channel == c.Channel && sub.Target == c.Target
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/feedmail/feedmail/internal/channel/webhook"
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -29,10 +30,10 @@ type channelForm struct {
 }
 
 // channelFormOf is the form of a stored channel.
-func channelFormOf(c store.ChannelChoice) channelForm {
+func channelFormOf(c model.ChannelChoice) channelForm {
 	f := channelForm{Name: c.Channel, Target: c.Target}
 	if f.Name == "" {
-		f.Name = store.ChannelEmail
+		f.Name = model.ChannelEmail
 	}
 	if f.Name == webhook.Name {
 		f.Secret = c.Secret
@@ -47,7 +48,7 @@ func channelFormOf(c store.ChannelChoice) channelForm {
 // own webhook call", "…its own Slack message".
 func (f channelForm) InstantWords() string {
 	switch f.Name {
-	case "", store.ChannelEmail:
+	case "", model.ChannelEmail:
 		return "Each post in its own email"
 	case webhook.Name:
 		return "Each post in its own webhook call"
@@ -66,12 +67,12 @@ var channelTitles = map[string]string{"slack": "Slack", "discord": "Discord", "m
 // subscriptions or digests. It is made per request by the handler that
 // loaded (and so owns-checked) it.
 type channelSubject struct {
-	cur    store.ChannelChoice
+	cur    model.ChannelChoice
 	tok    string
 	anchor string // the account page's section to go back to
 	// save stores a checked choice; again re-renders the account page
 	// with f in place of the subject's channel form.
-	save  func(ctx context.Context, c store.ChannelChoice) error
+	save  func(ctx context.Context, c model.ChannelChoice) error
 	again func(w http.ResponseWriter, r *http.Request, status int, f channelForm)
 	// sample is the test delivery's content (a Post or an Issue) at now;
 	// sent says it was delivered, in the reader's words.
@@ -89,12 +90,12 @@ const maxChannelField = channel.MaxTargetLen + 1
 // keeps the stored secret when the channel and target stay. It returns
 // the form as typed and the choice checked by channels.Choose (plain http
 // targets with a token only when allowPrivate).
-func chosenChannel(r *http.Request, cur store.ChannelChoice, allowPrivate bool) (channelForm, store.ChannelChoice, error) {
+func chosenChannel(r *http.Request, cur model.ChannelChoice, allowPrivate bool) (channelForm, model.ChannelChoice, error) {
 	name := clip(strings.TrimSpace(r.PostForm.Get("channel")), 40)
 	target := clip(strings.TrimSpace(r.PostForm.Get("target")), maxChannelField)
 	secret := clip(strings.TrimSpace(r.PostForm.Get("token")), maxChannelField)
 	if r.PostForm.Get("remove") != "" {
-		name, target, secret = store.ChannelEmail, "", ""
+		name, target, secret = model.ChannelEmail, "", ""
 	}
 	if secret == "" && name == cur.Channel && target == cur.Target {
 		secret = cur.Secret // unchanged: keep the token or signing secret

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/channel/webhook"
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/testkit/channeltest"
 )
 
@@ -103,7 +103,7 @@ func TestAccountChannel(t *testing.T) {
 	if w := h.post(path, url.Values{"remove": {"1"}}); w.Code != http.StatusSeeOther {
 		t.Fatalf("remove: %d", w.Code)
 	}
-	if back := h.subsOf(u)[0]; back.Channel != store.ChannelEmail || back.Target != "" || back.ChannelSecret != "" {
+	if back := h.subsOf(u)[0]; back.Channel != model.ChannelEmail || back.Target != "" || back.ChannelSecret != "" {
 		t.Errorf("after remove: %q %q %q", back.Channel, back.Target, back.ChannelSecret)
 	}
 

@@ -9,7 +9,7 @@ import (
 )
 
 // accountData is GET /account/{token}/export: everything kept about the
-// person (store.AccountExport, the same JSON as `feedmail account export`)
+// person (model.AccountExport, the same JSON as `feedmail account export`)
 // as a download.
 func (s *Server) accountData(w http.ResponseWriter, r *http.Request) {
 	u, _, ok := s.accountUser(w, r)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -32,7 +33,7 @@ func TestAccountDataDownload(t *testing.T) {
 	if strings.Contains(w.Body.String(), "bob@example.com") {
 		t.Fatal("the download holds another person's address")
 	}
-	var ex store.AccountExport
+	var ex model.AccountExport
 	if err := json.Unmarshal(w.Body.Bytes(), &ex); err != nil {
 		t.Fatalf("download is not JSON: %v\n%s", err, w.Body.String())
 	}

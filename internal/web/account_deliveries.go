@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/channel"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -52,7 +53,7 @@ func (d *accountData) Feeds() []feedGroup {
 
 // Where is the delivery in words: "By email", "By webhook to https://…".
 func (a accountSub) Where() string {
-	if a.Channel == "" || a.Channel == store.ChannelEmail {
+	if a.Channel == "" || a.Channel == model.ChannelEmail {
 		return "By email"
 	}
 	return "By " + a.Channel + " to " + a.Target
@@ -69,7 +70,7 @@ func (s *Server) accountDeliveryAdd(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, choice, err := chosenChannel(r, store.ChannelChoice{}, s.Config.AllowPrivateNetworks)
+	f, choice, err := chosenChannel(r, model.ChannelChoice{}, s.Config.AllowPrivateNetworks)
 	if err != nil {
 		f.Error = problem(err)
 		s.accountAgain(w, r, u, tok, http.StatusUnprocessableEntity, func(d *accountData) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/channeltest"
 )
@@ -33,7 +34,7 @@ func TestAccountSeveralDeliveries(t *testing.T) {
 		t.Fatalf("add a webhook: %d %s", w.Code, w.Header().Get("Location"))
 	}
 	subs := h.subsOf(u)
-	if len(subs) != 2 || subs[0].ID != mail.ID || subs[0].Channel != store.ChannelEmail || subs[1].Channel != "webhook" ||
+	if len(subs) != 2 || subs[0].ID != mail.ID || subs[0].Channel != model.ChannelEmail || subs[1].Channel != "webhook" ||
 		subs[1].State != store.SubActive {
 		t.Fatalf("after adding: %+v; want the email and an active webhook subscription", subs)
 	}

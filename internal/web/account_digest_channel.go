@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/channel"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -50,9 +51,9 @@ func (s *Server) digestChannel(w http.ResponseWriter, r *http.Request) (channelS
 		return channelSubject{}, false
 	}
 	return channelSubject{
-		cur: store.ChannelChoice{Channel: dg.Channel, Target: dg.Target, Secret: dg.ChannelSecret},
+		cur: model.ChannelChoice{Channel: dg.Channel, Target: dg.Target, Secret: dg.ChannelSecret},
 		tok: tok, anchor: "digests",
-		save: func(ctx context.Context, c store.ChannelChoice) error {
+		save: func(ctx context.Context, c model.ChannelChoice) error {
 			return s.Store.SetDigestChannel(ctx, u.ID, dg.ID, c)
 		},
 		again: func(w http.ResponseWriter, r *http.Request, status int, f channelForm) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/channel/webhook"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/channeltest"
 )
@@ -99,7 +100,7 @@ func TestAccountDigestChannel(t *testing.T) {
 	if w := h.post(path, url.Values{"remove": {"1"}}); w.Code != http.StatusSeeOther {
 		t.Fatalf("remove: %d", w.Code)
 	}
-	if back := stored(); back.Channel != store.ChannelEmail || back.Target != "" || back.ChannelSecret != "" {
+	if back := stored(); back.Channel != model.ChannelEmail || back.Target != "" || back.ChannelSecret != "" {
 		t.Errorf("after remove: %q %q %q", back.Channel, back.Target, back.ChannelSecret)
 	}
 	if w := h.post(path+"/test", url.Values{}); w.Code != http.StatusUnprocessableEntity {
@@ -113,7 +114,7 @@ func TestAccountDigestChannel(t *testing.T) {
 			t.Errorf("another person's digest %s: %d, want 404", p, w.Code)
 		}
 	}
-	if d := stored(); d.Channel != store.ChannelEmail {
+	if d := stored(); d.Channel != model.ChannelEmail {
 		t.Errorf("another person changed the digest: %q", d.Channel)
 	}
 }

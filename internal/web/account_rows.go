@@ -8,6 +8,7 @@ import (
 	"github.com/feedmail/feedmail/digest"
 	"github.com/feedmail/feedmail/internal/forecast"
 	"github.com/feedmail/feedmail/internal/links"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -31,7 +32,7 @@ func subRow(sub store.SubscriptionView, hist forecast.History, digestCost map[in
 		}
 	}
 	as.Settings = settingsForm{Include: sub.IncludeTerms, Exclude: sub.ExcludeTerms, Format: orFull(sub.Format)}
-	as.ChannelForm = channelFormOf(store.ChannelChoice{Channel: sub.Channel, Target: sub.Target, Secret: sub.ChannelSecret})
+	as.ChannelForm = channelFormOf(model.ChannelChoice{Channel: sub.Channel, Target: sub.Target, Secret: sub.ChannelSecret})
 	return as
 }
 
@@ -41,7 +42,7 @@ func subRow(sub store.SubscriptionView, hist forecast.History, digestCost map[in
 func digestRow(dg store.Digest, feeds int, presets []digest.Preset, forecast string) digestForm {
 	f := digestForm{ID: dg.ID, Name: dg.Name, Spec: dg.Schedule, Zone: dg.Timezone, Next: dg.NextSlotAt,
 		Feeds: feeds, Preset: customSchedule,
-		ChannelForm: channelFormOf(store.ChannelChoice{Channel: dg.Channel, Target: dg.Target, Secret: dg.ChannelSecret})}
+		ChannelForm: channelFormOf(model.ChannelChoice{Channel: dg.Channel, Target: dg.Target, Secret: dg.ChannelSecret})}
 	for _, p := range presets {
 		if p.Spec == dg.Schedule {
 			f.Preset = p.Key

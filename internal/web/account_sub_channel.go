@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/channel"
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // accountChannel is POST /account/{token}/subscriptions/{id}/channel:
@@ -33,9 +33,9 @@ func (s *Server) subChannel(w http.ResponseWriter, r *http.Request) (channelSubj
 		return channelSubject{}, false
 	}
 	return channelSubject{
-		cur: store.ChannelChoice{Channel: sub.Channel, Target: sub.Target, Secret: sub.ChannelSecret},
+		cur: model.ChannelChoice{Channel: sub.Channel, Target: sub.Target, Secret: sub.ChannelSecret},
 		tok: tok, anchor: "subscriptions",
-		save: func(ctx context.Context, c store.ChannelChoice) error {
+		save: func(ctx context.Context, c model.ChannelChoice) error {
 			return s.Store.SetSubscriptionChannel(ctx, u.ID, sub.ID, c)
 		},
 		again: func(w http.ResponseWriter, r *http.Request, status int, f channelForm) {

@@ -13,7 +13,7 @@ import (
 	"github.com/feedmail/feedmail/internal/channel/ntfy"
 	"github.com/feedmail/feedmail/internal/channel/slack"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
-	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/model"
 )
 
 // All returns the registry of every channel this build delivers by.
@@ -36,27 +36,27 @@ func All() *channel.Registry {
 // refused unless allowPrivate (FEEDMAIL_ALLOW_PRIVATE_NETWORKS): then it
 // may be a private address, which sending checks (channel.Send). The error
 // is for that person, and wraps channel.ErrBadTarget.
-func Choose(name, target, secret string, allowPrivate bool) (store.ChannelChoice, error) {
+func Choose(name, target, secret string, allowPrivate bool) (model.ChannelChoice, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name == "" || name == channel.Email {
 		if strings.TrimSpace(target) != "" || strings.TrimSpace(secret) != "" {
-			return store.ChannelChoice{}, fmt.Errorf("%w: email goes to the account's address; it takes no target or token", channel.ErrBadTarget)
+			return model.ChannelChoice{}, fmt.Errorf("%w: email goes to the account's address; it takes no target or token", channel.ErrBadTarget)
 		}
-		return store.ChannelChoice{Channel: channel.Email}, nil
+		return model.ChannelChoice{Channel: channel.Email}, nil
 	}
 	r := All()
 	c, ok := r.Get(name)
 	if !ok {
-		return store.ChannelChoice{}, fmt.Errorf("%w: unknown channel %q (one of %s)", channel.ErrBadTarget, name, strings.Join(r.Names(), ", "))
+		return model.ChannelChoice{}, fmt.Errorf("%w: unknown channel %q (one of %s)", channel.ErrBadTarget, name, strings.Join(r.Names(), ", "))
 	}
 	t, err := c.Check(channel.Target{URL: target, Secret: secret})
 	if err != nil {
-		return store.ChannelChoice{}, err
+		return model.ChannelChoice{}, err
 	}
 	if !allowPrivate && channel.PlainHTTP(t.URL) && channel.CarriesCredential(c, t) {
-		return store.ChannelChoice{}, fmt.Errorf("%w: a %s target over plain http:// would send its token (or secret URL) "+
+		return model.ChannelChoice{}, fmt.Errorf("%w: a %s target over plain http:// would send its token (or secret URL) "+
 			"readable by anyone on the way; use https://", channel.ErrBadTarget, name)
 	}
-	return store.ChannelChoice{Channel: name, Target: t.URL, Secret: t.Secret,
+	return model.ChannelChoice{Channel: name, Target: t.URL, Secret: t.Secret,
 		Generated: strings.TrimSpace(secret) == "" && t.Secret != ""}, nil
 }

@@ -1,4 +1,4 @@
-package store
+package model
 
 import (
 	"database/sql/driver"
@@ -39,8 +39,10 @@ func (m ItemMedia) Empty() bool {
 	return len(m.Enclosures) == 0 && m.Thumbnail == "" && m.Description == "" && m.Player == ""
 }
 
-// encode returns the column value of m: "" for empty media, else JSON.
-func (m ItemMedia) encode() string {
+// Encode returns the text m is kept as: "" for empty media, else its JSON.
+// The store's batch statements pass it as a parameter; Value gives the
+// same to gorm.
+func (m ItemMedia) Encode() string {
 	if m.Empty() {
 		return ""
 	}
@@ -51,8 +53,8 @@ func (m ItemMedia) encode() string {
 	return string(b)
 }
 
-// Value stores m as JSON text ("" when empty).
-func (m ItemMedia) Value() (driver.Value, error) { return m.encode(), nil }
+// Value returns m as the column holds it, JSON text ("" when empty).
+func (m ItemMedia) Value() (driver.Value, error) { return m.Encode(), nil }
 
 // Scan reads the JSON text of items.media. An empty or NULL column is no
 // media; a value that is not valid JSON is an error.
