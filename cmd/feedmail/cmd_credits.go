@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/feedmail/feedmail/billing"
+	"github.com/feedmail/feedmail/internal/model"
 	"github.com/feedmail/feedmail/internal/store"
 )
 
@@ -25,24 +25,17 @@ func cmdCredits(ctx context.Context, a *app, args []string) error {
 }
 
 // creditsEntryJSON is a ledger entry as the commands print it for the
-// operator: the fields of model.LedgerLine (what the API and the export
-// give its owner) with the account's address and the entry's idempotency
-// key among them, in the order the commands have always printed them
-// (embedding the line would move those two keys to the end).
+// operator: the line the API and the export give its owner
+// (model.LedgerLine), with the account's address and the entry's
+// idempotency key after it.
 type creditsEntryJSON struct {
-	ID             int64     `json:"id"`
-	Email          string    `json:"email"`
-	Kind           string    `json:"kind"`
-	Amount         int64     `json:"amount"`
-	BalanceAfter   int64     `json:"balance_after"`
-	IdempotencyKey string    `json:"idempotency_key"`
-	Reason         string    `json:"reason"`
-	CreatedAt      time.Time `json:"created_at"`
+	model.LedgerLine
+	Email          string `json:"email"`
+	IdempotencyKey string `json:"idempotency_key"`
 }
 
 func toCreditsEntryJSON(email string, e store.LedgerEntry) creditsEntryJSON {
-	return creditsEntryJSON{ID: e.ID, Email: email, Kind: e.Kind, Amount: e.Amount, BalanceAfter: e.BalanceAfter,
-		IdempotencyKey: e.IdempotencyKey, Reason: e.Reason, CreatedAt: e.CreatedAt.UTC()}
+	return creditsEntryJSON{LedgerLine: e.Line(), Email: email, IdempotencyKey: e.IdempotencyKey}
 }
 
 // cmdCreditsBalance prints {"email":…,"balance":N}. It does not create an

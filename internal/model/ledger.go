@@ -6,9 +6,8 @@ import "time"
 // API's ledger pages and the account export both give this shape
 // (docs/api.md, the OpenAPI document's LedgerEntry). CreatedAt is UTC.
 //
-// `feedmail credits ledger` prints a line of its own for the operator: the
-// account's address and the entry's idempotency key between these fields,
-// in an order its output has always had.
+// `feedmail credits` commands print it with the account's address and
+// the entry's idempotency key added for the operator.
 type LedgerLine struct {
 	ID           int64     `json:"id"`
 	Kind         string    `json:"kind"`
