@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"gorm.io/gorm"
 )
 
 // Seeding writes rows straight into the tables, in batches, as a bulk
@@ -19,14 +20,21 @@ import (
 // seedCredits is every bench person's balance.
 const seedCredits = 1_000_000
 
-// batchOf is the rows per INSERT: wide tables (feeds, about 35 columns)
-// stay under SQLite's 32,766 parameters.
-func batchOf(cols int) int { return max(1, min(1000, 30000/cols)) }
+// batchOf is the rows per INSERT of a model with cols columns: under
+// SQLite's 32,766 parameters, however wide the table grows.
+func batchOf(cols int) int { return max(1, min(1000, 30000/max(cols, 1))) }
 
 // create inserts rows in batches (ids are filled in), counting them into
-// done for progress.
-func create[T any](ctx context.Context, st *store.Store, rows []T, cols int, done *atomic.Int64) error {
-	n := batchOf(cols)
+// done for progress. The batch size follows the model's column count.
+func create[T any](ctx context.Context, st *store.Store, rows []T, done *atomic.Int64) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	stmt := &gorm.Statement{DB: st.DB}
+	if err := stmt.Parse(&rows[0]); err != nil {
+		return fmt.Errorf("seed %T: %w", rows[0], err)
+	}
+	n := batchOf(len(stmt.Schema.DBNames))
 	for from := 0; from < len(rows); from += n {
 		part := rows[from:min(from+n, len(rows))]
 		if err := st.DB.WithContext(ctx).Create(&part).Error; err != nil {
@@ -47,7 +55,7 @@ func (e *env) seedUsers(ctx context.Context, prefix string, n int, done *atomic.
 		users[i] = store.User{Email: prefix + strconv.Itoa(i) + "@bench.example", Timezone: "UTC", Balance: seedCredits,
 			ConfirmedAt: &now, TrialGranted: true, CreatedAt: now}
 	}
-	if err := create(ctx, e.st, users, 10, done); err != nil {
+	if err := create(ctx, e.st, users, done); err != nil {
 		return nil, err
 	}
 	grants := make([]store.LedgerEntry, n)
@@ -55,7 +63,7 @@ func (e *env) seedUsers(ctx context.Context, prefix string, n int, done *atomic.
 		grants[i] = store.LedgerEntry{UserID: u.ID, Kind: store.LedgerGrant, Amount: seedCredits, BalanceAfter: seedCredits,
 			IdempotencyKey: "bench-grant:" + strconv.FormatInt(u.ID, 10), Reason: "bench", CreatedAt: now}
 	}
-	if err := create(ctx, e.st, grants, 8, done); err != nil {
+	if err := create(ctx, e.st, grants, done); err != nil {
 		return nil, err
 	}
 	return users, nil
@@ -82,7 +90,7 @@ func (e *env) ensureFleet(ctx context.Context) error {
 		feeds[i] = store.Feed{URL: ff.URL(), State: store.FeedActive, SubscriberCount: 1, NextPollAt: now,
 			PollReason: "new feed: first poll", CreatedAt: now, UpdatedAt: now}
 	}
-	if err := create(ctx, e.st, feeds, 35, &done); err != nil {
+	if err := create(ctx, e.st, feeds, &done); err != nil {
 		return err
 	}
 	users, err := e.seedUsers(ctx, "fleet", n, &done)
@@ -94,7 +102,7 @@ func (e *env) ensureFleet(ctx context.Context) error {
 		fleet[i].id = feeds[i].ID
 		subs[i] = store.Subscription{UserID: users[i].ID, FeedID: feeds[i].ID, State: store.SubActive, CreatedAt: now, ConfirmedAt: &now}
 	}
-	if err := create(ctx, e.st, subs, 9, &done); err != nil {
+	if err := create(ctx, e.st, subs, &done); err != nil {
 		return err
 	}
 	e.fleet = fleet
@@ -148,7 +156,7 @@ func (e *env) ensureFan(ctx context.Context) error {
 	// Due in a year: only PollFeed polls it, never a pass over the fleet.
 	f := []store.Feed{{URL: ff.URL(), State: store.FeedActive, SubscriberCount: e.cfg.Subscribers,
 		NextPollAt: now.AddDate(1, 0, 0), PollReason: "bench fan-out feed", CreatedAt: now, UpdatedAt: now}}
-	if err := create(ctx, e.st, f, 35, &done); err != nil {
+	if err := create(ctx, e.st, f, &done); err != nil {
 		return err
 	}
 	users, err := e.seedUsers(ctx, "fan", e.cfg.Subscribers, &done)
@@ -159,7 +167,7 @@ func (e *env) ensureFan(ctx context.Context) error {
 	for i, u := range users {
 		subs[i] = store.Subscription{UserID: u.ID, FeedID: f[0].ID, State: store.SubActive, CreatedAt: now, ConfirmedAt: &now}
 	}
-	if err := create(ctx, e.st, subs, 9, &done); err != nil {
+	if err := create(ctx, e.st, subs, &done); err != nil {
 		return err
 	}
 	if err := e.analyze(ctx); err != nil {
@@ -196,7 +204,7 @@ func (e *env) seedDigests(ctx context.Context, n int, slot time.Time) error {
 			SiteURL: "https://digest-bench.example/" + strconv.Itoa(i) + "/", State: store.FeedActive, SubscriberCount: 1,
 			NextPollAt: now.AddDate(10, 0, 0), PollReason: "bench digest feed", CreatedAt: now, UpdatedAt: now}
 	}
-	if err := create(ctx, e.st, feeds, 35, &done); err != nil {
+	if err := create(ctx, e.st, feeds, &done); err != nil {
 		return err
 	}
 	const perFeed = 3
@@ -209,7 +217,7 @@ func (e *env) seedDigests(ctx context.Context, n int, slot time.Time) error {
 				Content: "<p>Something new on " + f.Title + ", with a <a href=\"/more\">link</a>.</p>", PublishedAt: &pub, SeenAt: now})
 		}
 	}
-	if err := create(ctx, e.st, items, 11, &done); err != nil {
+	if err := create(ctx, e.st, items, &done); err != nil {
 		return err
 	}
 	users, err := e.seedUsers(ctx, "digest", n, &done)
@@ -221,7 +229,7 @@ func (e *env) seedDigests(ctx context.Context, n int, slot time.Time) error {
 		digests[i] = store.Digest{UserID: u.ID, Name: "Morning", Schedule: "0 7 * * *", Timezone: "UTC",
 			NextSlotAt: slot, CreatedAt: now.Add(-48 * time.Hour)}
 	}
-	if err := create(ctx, e.st, digests, 10, &done); err != nil {
+	if err := create(ctx, e.st, digests, &done); err != nil {
 		return err
 	}
 	subs := make([]store.Subscription, 0, n*digestFeeds)
@@ -231,7 +239,7 @@ func (e *env) seedDigests(ctx context.Context, n int, slot time.Time) error {
 				State: store.SubActive, CreatedAt: now, ConfirmedAt: &now})
 		}
 	}
-	if err := create(ctx, e.st, subs, 9, &done); err != nil {
+	if err := create(ctx, e.st, subs, &done); err != nil {
 		return err
 	}
 	feedIndex := make(map[int64]int, nFeeds)
@@ -250,7 +258,7 @@ func (e *env) seedDigests(ctx context.Context, n int, slot time.Time) error {
 				FeedID: s.FeedID, QueuedAt: now})
 		}
 	}
-	if err := create(ctx, e.st, di, 7, &done); err != nil {
+	if err := create(ctx, e.st, di, &done); err != nil {
 		return err
 	}
 	return e.analyze(ctx)

@@ -28,7 +28,7 @@ func (s *steady) seed(ctx context.Context) error {
 		feeds[i] = store.Feed{URL: s.urls[i], State: store.FeedActive, SubscriberCount: subsPerFeed,
 			NextPollAt: now.AddDate(1, 0, 0), PollReason: "bench steady: waiting for the start", CreatedAt: now, UpdatedAt: now}
 	}
-	if err := create(ctx, s.st, feeds, 35, &done); err != nil {
+	if err := create(ctx, s.st, feeds, &done); err != nil {
 		return err
 	}
 	s.minID = feeds[0].ID
@@ -48,7 +48,7 @@ func (s *steady) seed(ctx context.Context) error {
 		subs[j] = store.Subscription{UserID: users[j/feedsPerPerson].ID, FeedID: feeds[j%n].ID, State: store.SubActive,
 			CreatedAt: now, ConfirmedAt: &now}
 	}
-	if err := create(ctx, s.st, subs, 9, &done); err != nil {
+	if err := create(ctx, s.st, subs, &done); err != nil {
 		return err
 	}
 	if err := s.spreadLowLines(ctx, now); err != nil {
