@@ -30,7 +30,7 @@ type blockable struct {
 
 func blockingServer(t *testing.T, domain string) *blockable {
 	b := &blockable{}
-	b.Server = smtpServer(t, smtptest.Options{RcptReply: func(rcpt string) *smtptest.Reply {
+	b.Server = smtptest.StartT(t, smtptest.Options{RcptReply: func(rcpt string) *smtptest.Reply {
 		if strings.HasSuffix(strings.ToLower(rcpt), "@"+domain) && !b.lifted.Load() {
 			return spamhausBlock
 		}
@@ -235,7 +235,7 @@ func TestOutboxFailureVerdicts(t *testing.T) {
 		"dmarc@d.example": {Code: 550, Enhanced: "5.7.26", Message: "Unauthenticated email is not accepted due to the domain's DMARC policy"},
 		"busy@e.example":  {Code: 451, Enhanced: "4.3.0", Message: "Temporary local problem, please try again"},
 	}
-	srv := smtpServer(t, smtptest.Options{RcptReply: func(rcpt string) *smtptest.Reply { return replies[strings.ToLower(rcpt)] }})
+	srv := smtptest.StartT(t, smtptest.Options{RcptReply: func(rcpt string) *smtptest.Reply { return replies[strings.ToLower(rcpt)] }})
 	fx := newFixture(t)
 	ob := fx.outbox(smtpTo(t, srv, "pool=1"), "w1")
 	want := map[string]struct {

@@ -14,7 +14,7 @@ import (
 // store's one rule, whatever the row costs.
 func TestOutboxBouncingHoldsFreePosts(t *testing.T) {
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	ob := fx.outbox(smtpTo(t, srv, "pool=1"), "w1")
 	ctx := context.Background()
 	u, sub := fx.user("gone@example.net", 10)

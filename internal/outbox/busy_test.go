@@ -25,7 +25,7 @@ var gmailReceivingRate = &smtptest.Reply{Code: 450, Enhanced: "4.2.1",
 func TestOutboxRecipientRateIsTheReaders(t *testing.T) {
 	const domain = "gmail.example"
 	var lifted atomic.Bool
-	srv := smtpServer(t, smtptest.Options{RcptReply: func(rcpt string) *smtptest.Reply {
+	srv := smtptest.StartT(t, smtptest.Options{RcptReply: func(rcpt string) *smtptest.Reply {
 		if strings.EqualFold(rcpt, "busy@"+domain) && !lifted.Load() {
 			return gmailReceivingRate
 		}

@@ -43,7 +43,7 @@ func TestOutboxCrashAtEachStep(t *testing.T) {
 			// Two handles on one database: the dying process and its successor.
 			dying := storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk})
 			fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
-			srv := smtpServer(t, smtptest.Options{})
+			srv := smtptest.StartT(t, smtptest.Options{})
 			u, sub := fx.user("crash@example.net", 10)
 			for range emails {
 				fx.queueItem(u, sub)
@@ -100,8 +100,8 @@ func TestOutboxCrashAtEachStep(t *testing.T) {
 // once (no attempt counted) and goes out exactly once on the next pass.
 func TestOutboxShutdownMidSend(t *testing.T) {
 	fx := newFixture(t)
-	stalling := smtpServer(t, smtptest.Options{Stall: []string{"slow@example.net"}})
-	healthy := smtpServer(t, smtptest.Options{})
+	stalling := smtptest.StartT(t, smtptest.Options{Stall: []string{"slow@example.net"}})
+	healthy := smtptest.StartT(t, smtptest.Options{})
 	tr := &smtptest.Switch{}
 	tr.Set(smtpTo(t, stalling, "pool=1&timeout=1m"))
 	ob := fx.outbox(tr, "w1")

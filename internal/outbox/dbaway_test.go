@@ -30,7 +30,7 @@ func TestOutboxDatabaseAwayAfterClaim(t *testing.T) {
 	px := dbproxy.Start(t, u.Host)
 	cut := storetest.OpenDSN(t, px.Through(t, dsn), storetest.Options{Clock: clk})
 	fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	user, sub := fx.user("away@example.net", 10)
 	for range emails {
 		fx.queueItem(user, sub)

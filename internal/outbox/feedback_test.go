@@ -19,7 +19,7 @@ func TestOutboxFeedbackHeaders(t *testing.T) {
 			if bounceAddr != "" {
 				fx.links = fx.links.WithBounce(bounceAddr)
 			}
-			srv := smtpServer(t, smtptest.Options{})
+			srv := smtptest.StartT(t, smtptest.Options{})
 			u, sub := fx.user("reader@example.net", 10)
 			plain := fx.queueItem(u, sub)
 			ob := fx.outbox(smtpTo(t, srv, ""), "w1")

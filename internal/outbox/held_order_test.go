@@ -40,7 +40,7 @@ func (o *orderTransport) Send(ctx context.Context, msgs []*mail.Msg) []error {
 // out, even when a first top-up pays for only part of what waits.
 func TestHeldMailGoesOutOldestFirst(t *testing.T) {
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	tr := &orderTransport{Transport: smtpTo(t, srv, "")}
 	ob := fx.outbox(tr, "w1", func(c *OutboxConfig) { c.Batch = 2 })
 	ctx := context.Background()

@@ -182,17 +182,6 @@ func (fx *fixture) counter(kind, result string) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// smtpServer starts a test SMTP server.
-func smtpServer(t *testing.T, opts smtptest.Options) *smtptest.Server {
-	t.Helper()
-	srv, err := smtptest.Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
-}
-
 // smtpTo returns an SMTP transport to srv with extra URL parameters.
 func smtpTo(t *testing.T, srv *smtptest.Server, params string) *mailer.SMTPTransport {
 	t.Helper()

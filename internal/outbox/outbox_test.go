@@ -22,7 +22,7 @@ import (
 
 func TestOutboxSendsInstantEmails(t *testing.T) {
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	u, sub := fx.user("reader@example.net", 10)
 	var rows []*store.OutboxRow
 	for range 3 {
@@ -127,8 +127,8 @@ func TestOutboxSMTPFaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fx := newFixture(t)
-			faulty := smtpServer(t, c.opts)
-			healthy := smtpServer(t, smtptest.Options{})
+			faulty := smtptest.StartT(t, c.opts)
+			healthy := smtptest.StartT(t, smtptest.Options{})
 			tr := &smtptest.Switch{}
 			tr.Set(smtpTo(t, faulty, c.params))
 			ob := fx.outbox(tr, "w1")
@@ -235,7 +235,7 @@ func TestOutboxSMTPFaults(t *testing.T) {
 
 func TestOutboxTemporaryFailuresGiveUpAfterThreeDays(t *testing.T) {
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{TempFail: []string{"busy@example.net"}})
+	srv := smtptest.StartT(t, smtptest.Options{TempFail: []string{"busy@example.net"}})
 	u, sub := fx.user("busy@example.net", 3)
 	row := fx.queueItem(u, sub)
 	ob := fx.outbox(smtpTo(t, srv, "pool=1"), "w1")
@@ -308,7 +308,7 @@ func TestRetryDelay(t *testing.T) {
 
 func TestOutboxHeldForCreditsNoticeThenGrantReleases(t *testing.T) {
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	ob := fx.outbox(smtpTo(t, srv, ""), "w1", func(c *OutboxConfig) { c.PaymentsOn = true })
 	ctx := context.Background()
 	u, sub := fx.user("short@example.net", 2)
@@ -389,7 +389,7 @@ func TestOutboxHeldForCreditsNoticeThenGrantReleases(t *testing.T) {
 
 func TestOutboxHeldMailExpiresAfter30Days(t *testing.T) {
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	ob := fx.outbox(smtpTo(t, srv, ""), "w1")
 	ctx := context.Background()
 	u, sub := fx.user("broke@example.net", 0)
@@ -425,7 +425,7 @@ func TestOutboxHeldMailExpiresAfter30Days(t *testing.T) {
 func TestOutboxBouncingAddress(t *testing.T) {
 	const gone = "gone@example.net"
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{PermFail: []string{gone}})
+	srv := smtptest.StartT(t, smtptest.Options{PermFail: []string{gone}})
 	ob := fx.outbox(smtpTo(t, srv, "pool=1"), "w1")
 	ctx := context.Background()
 	u, sub := fx.user(gone, 10)
@@ -510,7 +510,7 @@ func TestOutboxMaildir(t *testing.T) {
 
 func TestOutboxCancelledAndUnknownKinds(t *testing.T) {
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	ctx := context.Background()
 	u, sub := fx.user("bye@example.net", 5)
 	row := fx.queueItem(u, sub)
@@ -588,7 +588,7 @@ func TestOutboxCancelledAndUnknownKinds(t *testing.T) {
 
 func TestOutboxRunUntilCancelled(t *testing.T) {
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	ob := fx.outbox(smtpTo(t, srv, ""), "w1", func(c *OutboxConfig) { c.PollInterval, c.Workers = time.Hour, 1 })
 	u, sub := fx.user("run@example.net", 5)
 	fx.queueItem(u, sub) // counted by the gauge, which is read before the first pass
@@ -629,7 +629,7 @@ func TestOutboxRunUntilCancelled(t *testing.T) {
 func TestOutboxConcurrentWorkersShareOneBalance(t *testing.T) {
 	const queued, credits = 40, 25
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	u, sub := fx.user("shared@example.net", credits)
 	for range queued {
 		fx.queueItem(u, sub)

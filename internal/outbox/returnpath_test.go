@@ -15,7 +15,7 @@ import (
 func TestOutboxReturnPath(t *testing.T) {
 	fx := newFixture(t)
 	fx.links = fx.links.WithBounce("bounces@Mail.Example.com")
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	u, sub := fx.user("reader@example.net", 10)
 	rows := []int64{fx.queueItem(u, sub).ID, fx.queueItem(u, sub).ID}
 	ob := fx.outbox(smtpTo(t, srv, ""), "w1")

@@ -14,7 +14,7 @@ import (
 // March 2, which is 23:00 on March 1 in Anchorage.
 func TestOutboxDatesInReadersZone(t *testing.T) {
 	fx := newFixture(t)
-	srv := smtpServer(t, smtptest.Options{})
+	srv := smtptest.StartT(t, smtptest.Options{})
 	for _, tc := range []struct{ email, zone, want string }{
 		{"utc@example.net", "", "March 2, 2026"},
 		{"anchorage@example.net", "America/Anchorage", "March 1, 2026"},
