@@ -68,6 +68,8 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	scenarios := fs.String("scenarios", "all", "comma-separated scenarios: "+fmt.Sprint(bench.Known())+" (all: every one but import)")
 	keep := fs.Bool("keep", false, "keep the bench schema (Postgres) or SQLite file and print where it is")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	dkim := fs.String("dkim", "rsa", "outbox: DKIM key the emails are signed with: rsa (2048 bits), ed25519 or off")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of each scenario's timed part to DIR/<scenario>.pprof")
 	steady := addSteadyFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -106,7 +108,7 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	rep, err := bench.Run(ctx, bench.Config{
 		DatabaseURL: dsn, Feeds: *feeds, Items: *items, Subscribers: *subs, Digests: *digests,
-		Hosts: *hosts, Scenarios: names, Keep: *keep, Log: log.With("part", "bench"), Progress: progressLine(stderr),
+		Hosts: *hosts, Scenarios: names, Keep: *keep, ProfileDir: *profile, DKIM: *dkim, Log: log.With("part", "bench"), Progress: progressLine(stderr),
 	})
 	if rep != nil && len(rep.Rows) > 0 {
 		write := rep.WriteTable

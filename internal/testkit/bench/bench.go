@@ -88,6 +88,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			continue
 		}
 		cfg.Log.Info("bench: scenario", "name", name)
+		e.scenario = name
 		row, err := run[name](ctx)
 		cfg.Progress("")
 		if err != nil {

@@ -28,6 +28,12 @@ type Config struct {
 	Keep bool
 	// Log receives the workers' logs (default: discarded).
 	Log *slog.Logger
+	// DKIM is the key the outbox signs with: "rsa" (2048 bits, the
+	// default), "ed25519" or "off".
+	DKIM string
+	// ProfileDir, if set, gets a CPU profile of each scenario's timed part,
+	// named <scenario>.pprof.
+	ProfileDir string
 	// Progress, if set, is called with a one-line status during long parts
 	// ("" clears it); cmd/feedbench shows it on a terminal.
 	Progress func(string)
@@ -68,6 +74,13 @@ func (c *Config) fill() error {
 		if e != nil {
 			return e
 		}
+	}
+	switch c.DKIM {
+	case "":
+		c.DKIM = "rsa"
+	case "rsa", "ed25519", "off":
+	default:
+		return fmt.Errorf("%w: dkim must be rsa, ed25519 or off, not %q", ErrBadConfig, c.DKIM)
 	}
 	if c.Feeds < 10 {
 		return fmt.Errorf("%w: feeds must be at least 10 (the changed scenario changes a tenth)", ErrBadConfig)

@@ -1,50 +1,85 @@
 package bench
 
 import (
+	"context"
+	"net/url"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"sync"
 	"time"
+
+	"github.com/feedmail/feedmail/internal/store"
 )
 
-// clockTicks is the unit of utime and stime in /proc/PID/stat (USER_HZ,
-// 100 on every Linux build that matters).
-const clockTicks = 100
+// followDB follows the CPU time of the run's own Postgres backends (the
+// pool's connections, found by their application_name) when the database
+// is a Postgres server on this machine, sampling them every 100 ms from a
+// connection of its own (not counted, not measured) as connections come
+// and go. The function it returns stops and returns their CPU since; 0
+// when it cannot be measured (SQLite, a remote server, no /proc).
+func (e *env) followDB(ctx context.Context) (stop func() time.Duration) {
+	mon := e.monitor(ctx)
+	if mon == nil {
+		return func() time.Duration { return 0 }
+	}
+	var p pgCPU
+	sample := func() {
+		var pids []int
+		if err := mon.DB.WithContext(ctx).Raw(`SELECT pid FROM pg_stat_activity WHERE application_name = ?`, e.app).
+			Scan(&pids).Error; err == nil {
+			p.add(pids)
+		}
+	}
+	sample()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	})
+	return func() time.Duration {
+		close(done)
+		wg.Wait()
+		sample()
+		return p.total
+	}
+}
 
-// postgresCPU returns the CPU time used so far by every process of this
-// machine named postgres (server and backends, whoever's connections they
-// serve), read from /proc; ok is false where /proc is missing or there is
-// no such process. Only meaningful when the database runs on this machine.
-func postgresCPU() (time.Duration, bool) {
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil || len(stats) == 0 {
-		return 0, false
+// monitor returns the connection followDB samples through, opened on first
+// use; nil unless the database is a Postgres server on loopback and /proc
+// is there to read.
+func (e *env) monitor(ctx context.Context) *store.Store {
+	if e.mon != nil || e.app == "" || !e.st.Postgres() {
+		return e.mon
 	}
-	var ticks int64
-	found := false
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue // the process ended
-		}
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open || s[open+1:end] != "postgres" {
-			continue
-		}
-		// After "(comm) ": state is field 3; utime and stime are 14 and 15.
-		f := strings.Fields(s[end+1:])
-		if len(f) < 13 {
-			continue
-		}
-		u, err1 := strconv.ParseInt(f[11], 10, 64)
-		st, err2 := strconv.ParseInt(f[12], 10, 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		ticks += u + st
-		found = true
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return nil
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, found
+	u, err := url.Parse(e.dsn)
+	if err != nil {
+		return nil
+	}
+	switch u.Hostname() {
+	case "127.0.0.1", "localhost", "::1", "":
+	default:
+		return nil
+	}
+	q := u.Query()
+	q.Set("application_name", e.app+"-monitor")
+	u.RawQuery = q.Encode()
+	mon, err := store.Open(ctx, u.String(), store.Options{MaxOpenConns: 1})
+	if err != nil {
+		e.cfg.Log.Warn("bench: no monitor connection; the database's CPU is not measured", "err", err)
+		return nil
+	}
+	e.mon = mon
+	e.cleanup = append(e.cleanup, func() { _ = mon.Close() })
+	return mon
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +36,11 @@ type env struct {
 	sink    *smtptest.Server
 	dbDesc  string
 	dsn     string
+	app     string       // the pool's application_name on Postgres: its backends
+	mon     *store.Store // followDB's own connection, opened on first use
 	cleanup []func()
+	// scenario is the one running, for its profile's name.
+	scenario string
 
 	// The fleet: cfg.Feeds feeds on the farms, each followed by one instant
 	// subscriber; primed once a pass has polled them all.
@@ -116,6 +121,8 @@ func (e *env) openDB(ctx context.Context) error {
 		}
 		q := u.Query()
 		q.Set("search_path", schema)
+		e.app = "feedbench-" + suffix
+		q.Set("application_name", e.app)
 		u.RawQuery = q.Encode()
 		e.dsn = u.String()
 		host := u.Host
@@ -195,41 +202,45 @@ func (e *env) close() {
 func (e *env) farmFor(i int) *farm.Farm { return e.farms[i%len(e.farms)] }
 
 // measure runs the timed part of a scenario: it collects garbage, resets
-// the peak RSS, counts round trips and CPU time, and times fn.
+// the peak RSS, counts round trips and CPU time (the process's, and on a
+// local Postgres that of the run's own backends), and times fn.
 func (e *env) measure(ctx context.Context, row *Row, fn func(ctx context.Context) error) error {
 	runtime.GC()
 	debug.FreeOSMemory()
 	resetPeak()
+	stopProfile, err := e.startProfile()
+	if err != nil {
+		return err
+	}
 	before := e.trips.n.Load()
 	cpu := processCPU()
-	db, dbOK := e.dbCPU()
+	stopDB := e.followDB(ctx)
 	start := time.Now()
-	err := fn(ctx)
+	err = fn(ctx)
 	row.Elapsed = time.Since(start)
 	row.CPU = processCPU() - cpu
-	if db2, ok := e.dbCPU(); ok && dbOK {
-		row.DBCPU = db2 - db
-	}
+	row.DBCPU = stopDB()
 	row.Trips = e.trips.n.Load() - before
 	row.PeakRSS, row.RSSSource = peakRSS()
+	stopProfile()
 	return err
 }
 
-// dbCPU is postgresCPU when the database is a Postgres server on this
-// machine (loopback); ok is false otherwise.
-func (e *env) dbCPU() (time.Duration, bool) {
-	if !e.st.Postgres() {
-		return 0, false
+// startProfile starts a CPU profile of the running scenario when
+// cfg.ProfileDir is set; the function it returns stops and writes it.
+func (e *env) startProfile() (stop func(), err error) {
+	if e.cfg.ProfileDir == "" {
+		return func() {}, nil
 	}
-	u, err := url.Parse(e.dsn)
+	f, err := os.Create(filepath.Join(e.cfg.ProfileDir, e.scenario+".pprof"))
 	if err != nil {
-		return 0, false
+		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
-	switch u.Hostname() {
-	case "127.0.0.1", "localhost", "::1", "":
-		return postgresCPU()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
-	return 0, false
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 // progress shows status() every half second through cfg.Progress until

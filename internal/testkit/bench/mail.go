@@ -2,6 +2,11 @@ package bench
 
 import (
 	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -24,7 +29,8 @@ const benchFrom = "feedmail@bench.example"
 // outbox: everything queued (the fan-out's emails, the changed pass's, or
 // the fan-out's seeded afresh) claimed, rendered, charged, sent and marked.
 func (e *env) outbox(ctx context.Context) (Row, error) {
-	row := Row{Unit: "emails", Work: "claim, render (sanitised HTML + text, signed links), charge, send over SMTP (4 connections), mark sent; 2 workers"}
+	row := Row{Unit: "emails", Work: "claim, render (sanitised HTML + text, signed links), charge, DKIM-sign (" + e.cfg.DKIM +
+		"), send over SMTP (4 connections), mark sent; 2 workers"}
 	queued, err := e.ensureQueued(ctx)
 	if err != nil {
 		return row, err
@@ -97,21 +103,45 @@ func (e *env) ensureQueued(ctx context.Context) (int, error) {
 // newOutbox returns the mailer's outbox sending over SMTP to the sink, and
 // the function that closes its transport.
 func (e *env) newOutbox(cfg mailer.SMTPConfig) (*outbox.Outbox, func(), error) {
-	signer, err := token.NewSigner([]byte("feedmail-bench-secret-0123456789"))
+	tokens, err := token.NewSigner([]byte("feedmail-bench-secret-0123456789"))
 	if err != nil {
 		return nil, nil, err
 	}
-	tr := mailer.NewSMTP(cfg, mailer.WithLogger(e.cfg.Log))
+	signer, err := e.dkimSigner()
+	if err != nil {
+		return nil, nil, err
+	}
+	smtp := mailer.NewSMTP(cfg, mailer.WithLogger(e.cfg.Log))
+	tr := mailer.WithDKIM(smtp, signer)
 	sender := mailer.Sender{Address: benchFrom}
 	ob, err := outbox.NewOutbox(outbox.OutboxConfig{
-		Store: e.st, Transport: tr, Sender: sender, Links: links.New(benchBaseURL, signer, benchFrom),
+		Store: e.st, Transport: tr, Sender: sender, Links: links.New(benchBaseURL, tokens, benchFrom),
 		Clock: e.clk, Log: e.cfg.Log.With("role", "mailer"), Owner: fmt.Sprintf("bench-%d-mailer", os.Getpid()),
 	})
 	if err != nil {
-		_ = tr.Close()
+		_ = smtp.Close()
 		return nil, nil, err
 	}
-	return ob, func() { _ = tr.Close() }, nil
+	return ob, func() { _ = smtp.Close() }, nil
+}
+
+// dkimSigner returns the DKIM signer of cfg.DKIM, with a key made for
+// the run; nil when it is off.
+func (e *env) dkimSigner() (*mailer.DKIMSigner, error) {
+	var key crypto.Signer
+	var err error
+	switch e.cfg.DKIM {
+	case "off":
+		return nil, nil
+	case "ed25519":
+		_, key, err = ed25519.GenerateKey(rand.Reader)
+	default:
+		key, err = rsa.GenerateKey(rand.Reader, 2048)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dkim key: %w", err)
+	}
+	return mailer.NewDKIMSigner("bench.example", "bench", key)
 }
 
 // sendAll does what the outbox's Run does, without its idle waits: two
@@ -175,7 +205,8 @@ func (e *env) queued(ctx context.Context) (int, error) {
 }
 
 // bareMail sends n pre-built item emails (composed by the mailer's
-// templates, untimed) with go-mail over one connection to the sink.
+// templates, untimed) with go-mail over as many connections as the
+// outbox's transport keeps (cfg.Pool), each sending its share.
 func (e *env) bareMail(ctx context.Context, cfg mailer.SMTPConfig, n int) (*Baseline, error) {
 	sender := mailer.Sender{Address: benchFrom}
 	now := e.clk.Now()
@@ -192,29 +223,45 @@ func (e *env) bareMail(ctx context.Context, cfg mailer.SMTPConfig, n int) (*Base
 		}
 		msgs[i] = m
 	}
-	c, err := mail.NewClient(cfg.Host, mail.WithPort(cfg.Port), mail.WithTLSPolicy(mail.NoTLS), mail.WithoutNoop())
-	if err != nil {
-		return nil, fmt.Errorf("bare loop: %w", err)
-	}
+	conns := max(cfg.Pool, 1)
 	before := e.sink.Count()
 	stop := e.progress("bare go-mail loop", func() string { return fmt.Sprintf("%d/%d emails", e.sink.Count()-before, n) })
 	defer stop()
+	cpu := processCPU()
 	start := time.Now()
-	if err := c.DialWithContext(ctx); err != nil {
-		return nil, fmt.Errorf("bare loop: dial: %w", err)
+	errs := make([]error, conns)
+	var wg sync.WaitGroup
+	for c := range conns {
+		wg.Go(func() { errs[c] = bareSend(ctx, cfg, msgs[c*n/conns:(c+1)*n/conns]) })
 	}
-	if err := c.Send(msgs...); err != nil {
-		_ = c.Close()
-		return nil, fmt.Errorf("bare loop: send: %w", err)
+	wg.Wait()
+	el, used := time.Since(start), processCPU()-cpu
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
-	if err := c.Close(); err != nil {
-		return nil, fmt.Errorf("bare loop: quit: %w", err)
-	}
-	el := time.Since(start)
 	if got := e.sink.Count() - before; got != n {
 		return nil, checkf("bare loop: %d of %d messages at the sink", got, n)
 	}
-	return &Baseline{Name: "go-mail, pre-built messages, 1 connection", Elapsed: el}, nil
+	return &Baseline{Name: fmt.Sprintf("go-mail, pre-built messages, %d connections", conns), Elapsed: el, CPU: used}, nil
+}
+
+// bareSend sends msgs with one go-mail client over one connection.
+func bareSend(ctx context.Context, cfg mailer.SMTPConfig, msgs []*mail.Msg) error {
+	c, err := mail.NewClient(cfg.Host, mail.WithPort(cfg.Port), mail.WithTLSPolicy(mail.NoTLS), mail.WithoutNoop())
+	if err != nil {
+		return fmt.Errorf("bare loop: %w", err)
+	}
+	if err := c.DialWithContext(ctx); err != nil {
+		return fmt.Errorf("bare loop: dial: %w", err)
+	}
+	if err := c.Send(msgs...); err != nil {
+		_ = c.Close()
+		return fmt.Errorf("bare loop: send: %w", err)
+	}
+	if err := c.Close(); err != nil {
+		return fmt.Errorf("bare loop: quit: %w", err)
+	}
+	return nil
 }
 
 // digest: cfg.Digests digests due at once, assembled.

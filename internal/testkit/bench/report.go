@@ -16,6 +16,9 @@ type Baseline struct {
 	Name    string        `json:"name"`
 	Elapsed time.Duration `json:"elapsed_ns"`
 	Rate    float64       `json:"rate"` // units per second
+	// CPU is this process's CPU time in the bare loop (sink included), when
+	// measured.
+	CPU time.Duration `json:"cpu_ns,omitempty"`
 }
 
 // Row is one scenario's result.
@@ -41,8 +44,8 @@ type Row struct {
 	PeakRSS   int64  `json:"peak_rss_bytes"`
 	RSSSource string `json:"peak_rss_source"`
 	// CPU is the CPU time this process (farm and SMTP sink included) used
-	// in the timed part; DBCPU that of the machine's postgres processes
-	// when the database is a local Postgres (0 otherwise).
+	// in the timed part; DBCPU that of the run's own Postgres
+	// backends when the database is a local Postgres (0 otherwise).
 	CPU   time.Duration `json:"cpu_ns"`
 	DBCPU time.Duration `json:"db_cpu_ns,omitempty"`
 	// Note holds what the checks saw ("2000 × 304", "200 new items, 200 emails queued").
@@ -152,13 +155,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "%-8s %s", row.Scenario, row.Work)
 		if row.Baseline != nil {
 			fmt.Fprintf(w, "; bare loop: %s", row.Baseline.Name)
+			if row.Baseline.CPU > 0 {
+				fmt.Fprintf(w, ", %s CPU/%s", perUnit(row.Baseline.CPU, row.Count), strings.TrimSuffix(row.Unit, "s"))
+			}
 		}
 		if row.Note != "" {
 			fmt.Fprintf(w, " (%s)", row.Note)
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\nratio = feedmail's rate ÷ the bare loop's; trips = SQL statements + BEGIN/COMMIT of the timed part; peak RSS and CPU of the whole process (farm and SMTP sink included); DB CPU = every local postgres process\n")
+	fmt.Fprintf(w, "\nratio = feedmail's rate ÷ the bare loop's; trips = SQL statements + BEGIN/COMMIT of the timed part; peak RSS and CPU of the whole process (farm and SMTP sink included); DB CPU = the run's own backends on a local Postgres\n")
 	if r.Where != "" {
 		fmt.Fprintf(w, "kept: %s\n", r.Where)
 	}
