@@ -4,6 +4,7 @@ import (
 	htmltemplate "html/template"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/wneessen/go-mail"
@@ -103,7 +104,7 @@ func (s Sender) ItemFor(e ItemEmail, p *ItemPost) (*mail.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	htmlPart, textPart, err := tpl.render("item", p.view(e), len(p.content.HTML), len(p.content.Text))
+	htmlPart, textPart, err := p.body(tpl, p.view(e))
 	if err != nil {
 		return nil, err
 	}
@@ -147,8 +148,9 @@ func itemTitleSubject(raw, feedTitle string) (title, subject string) {
 // ItemPost is the part of an item email that depends only on the post,
 // its feed and the subscription's format (and article), not on the
 // reader: titles, subject and the content, sanitized and converted to
-// text, which is most of an email's cost. It is read-only once made, so
-// the readers of one post can share it.
+// text, which is most of an email's cost. Its content is read-only once
+// made, and its frames (compose_item_frame.go) are safe for concurrent
+// use, so the readers of one post can share it.
 type ItemPost struct {
 	feedURL, feedTitle, itemTitle, subject string
 	link                                   string
@@ -157,6 +159,9 @@ type ItemPost struct {
 	openPost, readMore                     Link
 	noText                                 bool
 	note                                   string
+	frames                                 frames
+	// executions counts the item templates' executions for this post.
+	executions atomic.Int64
 }
 
 // NewItemPost returns the reader-independent part of e: the item's link,
