@@ -30,6 +30,7 @@ func TestBenchCommandBadInput(t *testing.T) {
 		{"--items", "many"},
 		{"--scenarios", "tepid"},
 		{"--subscribers", "-3"},
+		{"--dkim", "dsa"},
 		{"extra"},
 	} {
 		code, out, errs := benchCLI(t, args...)
