@@ -224,10 +224,18 @@ func formatDate(t time.Time, loc *time.Location) string {
 // Render serializes a message as RFC 5322 bytes (CRLF line endings), as it
 // would go over SMTP.
 func Render(m *mail.Msg) ([]byte, error) {
+	return renderSized(m, 0)
+}
+
+// renderSized is Render into a buffer of size bytes to begin with (an
+// email's size when the caller knows it, or about), so that it is not
+// grown and copied again and again on the way.
+func renderSized(m *mail.Msg, size int) ([]byte, error) {
 	if m == nil {
 		return nil, errors.New("render: nil message")
 	}
 	var b bytes.Buffer
+	b.Grow(size)
 	if _, err := m.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("render message: %w", err)
 	}

@@ -159,7 +159,7 @@ func (d *DKIMSigner) DNSRecord() (name, value string) {
 // the canonicalization once; after that the comparison is enough, as
 // equal input gives an equal, valid signature.
 func (d *DKIMSigner) Sign(m *mail.Msg) error {
-	raw, err := Render(m)
+	raw, err := renderSized(m, renderGuess)
 	if err != nil {
 		return err
 	}
@@ -184,11 +184,19 @@ func (d *DKIMSigner) Sign(m *mail.Msg) error {
 	return d.check(m, raw)
 }
 
+// renderGuess is the buffer a first rendering starts with: an item email
+// of a few KB of post is 10–20 KB once encoded. dkimHeaderRoom is what
+// a DKIM-Signature field adds (an RSA-4096 one is under 1 KB).
+const (
+	renderGuess    = 16 << 10
+	dkimHeaderRoom = 1 << 10
+)
+
 // check renders m again and fails unless it is signed as raw was
 // (sameSigned); the signer's first message is also verified with its
 // public key.
 func (d *DKIMSigner) check(m *mail.Msg, signed []byte) error {
-	raw, err := Render(m)
+	raw, err := renderSized(m, len(signed)+dkimHeaderRoom)
 	if err != nil {
 		return err
 	}
