@@ -6,12 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"iter"
 	"os"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
-	"github.com/feedmail/feedmail/internal/opml"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
 
@@ -85,7 +83,7 @@ func cmdImportReaders(ctx context.Context, a *app, args []string) error {
 		opt.Progress = readersProgress(show, a.clock, start)
 		defer show("")
 	}
-	sum, err := svc.ImportReaders(ctx, folderLists(dirs), opt)
+	sum, err := svc.ImportReaders(ctx, subscribe.ReadersFromFolders(dirs), opt)
 	out.ReadersSummary, out.Seconds = sum, a.clock.Now().Sub(start).Seconds()
 	if perr := a.printJSON(out); err == nil {
 		err = perr
@@ -101,20 +99,6 @@ func cmdImportReaders(ctx context.Context, a *app, args []string) error {
 			errPartial, sum.Problems, sum.SkippedLists, sum.Lists, sum.Failed)
 	}
 	return nil
-}
-
-// folderLists yields the lists of every folder in turn, each person's
-// address the file's name.
-func folderLists(dirs []string) iter.Seq2[subscribe.ReaderList, error] {
-	return func(yield func(subscribe.ReaderList, error) bool) {
-		for _, dir := range dirs {
-			for l, err := range opml.Folder(dir) {
-				if !yield(subscribe.ReaderList{Email: l.Name, Source: l.Path, Outlines: l.Outlines, Err: l.Err}, err) || err != nil {
-					return
-				}
-			}
-		}
-	}
 }
 
 // readersProgress returns the import's Progress callback: one line with

@@ -32,6 +32,21 @@ type ReaderList struct {
 	Err error
 }
 
+// ReadersFromFolders yields the lists of folders of OPML files, one file
+// per person named by their address (ADDRESS.opml; opml.Folder), each
+// folder in turn; an error reading a folder is yielded and ends it.
+func ReadersFromFolders(dirs []string) iter.Seq2[ReaderList, error] {
+	return func(yield func(ReaderList, error) bool) {
+		for _, dir := range dirs {
+			for l, err := range opml.Folder(dir) {
+				if !yield(ReaderList{Email: l.Name, Source: l.Path, Outlines: l.Outlines, Err: l.Err}, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
 // ReaderProblem is one entry an import did not take, and why.
 type ReaderProblem struct {
 	Source string `json:"source,omitempty"`
