@@ -3,10 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
-
-	"gorm.io/gorm/clause"
+	"time"
 
 	"github.com/feedmail/feedmail/internal/model"
 )
@@ -14,15 +14,20 @@ import (
 // Readers in bulk, for an operator's import of many people at once: a few
 // statements per few hundred people, in the caller's transaction.
 
-// usersChunk is how many users one INSERT of EnsureUsers writes (about 25
-// columns, under SQLite's parameter limit).
-const usersChunk = 500
+// NewUsers says how EnsureUsers creates the accounts missing: with
+// Confirmed, confirmed now (the operator vouched for the addresses) and
+// granted Trial credits in the same statements (trial_granted set, the
+// balance and one grant on the ledger, keyed as GrantTrialOnce keys it).
+type NewUsers struct {
+	Confirmed bool
+	Trial     int64
+}
 
 // EnsureUsers is EnsureUser for many addresses, in a few statements: it
 // returns every account by normalized address (NormalizeEmail) and the
-// ids of those this call created, which have no balance, ledger or
-// subscriptions yet.
-func (s *Store) EnsureUsers(ctx context.Context, emails []string) (map[string]*User, map[int64]bool, error) {
+// ids of those this call created (as how says; an address another
+// process creates meanwhile is found, not created).
+func (s *Store) EnsureUsers(ctx context.Context, emails []string, how NewUsers) (map[string]*User, map[int64]bool, error) {
 	norm := make([]string, 0, len(emails))
 	seen := make(map[string]bool, len(emails))
 	for _, e := range emails {
@@ -35,31 +40,88 @@ func (s *Store) EnsureUsers(ctx context.Context, emails []string) (map[string]*U
 	if err != nil {
 		return nil, nil, err
 	}
-	now := s.now()
-	var missing []User
-	var missingEmails []string
+	var missing []string
 	for _, e := range norm {
 		if have[e] == nil {
-			missing = append(missing, User{Email: e, Timezone: "UTC", CreatedAt: now})
-			missingEmails = append(missingEmails, e)
+			missing = append(missing, e)
 		}
 	}
 	created := make(map[int64]bool, len(missing))
-	if len(missing) == 0 {
-		return have, created, nil
+	for start := 0; start < len(missing); start += psChunk {
+		made, err := s.createUsers(ctx, missing[start:min(start+psChunk, len(missing))], how)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range made {
+			have[made[i].Email], created[made[i].ID] = &made[i], true
+		}
 	}
-	if err := s.DB.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).
-		CreateInBatches(&missing, usersChunk).Error; err != nil {
-		return nil, nil, fmt.Errorf("create users: %w", err)
-	}
-	made, err := s.usersByEmail(ctx, missingEmails)
-	if err != nil {
-		return nil, nil, err
-	}
-	for e, u := range made {
-		have[e], created[u.ID] = u, true
+	if len(created) < len(missing) { // some were created meanwhile
+		var raced []string
+		for _, e := range missing {
+			if have[e] == nil {
+				raced = append(raced, e)
+			}
+		}
+		found, err := s.usersByEmail(ctx, raced)
+		if err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(have, found)
 	}
 	return have, created, nil
+}
+
+// createUsers inserts accounts for emails (skipping any that exists) in
+// one statement and returns those it inserted, with their trial's ledger
+// entries when how grants one.
+func (s *Store) createUsers(ctx context.Context, emails []string, how NewUsers) ([]User, error) {
+	now := s.now()
+	var confirmedAt *time.Time
+	var trial int64
+	if how.Confirmed {
+		confirmedAt, trial = &now, max(how.Trial, 0)
+	}
+	args := make([]any, 0, 6*len(emails))
+	for _, e := range emails {
+		args = append(args, e, "UTC", now, confirmedAt, how.Confirmed, trial)
+	}
+	rows, err := s.DB.WithContext(ctx).Raw("INSERT INTO users (email, timezone, created_at, confirmed_at, trial_granted, balance) VALUES "+
+		valuesRows(6, len(emails))+" ON CONFLICT (email) DO NOTHING RETURNING id, email", args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("create users: %w", err)
+	}
+	var made []User
+	for rows.Next() {
+		u := User{Timezone: "UTC", CreatedAt: now, ConfirmedAt: confirmedAt, TrialGranted: how.Confirmed, Balance: trial}
+		if err := rows.Scan(&u.ID, &u.Email); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("create users: %w", err)
+		}
+		made = append(made, u)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("create users: %w", err)
+	}
+	if trial == 0 || len(made) == 0 {
+		return made, nil
+	}
+	entries := make([]LedgerEntry, len(made))
+	for i, u := range made {
+		entries[i] = LedgerEntry{UserID: u.ID, Kind: LedgerGrant, Amount: trial, BalanceAfter: trial,
+			IdempotencyKey: TrialKey(u.ID), Reason: "trial credits", CreatedAt: now}
+	}
+	if err := s.DB.WithContext(ctx).Create(&entries).Error; err != nil {
+		return nil, fmt.Errorf("trial credits: %w", err)
+	}
+	return made, nil
+}
+
+// valuesRows is "(?, …), …": n rows of width parameters.
+func valuesRows(width, n int) string {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	return strings.TrimSuffix(strings.Repeat(one+", ", n), ", ")
 }
 
 // usersByEmail returns the accounts (not deleted) with these normalized
@@ -95,9 +157,10 @@ type ReaderFeed struct{ UserID, FeedID int64 }
 // an ended one, or a pending one now confirmed, is taken up as
 // SubscribeConfirmedBy does; the rest are inserted several hundred a
 // statement. fresh holds people created by this import (EnsureUsers),
-// who have no subscriptions to look up: the feeds only they joined get
-// their subscriber counts raised, the others recounted.
-func (s *Store) SubscribeReaders(ctx context.Context, subs []ReaderSubscription, confirmedBy string, fresh map[int64]bool) (map[ReaderFeed]bool, error) {
+// who have no subscriptions to look up. Subscriber counts follow: the
+// feeds in counted (EnsureNewFeeds counted them) are left alone, the
+// feeds only fresh people joined are raised, the others recounted.
+func (s *Store) SubscribeReaders(ctx context.Context, subs []ReaderSubscription, confirmedBy string, fresh, counted map[int64]bool) (map[ReaderFeed]bool, error) {
 	existing, err := s.emailSubscriptionsOf(ctx, subs, fresh)
 	if err != nil {
 		return nil, err
@@ -120,7 +183,7 @@ func (s *Store) SubscribeReaders(ctx context.Context, subs []ReaderSubscription,
 				return nil, err
 			}
 		}
-		if !fresh[n.UserID] {
+		if !fresh[n.UserID] && !counted[n.FeedID] {
 			recount[n.FeedID] = true
 		}
 	}
@@ -129,7 +192,7 @@ func (s *Store) SubscribeReaders(ctx context.Context, subs []ReaderSubscription,
 			return nil, fmt.Errorf("create subscriptions: %w", err)
 		}
 	}
-	if err := s.raiseSubscriberCounts(ctx, rows, recount); err != nil {
+	if err := s.raiseSubscriberCounts(ctx, rows, recount, counted); err != nil {
 		return nil, err
 	}
 	return already, s.recountSubscribersOf(mapKeys(recount))
@@ -163,13 +226,14 @@ func (s *Store) emailSubscriptionsOf(ctx context.Context, subs []ReaderSubscript
 }
 
 // raiseSubscriberCounts adds to each feed's subscriber count the active
-// rows just inserted for it, leaving out the feeds to be recounted; one
+// rows just inserted for it, leaving out the feeds to be recounted and
+// those counted already; one
 // statement per few hundred feeds, rows locked in id order (on Postgres)
 // as the poller's writes lock them.
-func (s *Store) raiseSubscriberCounts(ctx context.Context, inserted []Subscription, recount map[int64]bool) error {
+func (s *Store) raiseSubscriberCounts(ctx context.Context, inserted []Subscription, recount, counted map[int64]bool) error {
 	by := map[int64]int{}
 	for _, r := range inserted {
-		if r.State == SubActive && !recount[r.FeedID] {
+		if r.State == SubActive && !recount[r.FeedID] && !counted[r.FeedID] {
 			by[r.FeedID]++
 		}
 	}
@@ -192,19 +256,14 @@ func (s *Store) raiseSubscriberCounts(ctx context.Context, inserted []Subscripti
 	return nil
 }
 
-// ConfirmReaders is what a confirmed import does for each person of ids,
-// in the caller's transaction: their address counts as confirmed (the
-// bouncing mark stays), their running-low line is due again, and they get
-// the trial credits once. The people in fresh (created by this import,
-// nothing on their ledger) get them in a few multi-row statements; the
-// others one by one, as GrantTrialOnce does.
-func (s *Store) ConfirmReaders(ctx context.Context, ids []int64, fresh map[int64]bool, credits int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
+// ConfirmReaders is what a confirmed import does for each person of ids
+// who had an account (EnsureUsers confirms the ones it creates), in the
+// caller's transaction: their address counts as confirmed (the bouncing
+// mark stays), their running-low line is due again, and they get the
+// trial credits once (GrantTrialOnce).
+func (s *Store) ConfirmReaders(ctx context.Context, ids []int64, credits int64) error {
 	ids = slices.Sorted(slices.Values(ids))
 	now := utc(s.now())
-	var untried []User
 	for start := 0; start < len(ids); start += psChunk {
 		part := ids[start:min(start+psChunk, len(ids))]
 		db := s.DB.WithContext(ctx)
@@ -214,47 +273,14 @@ func (s *Store) ConfirmReaders(ctx context.Context, ids []int64, fresh map[int64
 		if err := db.Model(&User{}).Where("id IN ? AND low_line_due > ?", part, now).UpdateColumn("low_line_due", now).Error; err != nil {
 			return fmt.Errorf("running-low lines of readers: %w", err)
 		}
-		var rows []User
-		q := s.sqlDialect().lockRow(db.Select("id", "balance").Where("id IN ? AND NOT trial_granted", part).Order("id"))
-		if err := q.Find(&rows).Error; err != nil {
+		var untried []int64
+		if err := db.Model(&User{}).Where("id IN ? AND NOT trial_granted", part).Order("id").Pluck("id", &untried).Error; err != nil {
 			return fmt.Errorf("readers without trial: %w", err)
 		}
-		untried = append(untried, rows...)
-	}
-	var bulk []int64
-	for _, u := range untried {
-		if fresh[u.ID] && u.Balance == 0 {
-			bulk = append(bulk, u.ID)
-			continue
-		}
-		if _, _, err := s.GrantTrialOnce(ctx, u.ID, credits); err != nil {
-			return err
-		}
-	}
-	return s.grantFreshTrials(ctx, bulk, credits)
-}
-
-// grantFreshTrials grants the trial credits to people with nothing on
-// their ledger: one grant each (its key the trial's, so GrantTrialOnce
-// never grants it again), the balance set to it, trial_granted set.
-func (s *Store) grantFreshTrials(ctx context.Context, ids []int64, credits int64) error {
-	for start := 0; start < len(ids); start += psChunk {
-		part := ids[start:min(start+psChunk, len(ids))]
-		db := s.DB.WithContext(ctx)
-		if credits > 0 {
-			now := s.now()
-			entries := make([]LedgerEntry, len(part))
-			for i, id := range part {
-				entries[i] = LedgerEntry{UserID: id, Kind: LedgerGrant, Amount: credits, BalanceAfter: credits,
-					IdempotencyKey: TrialKey(id), Reason: "trial credits", CreatedAt: now}
+		for _, id := range untried {
+			if _, _, err := s.GrantTrialOnce(ctx, id, credits); err != nil {
+				return err
 			}
-			if err := db.Create(&entries).Error; err != nil {
-				return fmt.Errorf("trial credits: %w", err)
-			}
-		}
-		if err := db.Model(&User{}).Where("id IN ? AND NOT trial_granted AND balance = 0", part).
-			Updates(map[string]any{"trial_granted": true, "balance": credits}).Error; err != nil {
-			return fmt.Errorf("trial balances: %w", err)
 		}
 	}
 	return nil

@@ -13,10 +13,11 @@ type batchOutcome struct {
 	problems []ReaderProblem
 }
 
-// writeBatch writes one batch in one transaction: the accounts, the feeds
-// (new ones due for their first poll), the subscriptions, and then either
-// the people's confirmation and trial credits (Confirmed) or one email
-// each asking them to confirm. Problems found on the way (an address
+// writeBatch writes one batch in one transaction: the accounts (new ones
+// confirmed, with their trial, when Confirmed), the feeds (new ones due for
+// their first poll, titled and counted), the subscriptions, and then
+// either the confirmation and trial of the people who had an account
+// (Confirmed) or one email each asking them to confirm. Problems found on the way (an address
 // whose mail bounces, a feed feedmail stopped polling, a subscription
 // the person has) are told once the batch committed.
 func (run *readersRun) writeBatch(ctx context.Context, batch []readerEntry) error {
@@ -47,12 +48,12 @@ func (run *readersRun) writeTx(ctx context.Context, tx *store.Store, batch []rea
 	for i, e := range batch {
 		emails[i] = e.email
 	}
-	users, fresh, err := tx.EnsureUsers(ctx, emails)
+	users, fresh, err := tx.EnsureUsers(ctx, emails, store.NewUsers{Confirmed: run.opt.Confirmed, Trial: run.s.TrialCredits})
 	if err != nil {
 		return err
 	}
 	batch = run.liveReaders(batch, users, out)
-	feeds, err := tx.EnsureFeeds(ctx, batchURLs(batch))
+	feeds, created, err := tx.EnsureNewFeeds(ctx, run.batchFeeds(batch))
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (run *readersRun) writeTx(ctx context.Context, tx *store.Store, batch []rea
 	if err := tx.SetFeedsMetaIfEmpty(ctx, metas); err != nil {
 		return err
 	}
-	already, err := tx.SubscribeReaders(ctx, subs, run.confirmedBy(), fresh)
+	already, err := tx.SubscribeReaders(ctx, subs, run.confirmedBy(), fresh, created)
 	if err != nil {
 		return err
 	}
@@ -99,15 +100,23 @@ func (run *readersRun) liveReaders(batch []readerEntry, users map[string]*store.
 	return live
 }
 
-// batchURLs returns the feed URLs of batch, each once.
-func batchURLs(batch []readerEntry) []string {
-	seen := map[string]bool{}
-	var out []string
+// batchFeeds returns the feeds of batch, each once, with the first title
+// a list gives it and, when the import confirms, how many of the lists
+// name it (the active subscriptions it gets if feedmail creates it now:
+// nobody else can have it then).
+func (run *readersRun) batchFeeds(batch []readerEntry) []store.NewFeed {
+	at := map[string]int{}
+	var out []store.NewFeed
 	for _, e := range batch {
 		for _, f := range e.feeds {
-			if !seen[f.url] {
-				seen[f.url] = true
-				out = append(out, f.url)
+			k, ok := at[f.url]
+			if !ok {
+				k = len(out)
+				at[f.url] = k
+				out = append(out, store.NewFeed{URL: f.url, Title: f.title})
+			}
+			if run.opt.Confirmed {
+				out[k].Subscribers++
 			}
 		}
 	}
@@ -154,16 +163,18 @@ func (run *readersRun) alreadyProblems(batch []readerEntry, users map[string]*st
 	}
 }
 
-// afterBatch confirms the people who got a subscription (Confirmed: their
-// address vouched for, trial credits) or queues one email each asking
-// them to confirm.
+// afterBatch confirms the people who had an account and got a
+// subscription (Confirmed: their address vouched for, trial credits) or
+// queues one email each asking them to confirm.
 func (run *readersRun) afterBatch(ctx context.Context, tx *store.Store, users map[string]*store.User, added map[int64]int, fresh map[int64]bool, out *batchOutcome) error {
 	if run.opt.Confirmed {
 		ids := make([]int64, 0, len(added))
 		for id := range added {
-			ids = append(ids, id)
+			if !fresh[id] { // EnsureUsers confirmed the new ones
+				ids = append(ids, id)
+			}
 		}
-		return tx.ConfirmReaders(ctx, ids, fresh, run.s.TrialCredits)
+		return tx.ConfirmReaders(ctx, ids, run.s.TrialCredits)
 	}
 	for _, u := range users {
 		n := added[u.ID]
