@@ -22,7 +22,8 @@ import (
 // Every thousandth list carries a malformed entry, which must be reported.
 // The bare loop writes the same users, feeds, subscriptions and trial
 // grants with hand-built multi-row INSERTs in transactions of the same
-// size (no files, no checks), in a fresh database of its own.
+// size (no files, no checks), in a fresh database of its own. With Keep
+// the folder of lists stays, for the command to be run on it.
 func (e *env) importReaders(ctx context.Context) (Row, error) {
 	n, nf := e.cfg.Readers, e.cfg.Feeds
 	row := Row{Unit: "subscriptions", Count: 2 * n, Work: fmt.Sprintf(
@@ -32,7 +33,9 @@ func (e *env) importReaders(ctx context.Context) (Row, error) {
 	if err != nil {
 		return row, err
 	}
-	defer os.RemoveAll(dir)
+	if !e.cfg.Keep {
+		defer os.RemoveAll(dir)
+	}
 	stop := e.progress("import-readers: writing the lists", func() string { return "" })
 	err = writeReaderLists(dir, n, nf)
 	stop()
@@ -64,6 +67,9 @@ func (e *env) importReaders(ctx context.Context) (Row, error) {
 	}
 	row.Note = fmt.Sprintf("%d readers (%.0f/s), %d subscriptions, %d problems; live heap %s before, %s at most",
 		sum.Readers, float64(sum.Readers)/row.Elapsed.Seconds(), sum.Added, sum.Problems, mib(heap.before), mib(heap.most))
+	if e.cfg.Keep {
+		row.Note += "; lists kept in " + dir
+	}
 	if sum.Readers != n || sum.Added != 2*n || sum.Problems != n/1000 || problems.Load() != int64(n/1000) {
 		return row, checkf("%+v, want %d readers, %d added, %d problems", sum, n, 2*n, n/1000)
 	}
