@@ -151,6 +151,7 @@ WHERE u.email LIKE '%@mail%.readers-bench.net' AND s.state = 'active'`).Scan(&su
 // indexes, no statistics yet).
 func (e *env) bareReaders(ctx context.Context, n, nf int) (*Baseline, error) {
 	be := &env{cfg: e.cfg, clk: e.clk, trips: &tripCounter{}}
+	be.cfg.Keep = false // its database goes whatever the run keeps
 	defer be.close()
 	if err := be.openDB(ctx); err != nil {
 		return nil, err
