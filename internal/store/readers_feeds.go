@@ -14,10 +14,6 @@ type NewFeed struct {
 	Subscribers int
 }
 
-// newFeedsChunk is how many feeds one INSERT of EnsureNewFeeds writes (9
-// parameters a row).
-const newFeedsChunk = 500
-
 // EnsureNewFeeds is EnsureFeeds for an import that knows what it adds:
 // the feeds missing are created (due now) with their title and their
 // subscriber count already counting the import's subscriptions, so that
@@ -40,8 +36,9 @@ func (s *Store) EnsureNewFeeds(ctx context.Context, feeds []NewFeed) (map[string
 		}
 	}
 	created := make(map[int64]bool, len(missing))
-	for start := 0; start < len(missing); start += newFeedsChunk {
-		made, err := s.createFeeds(ctx, missing[start:min(start+newFeedsChunk, len(missing))])
+	step := s.rowsPerInsert(9)
+	for start := 0; start < len(missing); start += step {
+		made, err := s.createFeeds(ctx, missing[start:min(start+step, len(missing))])
 		if err != nil {
 			return nil, nil, err
 		}

@@ -47,8 +47,9 @@ func (s *Store) EnsureUsers(ctx context.Context, emails []string, how NewUsers) 
 		}
 	}
 	created := make(map[int64]bool, len(missing))
-	for start := 0; start < len(missing); start += psChunk {
-		made, err := s.createUsers(ctx, missing[start:min(start+psChunk, len(missing))], how)
+	step := s.rowsPerInsert(6)
+	for start := 0; start < len(missing); start += step {
+		made, err := s.createUsers(ctx, missing[start:min(start+step, len(missing))], how)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -112,10 +113,25 @@ func (s *Store) createUsers(ctx context.Context, emails []string, how NewUsers) 
 		entries[i] = LedgerEntry{UserID: u.ID, Kind: LedgerGrant, Amount: trial, BalanceAfter: trial,
 			IdempotencyKey: TrialKey(u.ID), Reason: "trial credits", CreatedAt: now}
 	}
-	if err := s.DB.WithContext(ctx).Create(&entries).Error; err != nil {
+	if err := s.DB.WithContext(ctx).CreateInBatches(&entries, s.rowsPerInsert(7)).Error; err != nil {
 		return nil, fmt.Errorf("trial credits: %w", err)
 	}
 	return made, nil
+}
+
+// subscriptionColumns is about how many columns a Subscription row
+// inserts.
+const subscriptionColumns = 22
+
+// rowsPerInsert is how many rows of width columns one multi-row INSERT of
+// an import writes: psChunk on Postgres; on SQLite about 1,000 parameters'
+// worth, since its driver binds each parameter by looking through all of
+// the statement's (binding costs the square of the parameters).
+func (s *Store) rowsPerInsert(width int) int {
+	if s.Postgres() {
+		return psChunk
+	}
+	return max(1000/width, 1)
 }
 
 // valuesRows is "(?, …), …": n rows of width parameters.
@@ -188,7 +204,7 @@ func (s *Store) SubscribeReaders(ctx context.Context, subs []ReaderSubscription,
 		}
 	}
 	if len(rows) > 0 {
-		if err := s.DB.WithContext(ctx).CreateInBatches(&rows, subscribeManyChunk).Error; err != nil {
+		if err := s.DB.WithContext(ctx).CreateInBatches(&rows, s.rowsPerInsert(subscriptionColumns)).Error; err != nil {
 			return nil, fmt.Errorf("create subscriptions: %w", err)
 		}
 	}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/feedmail/feedmail/internal/opml"
 	"github.com/feedmail/feedmail/internal/store"
+	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
 func TestCheckReaderAddress(t *testing.T) {
@@ -205,5 +207,44 @@ func TestImportReadersInputError(t *testing.T) {
 		ReaderList{Email: "ann@mail.org", Outlines: outlines("https://feeds.org/a")}), ReadersOptions{Confirmed: true})
 	if !errors.Is(err, boom) || sum.Added != 1 {
 		t.Fatalf("summary %+v, %v; want 1 added and the input's error", sum, err)
+	}
+}
+
+// TestImportReadersRoundTrips: a confirmed batch of 250 new people with 2
+// new feeds each costs a fixed handful of round trips, each new row
+// written once (no second pass confirming the people, crediting their
+// trial, titling or counting the feeds), whatever the database.
+func TestImportReadersRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	var n atomic.Int64
+	st, err := store.Open(ctx, storetest.FreshDSN(t, storetest.URL()), store.Options{OnStatement: func() { n.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svc := newService(t)
+	svc.Store = st
+	var lists []ReaderList
+	for i := range DefaultReadersBatch {
+		lists = append(lists, ReaderList{Email: fmt.Sprintf("r%d@mail.org", i),
+			Outlines: outlines(fmt.Sprintf("https://feeds.org/a%d", i), fmt.Sprintf("https://feeds.org/b%d", i))})
+	}
+	before := n.Load()
+	sum, err := svc.ImportReaders(ctx, listsOf(nil, lists...), ReadersOptions{Confirmed: true})
+	if err != nil || sum.Added != 2*DefaultReadersBatch {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	// BEGIN, COMMIT; people: look up, insert, trial grants; feeds: look up,
+	// insert; subscriptions: insert. SQLite's inserts are the same, split
+	// into statements of about 1,000 parameters.
+	most := int64(8)
+	if !st.Postgres() {
+		most = 26
+	}
+	if got := n.Load() - before; got > most {
+		t.Errorf("%d round trips for one batch, want at most %d", got, most)
 	}
 }
