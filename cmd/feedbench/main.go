@@ -64,6 +64,7 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	items := fs.Int("items", bench.DefaultItems, "items per feed")
 	subs := fs.Int("subscribers", bench.DefaultSubscribers, "instant subscribers of the fan-out feed")
 	digests := fs.Int("digests", bench.DefaultDigests, "digests assembled at once")
+	readers := fs.Int("readers", bench.DefaultReaders, "people of the import-readers scenario (2 feeds each of --feeds)")
 	hosts := fs.Int("hosts", bench.DefaultHosts, "loopback addresses the feed farm listens on (127.0.0.1 …)")
 	scenarios := fs.String("scenarios", "all", "comma-separated scenarios: "+fmt.Sprint(bench.Known())+" (all: every one but import)")
 	keep := fs.Bool("keep", false, "keep the bench schema (Postgres) or SQLite file and print where it is")
@@ -92,7 +93,7 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	for _, v := range []struct {
 		name string
 		n    int
-	}{{"feeds", *feeds}, {"items", *items}, {"subscribers", *subs}, {"digests", *digests}, {"hosts", *hosts}} {
+	}{{"feeds", *feeds}, {"items", *items}, {"subscribers", *subs}, {"digests", *digests}, {"hosts", *hosts}, {"readers", *readers}} {
 		if v.n < 1 {
 			return fmt.Errorf("%w: --%s must be at least 1", errUsage, v.name)
 		}
@@ -107,7 +108,7 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	rep, err := bench.Run(ctx, bench.Config{
-		DatabaseURL: dsn, Feeds: *feeds, Items: *items, Subscribers: *subs, Digests: *digests,
+		DatabaseURL: dsn, Feeds: *feeds, Items: *items, Subscribers: *subs, Digests: *digests, Readers: *readers,
 		Hosts: *hosts, Scenarios: names, Keep: *keep, ProfileDir: *profile, DKIM: *dkim, Log: log.With("part", "bench"), Progress: progressLine(stderr),
 	})
 	if rep != nil && len(rep.Rows) > 0 {

@@ -78,7 +78,7 @@ func TestImportExportOPML(t *testing.T) {
 	if code, _, errs := cli("import-opml", "--email", "ann@example.com", goodOnly); code != 0 {
 		t.Fatalf("import with nothing failed: exit %d %s", code, errs)
 	}
-	if code, out, _ := cli("help"); code != 0 || !strings.Contains(out, "3 done in part (import-opml: some feeds failed") {
+	if code, out, _ := cli("help"); code != 0 || !strings.Contains(out, "3 done in part (import-opml, import-readers: some entries failed") {
 		t.Errorf("help does not give import-opml's exit status 3:\n%s", out)
 	}
 

@@ -72,6 +72,9 @@ func commands() map[string]command {
 		"feed move":    {feedMoveUsage, "move every reader of a feed to its new address, telling each once with an undo link (JSON)", cmdFeedMove},
 		"mail health":  {mailHealthUsage, "JSON per destination domain: sent, hard and soft bounces, sender-side refusals (blocked, authentication, policy, rate), complaints and their rate, pauses, and what to fix; --feeds: feeds ranked by complaints", cmdMailHealth},
 		// more commands register here
+
+		// many people at once (cmd_readers.go)
+		"import-readers": {importReadersUsage, "import many people at once from folders of OPML files (one per person, ADDRESS.opml); no feed fetched, a transaction per few hundred people; JSON report; exit 3 when some entries were not imported", cmdImportReaders},
 	}
 }
 
@@ -212,7 +215,7 @@ func printHelp(w io.Writer, cmds map[string]command) {
 		c := cmds[n]
 		fmt.Fprintf(w, "  feedmail %s %s\n      %s\n", n, c.usage, c.summary)
 	}
-	fmt.Fprintln(w, "\nExit status: 0 done, 1 failed, 2 usage error, 3 done in part (import-opml: some feeds failed;\nthe report says which), 75 inbound: try again later.")
+	fmt.Fprintln(w, "\nExit status: 0 done, 1 failed, 2 usage error, 3 done in part (import-opml, import-readers: some entries failed;\nthe report says which), 75 inbound: try again later.")
 	fmt.Fprintln(w, "\nConfiguration is read from FEEDMAIL_* environment variables; see the README.")
 }
 

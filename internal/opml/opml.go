@@ -4,10 +4,11 @@
 // Parse is tolerant: it repairs the two malformations real exports are full
 // of (a bare & and a < inside attribute values), reads any encoding, accepts
 // xmlUrl however it is capitalised, flattens folders and drops repeated
-// feeds. Write produces OPML 2.0 that Parse reads back unchanged.
+// feeds. Write produces OPML 2.0 that Parse reads back unchanged. Folder
+// reads a folder of lists, one file per person, a few names at a time.
 //
 // It must not fetch a feed, check an address or touch the store: it reads
-// and writes the file only, and its callers (package subscribe, the web
+// and writes the files only, and its callers (package subscribe, the web
 // and command-line imports and exports) decide what to do with each entry.
 package opml
 

@@ -1,5 +1,6 @@
 // Package subscribe owns the use cases that add feeds to a person:
-// FindFeed, Subscribe, Confirm, PersonConfirmed, ImportOPML and ExportOPML.
+// FindFeed, Subscribe, Confirm, PersonConfirmed, ImportOPML, ImportReaders
+// and ExportOPML.
 // The web handlers and the feedmail command both call it, so each rule is
 // written once; where the two entry points differ, the difference is an
 // option of the request. It must not read HTTP requests or flags, render or

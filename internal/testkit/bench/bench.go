@@ -22,6 +22,9 @@
 //   - import (only when named): one person imports an OPML list of Feeds
 //     new feeds spread over the hosts, through the use case `feedmail
 //     import-opml` runs: each feed checked, baselined and subscribed.
+//   - import-readers (only when named): Readers people's OPML files (2
+//     feeds each of Feeds) imported as `feedmail import-readers
+//     --confirmed` does, against a bare loop of multi-row INSERTs.
 //
 // Each scenario's row compares feedmail with a bare loop doing the same
 // network work where one makes sense (the poll scenarios, the outbox), and
@@ -50,6 +53,9 @@ const (
 	Outbox  = "outbox"
 	Digest  = "digest"
 	Import  = "import"
+	// ImportReaders is many people's OPML files imported at once (only
+	// when named; importreaders.go).
+	ImportReaders = "import-readers"
 )
 
 // All lists the scenarios a run without a list runs, in running order.
@@ -57,8 +63,8 @@ func All() []string { return []string{Cold, Warm, Changed, FanOut, Outbox, Diges
 
 // Known lists every scenario in running order: All and the ones run only
 // when named (import, whose list of thousands of new feeds would make the
-// default run much longer).
-func Known() []string { return append(All(), Import) }
+// default run much longer, and import-readers).
+func Known() []string { return append(All(), Import, ImportReaders) }
 
 // Run runs cfg's scenarios and returns the report. A scenario that fails
 // its checks ends the run with an error (the rows so far come back too).
@@ -81,7 +87,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	run := map[string]func(context.Context) (Row, error){
 		Cold: e.cold, Warm: e.warm, Changed: e.changed, FanOut: e.fanout, Outbox: e.outbox, Digest: e.digest,
-		Import: e.importOPML,
+		Import: e.importOPML, ImportReaders: e.importReaders,
 	}
 	for _, name := range Known() {
 		if !slices.Contains(cfg.Scenarios, name) {

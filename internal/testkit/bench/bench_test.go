@@ -169,3 +169,27 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("ParseScenarios(,,) = %v", err)
 	}
 }
+
+// TestImportReadersScenario runs the import-readers scenario small: every
+// reader imported with both subscriptions, the bad entry reported, a bare
+// loop to compare with, and only when named.
+func TestImportReadersScenario(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := bench.Run(ctx, bench.Config{DatabaseURL: benchURL(), Feeds: 1500, Readers: 1200, Hosts: 1,
+		Scenarios: []string{bench.ImportReaders}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 1 {
+		t.Fatalf("rows %+v", rep.Rows)
+	}
+	row := rep.Rows[0]
+	if row.Scenario != bench.ImportReaders || row.Count != 2400 || !strings.HasPrefix(row.Note, "1200 readers") ||
+		!strings.Contains(row.Note, "2400 subscriptions, 1 problems") || row.Baseline == nil || row.Rate <= 0 || row.PeakRSS <= 0 {
+		t.Errorf("row %+v", row)
+	}
+	if got, err := bench.ParseScenarios("all"); err != nil || slices.Contains(got, bench.ImportReaders) {
+		t.Errorf("ParseScenarios(all) = %v, %v; want no import-readers", got, err)
+	}
+}

@@ -20,6 +20,7 @@ type Config struct {
 	Items       int // items per feed (default 20)
 	Subscribers int // instant subscribers of the fan-out feed (default 10000)
 	Digests     int // digests assembled at once (default 10000)
+	Readers     int // people of the import-readers scenario (default 10000)
 	// Hosts is how many loopback addresses the farm listens on (default 8).
 	Hosts int
 	// Scenarios to run, a subset of Known (default All), in Known's order.
@@ -45,6 +46,7 @@ const (
 	DefaultItems       = 20
 	DefaultSubscribers = 10000
 	DefaultDigests     = 10000
+	DefaultReaders     = 10000
 	DefaultHosts       = 8
 	// Concurrency is the poller's worker count (poller.DefaultConcurrency)
 	// and the bare loop's.
@@ -69,7 +71,7 @@ func (c *Config) fill() error {
 	for _, e := range []error{
 		def(&c.Feeds, DefaultFeeds, "feeds"), def(&c.Items, DefaultItems, "items"),
 		def(&c.Subscribers, DefaultSubscribers, "subscribers"), def(&c.Digests, DefaultDigests, "digests"),
-		def(&c.Hosts, DefaultHosts, "hosts"),
+		def(&c.Hosts, DefaultHosts, "hosts"), def(&c.Readers, DefaultReaders, "readers"),
 	} {
 		if e != nil {
 			return e
