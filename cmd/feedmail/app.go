@@ -86,7 +86,7 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 		return a.store, nil
 	}
 	s, err := store.Open(ctx, a.cfg.DatabaseURL, store.Options{Clock: a.clock, Logger: a.log,
-		OnStatement: a.metrics.CountStatement, OnConnect: a.metrics.CountConnect})
+		OnStatement: a.metrics.CountStatement, OnConnect: a.metrics.CountConnect, OnTakeover: a.onTakeover})
 	if err != nil {
 		return nil, err
 	}
