@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // registerRecovery makes and registers the metrics of faults and of the
 // recovery from them: leases taken over, waits for the database, failed
-// sends by cause.
+// sends by cause, polls that got no answer by kind.
 func (m *Metrics) registerRecovery() {
 	m.TakenOver = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_leases_taken_over_total",
 		Help: "Leased work this process claimed after another holder's lease on it had run out (that process died or stalled), by kind: outbox (deliveries), digests, hosts (a poller's hosts, Postgres), feeds (SQLite)."},
@@ -18,7 +18,10 @@ func (m *Metrics) registerRecovery() {
 	m.SendFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_send_failures_total",
 		Help: "Failed sends by channel (email, webhook, …) and cause: unknown_outcome (the connection was lost after the message was handed over: the receiver may have it), reply_4xx, reply_5xx, no_reply (lost before the message was handed over), timeout, connect, other."},
 		[]string{"channel", "cause"})
-	m.Registry.MustRegister(m.TakenOver, m.DatabaseWait, m.DatabaseUp, m.SendFailures)
+	m.PollFetchFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_poll_fetch_failures_total",
+		Help: "Polls that got no HTTP answer (feedmail_polls_total{outcome=\"failure\",status=\"0\"}), by kind: timeout, connection (refused, reset, closed early, truncated), dns, tls, too_large, bad_encoding, too_many_redirects, bad_url, private_address, other."},
+		[]string{"kind"})
+	m.Registry.MustRegister(m.TakenOver, m.DatabaseWait, m.DatabaseUp, m.SendFailures, m.PollFetchFailures)
 }
 
 // CountTakeover counts n rows of kind taken over (store.Options.OnTakeover).

@@ -177,6 +177,7 @@ func TestMetricsAfterActivity(t *testing.T) {
 		{`feedmail_polls_total{outcome="not_modified",status="304"}`, 2},
 		{`feedmail_polls_total{outcome="http_error",status="404"}`, 1},
 		{`feedmail_polls_total{outcome="failure",status="0"}`, 1},
+		{`feedmail_poll_fetch_failures_total{kind="connection"}`, 1},
 		{`feedmail_poll_duration_seconds_count`, 8},
 		{`feedmail_poll_duration_seconds_bucket{le="+Inf"}`, 8},
 		{`feedmail_poll_lag_seconds_count`, 1},
