@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/dbwait"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -32,6 +33,9 @@ type Config struct {
 	Log   *slog.Logger
 	// Metrics may be nil.
 	Metrics *metrics.Metrics
+	// DBWait, if set, is told the outcome of each round (role "digest"):
+	// it logs the database going away and coming back.
+	DBWait *dbwait.Process
 	// Lease is how long a claimed digest stays with this worker (default
 	// DefaultLease); a worker that dies gives its digests back after it.
 	Lease time.Duration
@@ -78,7 +82,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	t := time.NewTicker(w.cfg.Every)
 	defer t.Stop()
 	for {
-		if _, err := w.AssembleDue(ctx); err != nil && ctx.Err() == nil {
+		if _, err := w.AssembleDue(ctx); ctx.Err() == nil && !w.cfg.DBWait.Pass("digest", err) && err != nil {
 			w.cfg.Log.Error("digest: assembling due slots failed", "err", err)
 		}
 		select {

@@ -198,7 +198,12 @@ func (c *smtpConn) deliver(ctx context.Context, m *mail.Msg) (serr *SendError, r
 		if err == nil {
 			err = ctx.Err()
 		}
-		return temporary(ctx.Err(), "smtp: %v (after %v)", ctx.Err(), err), false
+		se := temporary(ctx.Err(), "smtp: %v (after %v)", ctx.Err(), err)
+		var mse *mail.SendError
+		if errors.As(err, &mse) {
+			se.Stage = stages[mse.Reason] // where it stood: end of DATA means the message was handed over
+		}
+		return se, false
 	}
 	serr, keep, retry := classifySMTP(err, m)
 	if serr != nil && keep {

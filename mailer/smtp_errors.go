@@ -1,7 +1,9 @@
 package mailer
 
 import (
+	"context"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 
@@ -140,4 +142,47 @@ func replyCode(err error) int {
 		}
 	}
 	return 0
+}
+
+// Causes of a failed send, as FailureCause names them (the cause label
+// of feedmail_send_failures_total).
+const (
+	// CauseUnknownOutcome: the whole message was handed over and the
+	// connection was lost, or timed out, before the server's reply to it
+	// (RFC 5321's window for duplicates): the receiver may have it, and a
+	// retry may deliver it twice.
+	CauseUnknownOutcome = "unknown_outcome"
+	CauseReply4xx       = "reply_4xx" // the server refused for now
+	CauseReply5xx       = "reply_5xx" // the server refused
+	CauseTimeout        = "timeout"   // no reply in time, before the message was handed over
+	CauseNoReply        = "no_reply"  // the connection was lost before the message was handed over
+	CauseConnect        = "connect"   // connecting, greeting, STARTTLS or authenticating failed
+	CauseOther          = "other"     // not an SMTP failure (a Maildir write, a rate limit, a closed transport)
+)
+
+// FailureCause names what went wrong in err, a failed send of a
+// Transport: a reply by its class, and a failure without one by where
+// it happened, so that a message that may have arrived
+// (CauseUnknownOutcome) is told apart from one that cannot have.
+func FailureCause(err error) string {
+	var se *SendError
+	switch {
+	case !errors.As(err, &se):
+		return CauseOther
+	case se.Stage == StageConnect:
+		return CauseConnect
+	case se.Code >= 500:
+		return CauseReply5xx
+	case se.Code >= 400:
+		return CauseReply4xx
+	case se.Code != 0:
+		return CauseOther
+	case se.Stage == stages[mail.ErrSMTPDataClose]:
+		return CauseUnknownOutcome
+	case errors.Is(se.Err, context.DeadlineExceeded) || errors.Is(se.Err, os.ErrDeadlineExceeded):
+		return CauseTimeout
+	case se.Stage == "":
+		return CauseOther
+	}
+	return CauseNoReply
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/dbwait"
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
@@ -36,6 +37,9 @@ type Config struct {
 	Log   *slog.Logger
 	// Metrics may be nil.
 	Metrics *metrics.Metrics
+	// DBWait, if set, is told the outcome of each pass (role "poller"): it
+	// logs the database going away and coming back.
+	DBWait *dbwait.Process
 	// Links builds the links in notices (feed gone, blacklisted); nil sends
 	// notices without links.
 	Links *links.Links

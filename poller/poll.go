@@ -20,6 +20,9 @@ type polledFeed struct {
 	parsed *newitems.Feed
 	header http.Header
 	kind   OutcomeKind
+	// fetchFailure is the fetcher's kind of a fetch that got no answer
+	// (timeout, connection, dns, tls …); "" when one came.
+	fetchFailure string
 	// own: write it on its own (it ends or moves the feed).
 	own     bool
 	elapsed time.Duration
@@ -196,6 +199,9 @@ func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host
 	}
 	pl := &polledFeed{feed: f, rep: newReport(f, resp, trigger), parsed: a.Parsed, header: resp.Header,
 		kind: c.Result.Kind, elapsed: resp.Elapsed}
+	if ferr != nil {
+		pl.fetchFailure = string(fetcher.KindOf(ferr))
+	}
 	pl.rec.Items, pl.rec.Edits = items, edits
 	if c.MovedTo != "" {
 		p.followMove(ctx, pl, &c)

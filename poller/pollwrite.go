@@ -190,6 +190,9 @@ func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutco
 	}
 	if p.m != nil {
 		p.m.Polls.WithLabelValues(rep.Outcome, strconv.Itoa(rep.Status)).Inc()
+		if pl.fetchFailure != "" {
+			p.m.PollFetchFailures.WithLabelValues(pl.fetchFailure).Inc()
+		}
 		if pl.elapsed > 0 {
 			p.m.PollSeconds.Observe(pl.elapsed.Seconds())
 		}

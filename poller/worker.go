@@ -156,7 +156,7 @@ func (p *Poller) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil {
+		if !p.cfg.DBWait.Pass("poller", err) && err != nil {
 			p.log.Error("poll pass failed", "err", err)
 		}
 		if err := p.sleep(ctx, began, p.untilDue(ctx, n, err)); err != nil {

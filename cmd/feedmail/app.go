@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/config"
+	"github.com/feedmail/feedmail/internal/dbwait"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
@@ -33,7 +34,10 @@ type app struct {
 	environ []string
 	store   *store.Store
 	metrics *metrics.Metrics
-	tokens  *token.Signer
+	// dbWait follows the serve roles' view of the database (set by serve;
+	// nil elsewhere, where loops log their own errors).
+	dbWait *dbwait.Process
+	tokens *token.Signer
 	// installID is this database's own id (settings "install_id"),
 	// generated on first run; see sender.
 	installID string
@@ -86,7 +90,7 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 		return a.store, nil
 	}
 	s, err := store.Open(ctx, a.cfg.DatabaseURL, store.Options{Clock: a.clock, Logger: a.log,
-		OnStatement: a.metrics.CountStatement, OnConnect: a.metrics.CountConnect})
+		OnStatement: a.metrics.CountStatement, OnConnect: a.metrics.CountConnect, OnTakeover: a.onTakeover})
 	if err != nil {
 		return nil, err
 	}

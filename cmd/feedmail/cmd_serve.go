@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/dbwait"
 	"github.com/feedmail/feedmail/internal/web"
 )
 
@@ -56,6 +57,7 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 	}
 	owner := fmt.Sprintf("%s-%d", hostname(), os.Getpid())
 	a.log.Info("feedmail starting", "roles", a.cfg.Roles, "database", s.Dialect, "owner", owner)
+	a.dbWait = dbwait.New(a.log, a.metrics, a.clock)
 	if a.cfg.PlainHTTPBaseURL() {
 		a.log.Warn("FEEDMAIL_BASE_URL is not https: RFC 8058 one-click unsubscribe needs https, "+
 			"so mailbox providers will not offer it for the links in our emails", "base_url", a.cfg.BaseURL)

@@ -17,12 +17,14 @@ func roleDigest(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	if err != nil {
 		return nil, err
 	}
+	holder := fmt.Sprintf("%s-%d-digest", hostname(), os.Getpid())
 	w, err := digest.NewWorker(digest.Config{
-		Store: s, Owner: fmt.Sprintf("%s-%d-digest", hostname(), os.Getpid()),
-		Clock: a.clock, Log: a.log.With("role", "digest"), Metrics: a.metrics,
+		Store: s, Owner: holder,
+		Clock: a.clock, Log: a.log.With("role", "digest"), Metrics: a.metrics, DBWait: a.dbWait,
 	})
 	if err != nil {
 		return nil, err
 	}
+	a.log.Info("digest ready", "owner", holder)
 	return w.Run, nil
 }

@@ -65,9 +65,10 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 	}
 	sender := a.sender()
 	lk := a.links()
+	holder := fmt.Sprintf("%s-%d-mailer", hostname(), os.Getpid())
 	ob, err := outbox.NewOutbox(outbox.OutboxConfig{
 		Store: s, Transport: tr, Sender: sender, Links: lk, Clock: a.clock, Log: a.log.With("role", "mailer"),
-		Metrics: a.metrics, Owner: fmt.Sprintf("%s-%d-mailer", hostname(), os.Getpid()),
+		Metrics: a.metrics, Owner: holder, DBWait: a.dbWait,
 		PaymentsOn: a.cfg.PaymentsEnabled(), Channels: channels.All(), HTTP: a.channelHTTP(),
 	})
 	if err != nil {
@@ -81,7 +82,7 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		_ = tr.Close()
 		return nil, err
 	}
-	a.log.Info("mailer ready", "transport", desc)
+	a.log.Info("mailer ready", "transport", desc, "owner", holder)
 	return func(ctx context.Context) error {
 		defer func() {
 			if err := tr.Close(); err != nil {

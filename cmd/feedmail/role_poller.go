@@ -30,6 +30,7 @@ func (a *app) newPoller(s *store.Store, part string, afterPoll func(context.Cont
 		Clock:     a.clock,
 		Log:       a.log.With("role", part),
 		Metrics:   a.metrics,
+		DBWait:    a.dbWait,
 		Owner:     fmt.Sprintf("%s-%d-%s-%s", hostname(), os.Getpid(), part, hex.EncodeToString(b[:])),
 		AfterPoll: afterPoll,
 	}

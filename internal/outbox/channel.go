@@ -255,6 +255,7 @@ func targetKey(raw string) string {
 // subscription (or digest) ended with a notice to its owner.
 func (o *Outbox) settleChannel(ctx context.Context, j *job, ce *channelError) {
 	log := o.cfg.Log.With("outbox", j.row.ID, "kind", j.row.Kind, "channel", j.row.Channel, "verdict", ce.v.Action)
+	o.countCause(j.row.Channel, channel.FailureCause(ce.err), failure{j: j, cause: ce.err})
 	switch ce.v.Action {
 	case channel.Retry:
 		o.retryIn(ctx, j, ce, ce.v.After, log)

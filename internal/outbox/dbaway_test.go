@@ -2,15 +2,22 @@ package outbox
 
 import (
 	"context"
+	"log/slog"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/dbwait"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/dbproxy"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 // TestOutboxDatabaseAwayAfterClaim loses the database (every connection
@@ -58,4 +65,70 @@ func TestOutboxDatabaseAwayAfterClaim(t *testing.T) {
 	if e := fx.entries(user); sent != emails || e[store.LedgerCharge] != emails || fx.balance(user) != 10-emails {
 		t.Errorf("%d rows sent (want %d), ledger %v, balance %d (want %d charges)", sent, emails, e, fx.balance(user), emails)
 	}
+}
+
+// TestOutboxRunLogsDatabaseAwayOnce: while the database is away (every
+// connection cut, new ones refused for two seconds) the mailer's loops
+// fail pass after pass; the operator sees one line when the role starts
+// waiting and one when it is back, with the wait in /metrics — not an
+// error line per failed pass.
+func TestOutboxRunLogsDatabaseAwayOnce(t *testing.T) {
+	clk := clock.NewFake(t0)
+	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := dbproxy.Start(t, u.Host)
+	cut := storetest.OpenDSN(t, px.Through(t, dsn), storetest.Options{Clock: clk})
+	fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
+	srv := smtptest.StartT(t, smtptest.Options{})
+	var logs testutil.SyncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	o := fx.outbox(smtpTo(t, srv, ""), "mailer", func(cfg *OutboxConfig) {
+		cfg.Store, cfg.Log, cfg.PollInterval = cut, log, 20*time.Millisecond
+		cfg.DBWait = dbwait.New(log, fx.m, clock.Real{})
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = o.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	px.Cut(2 * time.Second)
+	testutil.EventuallySeen(t, time.Minute, func() (bool, string) {
+		l := logs.String()
+		return strings.Contains(l, "database reachable again"), l
+	}, "the mailer logs that the database is back")
+	cancel()
+	<-done
+	l := logs.String()
+	for line, want := range map[string]int{`msg="database unreachable: waiting for it" role=mailer`: 1,
+		`msg="database reachable again" role=mailer waited=`: 1, "outbox pass failed": 0} {
+		if n := strings.Count(l, line); n != want {
+			t.Errorf("%d log lines with %q, want %d:\n%s", n, line, want, l)
+		}
+	}
+	if up := metricValue(t, fx.m.DatabaseUp); up != 1 {
+		t.Errorf("feedmail_database_up = %v after the database came back, want 1", up)
+	}
+	if w := metricValue(t, fx.m.DatabaseWait.WithLabelValues("mailer")); w <= 0 || w > 60 {
+		t.Errorf("feedmail_database_wait_seconds_total{role=mailer} = %v, want the wait (about 2 s)", w)
+	}
+}
+
+// metricValue reads the one series of c, a gauge or a counter.
+func metricValue(t *testing.T, c prometheus.Collector) float64 {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 1)
+	c.Collect(ch)
+	var d dto.Metric
+	if err := (<-ch).Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Gauge != nil {
+		return d.Gauge.GetValue()
+	}
+	return d.Counter.GetValue()
 }

@@ -159,6 +159,7 @@ func (o *Outbox) settleMail(ctx context.Context, fs []failure, ds *destinations)
 	var events []store.MailEvent
 	blocked := map[string][]judged{}
 	for _, f := range fs {
+		o.countCause(model.ChannelEmail, mailer.FailureCause(f.cause), f)
 		v, reply := judgeSend(f.cause)
 		act := decide(v, errors.Is(f.cause, mailer.ErrTemporary))
 		if act == slowDestination && f.j.domain == "" {

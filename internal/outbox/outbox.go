@@ -15,6 +15,7 @@ import (
 	"github.com/feedmail/feedmail/billing"
 	"github.com/feedmail/feedmail/internal/channel"
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/dbwait"
 	"github.com/feedmail/feedmail/internal/fetcher"
 	"github.com/feedmail/feedmail/internal/links"
 	"github.com/feedmail/feedmail/internal/metrics"
@@ -78,6 +79,9 @@ type OutboxConfig struct {
 	Clock   clock.Clock
 	Log     *slog.Logger
 	Metrics *metrics.Metrics
+	// DBWait, if set, is told the outcome of each pass (role "mailer"): it
+	// logs the database going away and coming back.
+	DBWait *dbwait.Process
 	// Owner names this worker in leases (e.g. "host-pid").
 	Owner string
 	// Batch is the most rows claimed per pass; Lease how long they are
@@ -208,11 +212,15 @@ func (o *Outbox) loop(ctx context.Context, id int) {
 			o.refreshDepths(ctx)
 		}
 		n, err := o.SendDue(ctx)
-		switch {
-		case ctx.Err() != nil:
+		if ctx.Err() != nil {
 			return
+		}
+		away := o.cfg.DBWait.Pass("mailer", err)
+		switch {
 		case err != nil:
-			o.cfg.Log.Error("outbox pass failed", "err", err)
+			if !away {
+				o.cfg.Log.Error("outbox pass failed", "err", err)
+			}
 			pause = min(max(2*pause, o.cfg.PollInterval), time.Minute)
 		case n >= o.cfg.Batch:
 			pause = o.cfg.PollInterval

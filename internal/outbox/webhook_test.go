@@ -95,6 +95,9 @@ func TestWebhookRetriesThenGone(t *testing.T) {
 		rows[0].NextAttemptAt.Before(fx.clk.Now().Add(10*time.Minute)) {
 		t.Fatalf("after a 503 with Retry-After 600: rows = %+v, want queued, 1 attempt, due in 10 min or more", rows)
 	}
+	if got := metricValue(t, fx.m.SendFailures.WithLabelValues(webhook.Name, "reply_5xx")); got != 1 {
+		t.Errorf("feedmail_send_failures_total{channel=webhook,cause=reply_5xx} = %v after a 503, want 1", got)
+	}
 	fx.clk.Advance(11 * time.Minute)
 	fx.pass(fx.ob)
 	reqs := rc.Requests()

@@ -38,13 +38,13 @@ FROM generate_series(1, 30000) AS g`, u.ID).Error; err != nil {
 	// One connection for the session settings and the prepared statement.
 	err = s.Tx(ctx, func(tx *store.Store) error {
 		for _, stmt := range []string{"SET LOCAL plan_cache_mode = force_generic_plan",
-			"PREPARE claim(text, timestamptz, timestamptz, timestamptz, integer) AS " + q} {
+			"PREPARE claim(timestamptz, integer, text, timestamptz, timestamptz) AS " + q} {
 			if err := tx.DB.WithContext(ctx).Exec(stmt).Error; err != nil {
 				return err
 			}
 		}
 		var plan []string
-		if err := tx.DB.WithContext(ctx).Raw("EXPLAIN EXECUTE claim('w', now(), now(), now(), 100)").Scan(&plan).Error; err != nil {
+		if err := tx.DB.WithContext(ctx).Raw("EXPLAIN EXECUTE claim(now(), 100, 'w', now(), now())").Scan(&plan).Error; err != nil {
 			return err
 		}
 		text := strings.Join(plan, "\n")

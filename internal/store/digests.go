@@ -273,19 +273,41 @@ WHERE di.digest_id = ? AND di.issue_id = ?`, c.Issue.DigestID, issueID).Scan(&ro
 
 // ClaimDueDigests leases up to limit digests whose next slot has come. A
 // digest's slot time stays as it is (the issue is keyed on it); the lease
-// alone keeps other workers away until it expires.
+// alone keeps other workers away until it expires. The claim reads the
+// lease each digest carried before, for takeover.go.
 func (s *Store) ClaimDueDigests(ctx context.Context, owner string, lease time.Duration, now time.Time, limit int) ([]Digest, error) {
 	until := utc(now.Add(lease))
 	d := s.sqlDialect()
-	q := `UPDATE digests SET lease_owner = ?, lease_until = ?
-WHERE ` + d.idInSelect(`SELECT id FROM digests
+	pick := `SELECT id, lease_owner, lease_until FROM digests
   WHERE next_slot_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-  ORDER BY next_slot_at LIMIT ?`+d.skipLocked()) + `
-RETURNING *`
+  ORDER BY next_slot_at LIMIT ?` + d.skipLocked()
+	pickArgs := []any{utc(now), utc(now), limit}
+	set := `UPDATE digests SET lease_owner = ?, lease_until = ?`
 	var out []Digest
-	if err := s.DB.WithContext(ctx).Raw(q, owner, until, utc(now), utc(now), limit).Scan(&out).Error; err != nil {
-		return nil, fmt.Errorf("claim digests: %w", err)
+	var prev []prevLease
+	if d.pg {
+		var claimed []struct {
+			Digest   `gorm:"embedded"`
+			PrevCols `gorm:"embedded"`
+		}
+		q := `WITH prev AS MATERIALIZED (` + pick + `)
+` + set + `
+FROM prev WHERE digests.id = ANY(ARRAY(SELECT id FROM prev)) AND digests.id = prev.id
+RETURNING digests.*, ` + prevReturning
+		if err := s.DB.WithContext(ctx).Raw(q, append(pickArgs, owner, until)...).Scan(&claimed).Error; err != nil {
+			return nil, fmt.Errorf("claim digests: %w", err)
+		}
+		out, prev = make([]Digest, len(claimed)), make([]prevLease, len(claimed))
+		for i, c := range claimed {
+			out[i], prev[i] = c.Digest, c.prevLease()
+		}
+	} else {
+		var err error
+		if prev, err = s.claimPicked(ctx, pick, pickArgs, set, []any{owner, until}, &out); err != nil {
+			return nil, fmt.Errorf("claim digests: %w", err)
+		}
 	}
+	s.reportTakeover(TakeoverDigests, owner, now, prev)
 	return out, nil
 }
 

@@ -40,10 +40,11 @@ func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Dura
 	// one hash probe per row where "<> ALL(…)" compares with every held id
 	// (a prepared statement's array parameter is not hashed).
 	c := s.psConn(ctx)
-	hosts, reach, err := pgLeaseDueHosts(ctx, c, owner, until, now, limit, held, after)
+	hosts, prev, reach, err := pgLeaseDueHosts(ctx, c, owner, until, now, limit, held, after)
 	if err != nil || len(hosts) == 0 {
 		return nil, nil, err
 	}
+	s.reportTakeover(TakeoverHosts, owner, now, prev)
 	out, err := pgDueFeedsOfHosts(ctx, c, hosts, now, held, limit, after, reach)
 	if err != nil {
 		return nil, hosts, err
@@ -57,27 +58,29 @@ func (s *Store) ClaimDueFeeds(ctx context.Context, owner string, lease time.Dura
 // leaseDueFeeds is ClaimDueFeeds on SQLite: each claimed feed is leased.
 func (s *Store) leaseDueFeeds(ctx context.Context, owner string, until, now time.Time, limit int, after time.Time) ([]Feed, error) {
 	var out []Feed
-	err := s.DB.WithContext(ctx).Raw(`UPDATE feeds SET lease_owner = ?, lease_until = ?
-WHERE id IN (SELECT id FROM feeds
+	prev, err := s.claimPicked(ctx, `SELECT id, lease_owner, lease_until FROM feeds
   WHERE `+polledSQL("")+` AND next_poll_at <= ? AND next_poll_at >= ?
     AND (lease_until IS NULL OR lease_until <= ?)
-  ORDER BY next_poll_at LIMIT ?)
-RETURNING *`, owner, until, utc(now), utc(after), utc(now), limit).Scan(&out).Error
+  ORDER BY next_poll_at LIMIT ?`, []any{utc(now), utc(after), utc(now), limit},
+		`UPDATE feeds SET lease_owner = ?, lease_until = ?`, []any{owner, until}, &out)
 	if err != nil {
 		return nil, fmt.Errorf("claim due feeds: %w", err)
 	}
+	s.reportTakeover(TakeoverFeeds, owner, now, prev)
 	return out, nil
 }
 
 // pgLeaseDueHosts is the first step of a Postgres claim: it leases the
 // hosts of the limit oldest due feeds, those free or owner's, and returns
-// their rows and reach, the last next_poll_at of that window. reach bounds
-// the second step, so that every feed it passes over, older than the
-// newest it returns, is one whose host another owner holds (see after).
-func pgLeaseDueHosts(ctx context.Context, c gorm.ConnPool, owner string, until, now time.Time, limit int, held []int64, after time.Time) ([]Host, time.Time, error) {
+// their rows, the leases they carried before (read with the due feeds, for
+// takeover.go) and reach, the last next_poll_at of that window. reach
+// bounds the second step, so that every feed it passes over, older than
+// the newest it returns, is one whose host another owner holds (see after).
+func pgLeaseDueHosts(ctx context.Context, c gorm.ConnPool, owner string, until, now time.Time, limit int, held []int64, after time.Time) ([]Host, []prevLease, time.Time, error) {
 	var reach time.Time
 	rows, err := c.QueryContext(ctx, `WITH d AS MATERIALIZED (
-  SELECT f.host, f.next_poll_at FROM feeds f LEFT JOIN hosts h ON h.host = f.host
+  SELECT f.host, f.next_poll_at, h.lease_owner AS prev_owner, h.lease_until AS prev_until
+  FROM feeds f LEFT JOIN hosts h ON h.host = f.host
   WHERE `+polledSQL("f")+` AND f.next_poll_at <= $3 AND f.next_poll_at >= $6
     AND (f.lease_until IS NULL OR f.lease_until <= $3)
     AND (h.lease_until IS NULL OR h.lease_until <= $3 OR h.lease_owner = $1)
@@ -88,25 +91,33 @@ up AS (INSERT INTO hosts (host, lease_owner, lease_until, updated_at)
   ON CONFLICT (host) DO UPDATE SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
   WHERE hosts.lease_until IS NULL OR hosts.lease_until <= $3 OR hosts.lease_owner = EXCLUDED.lease_owner
   RETURNING host, min_interval_seconds, backoff_until, backoff_reason, updated_at, lease_owner, lease_until)
-SELECT up.*, (SELECT max(next_poll_at) FROM d) FROM up ORDER BY up.host`,
+SELECT up.*, (SELECT max(next_poll_at) FROM d), p.prev_owner, p.prev_until
+FROM up LEFT JOIN (SELECT DISTINCT ON (host) host, prev_owner, prev_until FROM d) p ON p.host = up.host
+ORDER BY up.host`,
 		owner, until, utc(now), limit, held, utc(after))
 	if err != nil {
-		return nil, reach, fmt.Errorf("claim due feeds: lease hosts: %w", err)
+		return nil, nil, reach, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 	}
 	defer rows.Close()
 	var hosts []Host
+	var prev []prevLease
 	for rows.Next() {
 		var h Host
+		var p prevLease
+		var prevOwner *string
 		if err := rows.Scan(&h.Host, &h.MinIntervalSeconds, &h.BackoffUntil, &h.BackoffReason, &h.UpdatedAt,
-			&h.LeaseOwner, &h.LeaseUntil, &reach); err != nil {
-			return nil, reach, fmt.Errorf("claim due feeds: lease hosts: %w", err)
+			&h.LeaseOwner, &h.LeaseUntil, &reach, &prevOwner, &p.Until); err != nil {
+			return nil, nil, reach, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 		}
-		hosts = append(hosts, h)
+		if prevOwner != nil {
+			p.Owner = *prevOwner
+		}
+		hosts, prev = append(hosts, h), append(prev, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, reach, fmt.Errorf("claim due feeds: lease hosts: %w", err)
+		return nil, nil, reach, fmt.Errorf("claim due feeds: lease hosts: %w", err)
 	}
-	return hosts, reach, nil
+	return hosts, prev, reach, nil
 }
 
 // pgDueFeedsOfHosts is the second step of a Postgres claim: the due feeds

@@ -69,6 +69,23 @@ func Transient(err error) bool {
 	return false
 }
 
+// Unreachable reports whether err says the database could not be reached
+// or went away (a restart, a shutdown, a refused or cut connection, no
+// connection slot): Transient, but not a conflict between transactions
+// (serialization failure, deadlock, a busy SQLite file), which a database
+// that answers reports.
+func Unreachable(err error) bool {
+	if !Transient(err) {
+		return false
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code != "40001" && pg.Code != "40P01"
+	}
+	msg := strings.ToLower(err.Error())
+	return !strings.Contains(msg, "database is locked") && !strings.Contains(msg, "sqlite_busy")
+}
+
 // Waits between tries of RetryTransient.
 const (
 	retryFirstWait = 100 * time.Millisecond

@@ -52,6 +52,33 @@ func TestTransient(t *testing.T) {
 	}
 }
 
+// TestUnreachable: a database away (restart, refused or cut connection)
+// is unreachable; a conflict a database that answers reports is not.
+func TestUnreachable(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"admin shutdown", fmt.Errorf("claim outbox: %w", &pgconn.PgError{Code: "57P01"}), true},
+		{"cannot connect now", &pgconn.PgError{Code: "57P03"}, true},
+		{"connection refused", fmt.Errorf("claim due feeds: %w", refused), true},
+		{"unexpected EOF", fmt.Errorf("claim digests: %w", io.ErrUnexpectedEOF), true},
+		{"too many clients", &pgconn.PgError{Code: "53300"}, true},
+		{"serialization failure", &pgconn.PgError{Code: "40001"}, false},
+		{"deadlock", &pgconn.PgError{Code: "40P01"}, false},
+		{"sqlite busy", errors.New("database is locked (5) (SQLITE_BUSY)"), false},
+		{"syntax error", &pgconn.PgError{Code: "42601"}, false},
+		{"cancelled", context.Canceled, false},
+	} {
+		if got := store.Unreachable(c.err); got != c.want {
+			t.Errorf("%s: Unreachable(%v) = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
+}
+
 func TestRetryTransient(t *testing.T) {
 	away := &pgconn.PgError{Code: "57P01"}
 	cases := []struct {

@@ -35,6 +35,8 @@ type Store struct {
 	Dialect migrations.Dialect
 	Clock   clock.Clock
 	log     *slog.Logger
+	// onTakeover is Options.OnTakeover.
+	onTakeover func(Takeover)
 }
 
 // Options tune Open. The zero value is fine.
@@ -51,6 +53,10 @@ type Options struct {
 	// pool opens (serve counts them in feedmail_db_connections_opened_total:
 	// beyond the first MaxOpenConns, each is one a previous closed).
 	OnConnect func()
+	// OnTakeover, if set, is called once per claim that took over work
+	// whose previous holder's lease had run out (takeover.go): serve logs
+	// it and counts it in feedmail_leases_taken_over_total.
+	OnTakeover func(Takeover)
 }
 
 // Open connects to dsn — "postgres://…" or "sqlite://path" — checks that the
@@ -123,7 +129,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		_ = sqlDB.Close()
 		return nil, oneLine{fmt.Errorf("database %s does not answer: %w", redact(dsn), err)}
 	}
-	return &Store{DB: db, Dialect: dialect, Clock: opt.Clock, log: opt.Logger}, nil
+	return &Store{DB: db, Dialect: dialect, Clock: opt.Clock, log: opt.Logger, onTakeover: opt.OnTakeover}, nil
 }
 
 // parallelParam is the Postgres setting serialDSN turns off.
@@ -210,7 +216,7 @@ func (s *Store) now() time.Time { return s.Clock.Now().UTC() }
 // otherwise (also when ctx is cancelled).
 func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	return s.DB.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(&Store{DB: gtx, Dialect: s.Dialect, Clock: s.Clock, log: s.log})
+		return fn(&Store{DB: gtx, Dialect: s.Dialect, Clock: s.Clock, log: s.log, onTakeover: s.onTakeover})
 	})
 }
 

@@ -74,6 +74,14 @@ func TestPostgresRestart(t *testing.T) {
 		warns, nWarn := p.Log.Grep("level=WARN", 3)
 		t.Logf("%s retried %d writes through the restart, logged %d errors and %d warnings; the first ones:\n%s",
 			p.name, nRetried, nErr, nWarn, strings.Join(append(append(retried, errs...), warns...), "\n"))
+		// Every role that started waiting for the database says it is back.
+		waits, nWaits := p.Log.Grep("database unreachable: waiting for it", 6)
+		backs, nBacks := p.Log.Grep("database reachable again", 6)
+		if nWaits != nBacks {
+			t.Errorf("%s: %d roles started waiting for the database, %d said it was back:\n%s", p.name, nWaits, nBacks,
+				strings.Join(append(waits, backs...), "\n"))
+		}
+		t.Logf("%s: %d waits for the database, each ended:\n%s", p.name, nWaits, strings.Join(backs, "\n"))
 	}
 }
 

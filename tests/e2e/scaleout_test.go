@@ -94,6 +94,31 @@ func TestScaleOutKill9(t *testing.T) {
 	// (it may have been accepted by the server just before the kill).
 	w.explain = func(row *store.OutboxRow, _ []sinkMail) bool { return row != nil && w.heldOutbox[row.ID] }
 	w.run()
+	w.checkTakeoverLogged()
+}
+
+// checkTakeoverLogged: the leases the killed process held were taken over
+// by the others, and the logs say so, naming it.
+func (w *scaleOut) checkTakeoverLogged() {
+	if w.killed == nil || w.heldFeeds+len(w.heldOutbox)+w.heldDigest == 0 {
+		return
+	}
+	var seen []string
+	for _, p := range w.procs {
+		if p == w.killed {
+			continue
+		}
+		lines, _ := p.Log.Grep("leases taken over", 20)
+		for _, l := range lines {
+			if strings.Contains(l, w.killed.ownerPrefix()) {
+				seen = append(seen, p.name+": "+l)
+			}
+		}
+	}
+	if len(seen) == 0 {
+		w.t.Errorf("no surviving process logged taking over the leases of %s (%s…)", w.killed.name, w.killed.ownerPrefix())
+	}
+	w.t.Logf("takeovers logged: %s", strings.Join(seen, "\n"))
 }
 
 // scaleOutSize shapes a run.

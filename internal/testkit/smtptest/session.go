@@ -126,6 +126,13 @@ func (ss *session) Data(r io.Reader) error {
 	}
 	ss.s.accept(m)
 	ss.accepted++
+	if ss.anyRcpt(ss.s.dropAfter) {
+		ss.s.count(func(st *Stats) { st.DroppedAfterData++ })
+		if ss.fc != nil {
+			_ = ss.fc.Close()
+		}
+		return errors.New("connection dropped by smtptest after the message")
+	}
 	return nil
 }
 

@@ -50,6 +50,10 @@ type Options struct {
 	// DropDuringData: for messages to these recipients the server reads the
 	// start of the DATA and then closes the connection.
 	DropDuringData []string
+	// DropAfterData: for messages to these recipients the server reads
+	// the whole DATA, keeps the message (it was handed over) and closes the
+	// connection before its reply: the client cannot know it arrived.
+	DropAfterData []string
 	// Stall: for messages to these recipients the server reads the whole
 	// DATA and then never answers, until Close.
 	Stall []string
@@ -106,7 +110,10 @@ type Stats struct {
 	Refused    int // refused at RCPT by RcptReply
 	Replied421 int
 	Dropped    int // connections closed mid-DATA
-	Stalled    int // DATA never answered
+	// DroppedAfterData counts messages kept whose reply never went out
+	// (DropAfterData); they are in Accepted too.
+	DroppedAfterData int
+	Stalled          int // DATA never answered
 }
 
 // Server is a running test SMTP server.
@@ -119,6 +126,7 @@ type Server struct {
 	clientTL *tls.Config
 
 	tempFail, permFail, drop, stall map[string]bool
+	dropAfter                       map[string]bool
 
 	sessions atomic.Int64
 
@@ -147,15 +155,16 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("smtptest: listen: %w", err)
 	}
 	s := &Server{
-		opts:     opts,
-		done:     make(chan struct{}),
-		changed:  make(chan struct{}),
-		serveErr: make(chan error, 1),
-		tempFail: lowerSet(opts.TempFail),
-		permFail: lowerSet(opts.PermFail),
-		drop:     lowerSet(opts.DropDuringData),
-		stall:    lowerSet(opts.Stall),
-		conns:    make(map[*faultConn]struct{}),
+		opts:      opts,
+		done:      make(chan struct{}),
+		changed:   make(chan struct{}),
+		serveErr:  make(chan error, 1),
+		tempFail:  lowerSet(opts.TempFail),
+		permFail:  lowerSet(opts.PermFail),
+		drop:      lowerSet(opts.DropDuringData),
+		stall:     lowerSet(opts.Stall),
+		dropAfter: lowerSet(opts.DropAfterData),
+		conns:     make(map[*faultConn]struct{}),
 	}
 	s.ln = &listener{Listener: ln, s: s}
 	srv := smtp.NewServer(smtp.BackendFunc(s.newSession))

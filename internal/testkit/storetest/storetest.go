@@ -54,6 +54,8 @@ type Options struct {
 	NoMigrate bool
 	// OnConnect is store.Options.OnConnect.
 	OnConnect func()
+	// OnTakeover is store.Options.OnTakeover.
+	OnTakeover func(store.Takeover)
 }
 
 // Open returns a fresh store for this test, closed and removed at cleanup.
@@ -74,7 +76,8 @@ func OpenPostgres(t testing.TB, opt Options) *store.Store {
 func OpenDSN(t testing.TB, dsn string, opt Options) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := store.Open(ctx, dsn, store.Options{Clock: opt.Clock, MaxOpenConns: opt.MaxOpenConns, OnConnect: opt.OnConnect})
+	s, err := store.Open(ctx, dsn, store.Options{Clock: opt.Clock, MaxOpenConns: opt.MaxOpenConns, OnConnect: opt.OnConnect,
+		OnTakeover: opt.OnTakeover})
 	if err != nil {
 		t.Fatalf("open test database: %v", err)
 	}
