@@ -60,17 +60,27 @@ func (s *steady) warmUp(ctx context.Context) error {
 	}
 	end := s.t0.Add(s.cfg.Warmup)
 	n := float64(s.cfg.Feeds)
+	limit := end.Add(s.cfg.Cadence)
 	if s.cfg.WarmStart {
 		n = 0 // every feed had its first poll before serve started
+	} else {
+		limit = end.Add(max(s.cfg.Cadence, s.cfg.Warmup)) // a first round may outlast the warm-up
 	}
 	var polls float64
-	err := s.every(ctx, end.Add(s.cfg.Cadence), func(now time.Time) (bool, error) {
+	err := s.every(ctx, limit, func(now time.Time) (bool, error) {
 		if now.Second()%5 != 0 && now.Before(end) {
 			return false, nil
 		}
 		polls = s.polls(ctx)
-		s.cfg.Progress(fmt.Sprintf("warm-up: %.0f/%.0f s, %.0f polls", now.Sub(s.t0).Seconds(), s.cfg.Warmup.Seconds(), polls))
-		return !now.Before(end) && polls >= n, nil
+		ready := polls >= n
+		if !s.cfg.WarmStart {
+			if err := s.watchFirstRound(ctx, now); err != nil {
+				return false, err
+			}
+			ready = !s.first.steadyAt.IsZero()
+		}
+		s.cfg.Progress(fmt.Sprintf("warm-up: %.0f/%.0f s, %.0f polls, %d feeds never polled", now.Sub(s.t0).Seconds(), s.cfg.Warmup.Seconds(), polls, s.first.unpolled))
+		return !now.Before(end) && ready, nil
 	})
 	if err != nil {
 		return err
@@ -78,9 +88,9 @@ func (s *steady) warmUp(ctx context.Context) error {
 	switch over := time.Since(end); {
 	case polls < n:
 		s.notes = append(s.notes, fmt.Sprintf("the first round had not ended %s after the warm-up (%.0f of %d feeds polled): the window includes first polls",
-			s.cfg.Cadence, max(polls, 0), s.cfg.Feeds))
+			limit.Sub(end), max(polls, 0), s.cfg.Feeds))
 	case over >= 2*time.Second:
-		s.notes = append(s.notes, fmt.Sprintf("warm-up extended by %s until every feed had had its first poll", over.Round(time.Second)))
+		s.notes = append(s.notes, fmt.Sprintf("warm-up extended by %s until every feed had had its first poll and the run was steady", over.Round(time.Second)))
 	}
 	return nil
 }
