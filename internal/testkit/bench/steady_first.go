@@ -42,6 +42,7 @@ type firstRound struct {
 	steadyAt time.Time // after that, the oldest due feed was under steadyLate late (zero: not yet)
 	unpolled int64     // feeds not polled yet at the last look
 	late     time.Duration
+	watched  bool // the warm-up looked at least once
 }
 
 // watchFirstRound looks at the database once: how many feeds serve has not
@@ -49,6 +50,7 @@ type firstRound struct {
 // first round ended and when the run first looked steady after it.
 func (s *steady) watchFirstRound(ctx context.Context, now time.Time) error {
 	fr := &s.first
+	fr.watched = true
 	if fr.ended.IsZero() {
 		if err := s.st.DB.WithContext(ctx).Raw(`SELECT count(*) FROM feeds WHERE last_polled_at IS NULL AND state = 'active'`).
 			Scan(&fr.unpolled).Error; err != nil {
@@ -77,11 +79,12 @@ func (s *steady) watchFirstRound(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// noteFirstRound puts the first round's figures into rep (a cold run only).
+// noteFirstRound puts the first round's figures into rep (a cold run with
+// a warm-up only).
 func (s *steady) noteFirstRound(rep *SteadyReport) {
 	fr := s.first
-	if s.cfg.WarmStart || s.t0.IsZero() {
-		return
+	if s.cfg.WarmStart || !fr.watched {
+		return // warm, or no warm-up: the window holds the first round
 	}
 	if fr.ended.IsZero() {
 		rep.FirstRoundS, rep.FirstRoundRate, rep.SteadyAfterS = -1, -1, -1
