@@ -68,12 +68,13 @@ func (s *steady) warmUp(ctx context.Context) error {
 	}
 	var polls float64
 	err := s.every(ctx, limit, func(now time.Time) (bool, error) {
-		if now.Second()%5 != 0 && now.Before(end) {
-			return false, nil
+		cold := !s.cfg.WarmStart
+		if now.Second()%5 != 0 && now.Before(end) && (!cold || !s.first.ended.IsZero()) {
+			return false, nil // the first round is looked at every second
 		}
 		polls = s.polls(ctx)
 		ready := polls >= n
-		if !s.cfg.WarmStart {
+		if cold {
 			if err := s.watchFirstRound(ctx, now); err != nil {
 				return false, err
 			}
