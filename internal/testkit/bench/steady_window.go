@@ -64,7 +64,7 @@ func (s *steady) warmUp(ctx context.Context) error {
 	if s.cfg.WarmStart {
 		n = 0 // every feed had its first poll before serve started
 	} else {
-		limit = end.Add(max(s.cfg.Cadence, s.cfg.Warmup)) // a first round may outlast the warm-up
+		limit = end.Add(max(s.cfg.Cadence, s.cfg.Warmup) + settleCadences*s.cfg.Cadence) // a first round may outlast the warm-up
 	}
 	var polls float64
 	err := s.every(ctx, limit, func(now time.Time) (bool, error) {
@@ -78,7 +78,7 @@ func (s *steady) warmUp(ctx context.Context) error {
 			if err := s.watchFirstRound(ctx, now); err != nil {
 				return false, err
 			}
-			ready = !s.first.steadyAt.IsZero()
+			ready = !s.first.steadyAt.IsZero() && !now.Before(s.first.ended.Add(settleCadences*s.cfg.Cadence))
 		}
 		s.cfg.Progress(fmt.Sprintf("warm-up: %.0f/%.0f s, %.0f polls, %d feeds never polled", now.Sub(s.t0).Seconds(), s.cfg.Warmup.Seconds(), polls, s.first.unpolled))
 		return !now.Before(end) && ready, nil
@@ -95,6 +95,12 @@ func (s *steady) warmUp(ctx context.Context) error {
 	}
 	return nil
 }
+
+// settleCadences is how many cadences after the first round a cold run's
+// window waits at least: a first poll's next one is up to two intervals
+// on (the poller spreads it over one), so only then has every feed had its
+// second poll and the polls their steady pace.
+const settleCadences = 2
 
 // snap is what the window reads at its start and end.
 type snap struct {
