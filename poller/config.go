@@ -25,7 +25,7 @@ const (
 	DefaultPassGap      = time.Second
 	DefaultWakeGap      = 50 * time.Millisecond
 	// DefaultPassFeedsBatches is Config.PassFeeds's default in batches.
-	DefaultPassFeedsBatches = 4
+	DefaultPassFeedsBatches = 8
 )
 
 // Config configures a Poller. Store and Owner are required.
