@@ -197,7 +197,7 @@ func feedStateAfter(f *store.Feed, a Answer, kind OutcomeKind, lastError string,
 func history(f *store.Feed, hostMin time.Duration, now time.Time) History {
 	h := History{
 		ConsecutiveErrors: f.ConsecutiveErrors, FirstSeenAt: f.CreatedAt,
-		WebSubActive: store.WebSubActive(f, now), HostMinInterval: hostMin,
+		WebSubActive: store.WebSubActive(f, now), HostMinInterval: hostMin, FirstPoll: f.LastPolledAt == nil,
 	}
 	if f.ErrorsSince != nil {
 		h.ErrorsSince = *f.ErrorsSince

@@ -25,6 +25,8 @@ const (
 	DefaultIdleWait     = 5 * time.Second
 	DefaultPassGap      = time.Second
 	DefaultWakeGap      = 50 * time.Millisecond
+	// DefaultPassFeedsBatches is Config.PassFeeds's default in batches.
+	DefaultPassFeedsBatches = 8
 )
 
 // Config configures a Poller. Store and Owner are required.
@@ -66,6 +68,10 @@ type Config struct {
 	// the next (default 1 s): feeds coming due one by one wait up to that
 	// long, and are claimed and written together.
 	PassGap time.Duration
+	// PassFeeds is how many feeds one of Run's passes claims at most
+	// (default DefaultPassFeedsBatches × Batch): through a backlog, the
+	// feeds coming due meanwhile wait about one pass.
+	PassFeeds int
 	// WakeGap is the least time from the start of a pass to the next one
 	// when Wake calls (a ping, a new subscription; default 50 ms).
 	WakeGap time.Duration

@@ -16,7 +16,26 @@ import (
 // (polled, or given back because their host is backed off). With a fake
 // clock it is how simulations drive the poller without waiting.
 func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
-	now := p.clk.Now()
+	n, _, err = p.pollDue(ctx, p.clk.Now(), passBounds{})
+	return n, err
+}
+
+// passBounds shapes one of Run's passes (PollDue's has none): it first
+// claims the feeds due from recent on (those that came due since the
+// previous pass began: feeds in steady state), then the older ones, oldest
+// first (a backlog: an import's first polls, feeds late after downtime),
+// and stops claiming after limit feeds, so that a backlog that takes
+// minutes does not keep the next pass, and the feeds coming due meanwhile,
+// waiting.
+type passBounds struct {
+	recent time.Time // zero: oldest first from the start
+	limit  int       // 0: no limit
+}
+
+// pollDue is a pass over the feeds due at now within b. next is where the
+// next pass's recent claims should start: now, or where this pass's
+// recent claims stopped when the limit cut them short.
+func (p *Poller) pollDue(ctx context.Context, now time.Time, b passBounds) (n int, next time.Time, err error) {
 	p.hmu.Lock()
 	p.passes++
 	p.hmu.Unlock()
@@ -47,22 +66,19 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 	// first), so that claims stay large (their cost is mostly per claim)
 	// while the other half keeps the workers busy.
 	low := max(p.cfg.Batch/2, 1)
-	var after time.Time // where the next claim starts (see store.ClaimDueFeeds)
-	for ctx.Err() == nil {
+	after, recent := b.recent, !b.recent.IsZero() // where the next claim starts (see store.ClaimDueFeeds)
+	for ctx.Err() == nil && (b.limit <= 0 || n < b.limit) {
 		want, werr := free.take(ctx, low)
 		if werr != nil {
-			return n, nil
+			return n, now, nil
 		}
 		feeds, hosts, cerr := p.claim(ctx, now, want, after)
 		free.put(want - len(feeds))
 		if cerr != nil {
 			if ctx.Err() != nil {
-				return n, nil
+				return n, now, nil
 			}
-			return n, fmt.Errorf("poller: %w", cerr)
-		}
-		if len(feeds) == 0 {
-			return n, nil
+			return n, now, fmt.Errorf("poller: %w", cerr)
 		}
 		for i := range feeds {
 			f := &feeds[i]
@@ -74,11 +90,17 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 		n += len(feeds)
 		if len(feeds) < want {
 			// Claims take the oldest due feeds first: a short batch means
-			// nothing else is due at now.
-			return n, nil
+			// nothing else is due at now (from after on).
+			if !recent {
+				return n, now, nil
+			}
+			recent, after = false, time.Time{} // now the backlog, oldest first
 		}
 	}
-	return n, nil
+	if recent {
+		return n, after, nil
+	}
+	return n, now, nil
 }
 
 // claim claims up to want feeds due at now (store.ClaimDueFeeds), passing

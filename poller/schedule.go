@@ -101,6 +101,7 @@ const (
 	firstPenalty     = time.Hour        // first step of the growing penalty
 	minHostBackoff   = time.Minute      // a 429 always backs the host off at least this long
 	jitterFraction   = 0.1              // up to +10 % of the interval
+	firstPollJitter  = 1.0              // up to +100 % after a first poll
 	year             = 8766 * time.Hour // 365.25 days
 	month            = year / 12        // 30.4375 days
 	inactiveFullYear = 2 * year         // inactivity floor reaches MaxInterval here
@@ -131,6 +132,8 @@ type History struct {
 	// HostMinInterval is the operator's minimum interval for the feed's host
 	// (0 = none; negative is ignored; capped at MaxHostMinInterval).
 	HostMinInterval time.Duration
+	// FirstPoll: no poll of the feed was recorded before this one.
+	FirstPoll bool
 }
 
 // Decision is what Schedule decided; the store persists all of it.
@@ -190,7 +193,10 @@ type Decision struct {
 //     a poll that found new items is not inactive.
 //  7. Every outcome: the operator's HostMinInterval.
 //  8. Jitter: NextPoll = now + Interval + jitter × 10 % of Interval, never
-//     earlier. A jitter outside [0, 1) or NaN is clamped into it.
+//     earlier; after a feed's first poll, when it succeeded, jitter × the
+//     whole Interval, so
+//     that feeds added together (an import) and polled together do not
+//     stay in step. A jitter outside [0, 1) or NaN is clamped into it.
 func Schedule(h History, r Result, now time.Time, jitter float64) Decision {
 	d := Decision{State: StateActive}
 	var p plan
@@ -229,7 +235,11 @@ func Schedule(h History, r Result, now time.Time, jitter float64) Decision {
 	if jitter >= 1 {
 		jitter = math.Nextafter(1, 0)
 	}
-	extra := time.Duration(float64(p.iv) * jitterFraction * jitter)
+	frac := jitterFraction
+	if h.FirstPoll && r.Kind.success() {
+		frac = firstPollJitter
+	}
+	extra := time.Duration(float64(p.iv) * frac * jitter)
 	if extra < 0 {
 		extra = 0
 	}

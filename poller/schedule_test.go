@@ -306,6 +306,40 @@ func TestScheduleJitter(t *testing.T) {
 	}
 }
 
+// TestScheduleFirstPollSpread holds the spread after a first poll: the
+// extra is up to the whole interval (feeds imported and polled together
+// fall out of step at once), and never below the interval.
+func TestScheduleFirstPollSpread(t *testing.T) {
+	first := active
+	first.FirstPoll = true
+	r := fastVal(OK, hdr("Cache-Control", "max-age=300"))
+	tests := []struct {
+		name   string
+		h      History
+		jitter float64
+		extra  time.Duration
+	}{
+		{"first poll, 0 adds nothing", first, 0, 0},
+		{"first poll, 0.5 adds half the interval", first, 0.5, 150 * time.Second},
+		{"first poll, 0.9 adds 90 %", first, 0.9, 270 * time.Second},
+		{"later poll, 0.5 adds 5 %", active, 0.5, 15 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Schedule(tt.h, r, testNow, tt.jitter)
+			if d.Interval != 5*time.Minute {
+				t.Fatalf("Interval = %v; want 5m", d.Interval)
+			}
+			if got := d.NextPoll.Sub(testNow) - d.Interval; got != tt.extra {
+				t.Errorf("extra = %v; want %v", got, tt.extra)
+			}
+		})
+	}
+	if d := Schedule(first, r, testNow, 1); d.NextPoll.Sub(testNow) >= 2*d.Interval {
+		t.Errorf("jitter 1 after a first poll: next poll %v after now, want under two intervals", d.NextPoll.Sub(testNow))
+	}
+}
+
 // TestScheduleJitterBounds checks every rule's interval against the jitter
 // bounds: never earlier than now + Interval, at most +10 %.
 func TestScheduleJitterBounds(t *testing.T) {

@@ -337,7 +337,12 @@ func TestRunSpreadsOverdueFeeds(t *testing.T) {
 		urls = append(urls, fm.AddFeed(farm.Spec{ETag: farm.ETagStrong}).URL())
 	}
 	wkBulkFollow(t, s, urls, nil, clk.Now())
-	clk.Set(wkT0) // an hour of downtime
+	// Polled before an hour of downtime (a first poll is not spread:
+	// TestRunPollsNewFeedsAtOnce).
+	if err := s.DB.Exec("UPDATE feeds SET last_polled_at = ?", clk.Now().Add(-time.Hour)).Error; err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(wkT0)
 	p := wkPoller(t, s, clk, "w", func(c *poller.Config) { c.IdleWait = 10 * time.Millisecond })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -353,6 +358,49 @@ func TestRunSpreadsOverdueFeeds(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run returned %v", err)
+	}
+}
+
+// Feeds never polled (an import before serve started) are not spread:
+// Run polls them all in its first pass, as fast as the per-host limits
+// allow, and their next polls are spread over an interval after it.
+func TestRunPollsNewFeedsAtOnce(t *testing.T) {
+	clk := clock.NewFake(wkT0.Add(-time.Hour))
+	s := wkOpen(t, clk)
+	fm := wkFarm(t, clk)
+	var urls []string
+	for range 60 {
+		urls = append(urls, fm.AddFeed(farm.Spec{ETag: farm.ETagStrong, CacheControl: "max-age=300"}).URL())
+	}
+	wkBulkFollow(t, s, urls, nil, clk.Now())
+	clk.Set(wkT0) // imported an hour before the poller started
+	p := wkPoller(t, s, clk, "w", func(c *poller.Config) { c.IdleWait = 10 * time.Millisecond })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	waitFor(t, func() bool {
+		return len(fm.Requests()) == 60 && wkCount(t, s, "feeds", "last_polled_at IS NOT NULL") == 60
+	},
+		"every new feed polled with the clock still at the start")
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v", err)
+	}
+	// The next polls: between one and two intervals on, not bunched.
+	var feeds []store.Feed
+	if err := s.DB.Find(&feeds).Error; err != nil {
+		t.Fatal(err)
+	}
+	perMinute := map[int]int{}
+	for _, f := range feeds {
+		d := f.NextPollAt.Sub(wkT0)
+		if d < 5*time.Minute || d >= 10*time.Minute {
+			t.Fatalf("feed %d next poll in %v (%s), want in [5m, 10m)", f.ID, d, f.PollReason)
+		}
+		perMinute[int(d/time.Minute)]++
+	}
+	if len(perMinute) < 4 {
+		t.Errorf("next polls fall in %d minutes of the five after the interval: %v", len(perMinute), perMinute)
 	}
 }
 

@@ -76,6 +76,7 @@ func New(cfg Config) (*Poller, error) {
 	setDefault(&cfg.IdleWait, DefaultIdleWait)
 	setDefault(&cfg.PassGap, DefaultPassGap)
 	setDefault(&cfg.WakeGap, DefaultWakeGap)
+	setDefault(&cfg.PassFeeds, DefaultPassFeedsBatches*cfg.Batch)
 	if cfg.Rand == nil {
 		var seed [16]byte
 		_, _ = crand.Read(seed[:])
@@ -134,7 +135,9 @@ func (p *Poller) SpreadOverdue(ctx context.Context) (int64, error) {
 
 // Run polls due feeds until ctx ends: once at start it fills in the host of
 // feeds stored before hosts were kept and spreads overdue feeds, then it
-// runs PollDue passes. Between two passes it sleeps until the next feed is
+// runs passes like PollDue's, each of at most Config.PassFeeds feeds and
+// each claiming the feeds that came due since the previous one began before
+// any older backlog (see passBounds). Between two passes it sleeps until the next feed is
 // due (as the store says), at most Config.IdleWait, but at least until
 // Config.PassGap after the previous pass began; a Wake ends the sleep once
 // Config.WakeGap has passed. So feeds coming due one by one are claimed,
@@ -150,9 +153,11 @@ func (p *Poller) Run(ctx context.Context) error {
 	if _, err := p.SpreadOverdue(ctx); err != nil && ctx.Err() == nil {
 		p.log.Warn("spreading overdue feeds failed", "err", err)
 	}
+	var recent time.Time
 	for {
 		began := time.Now()
-		n, err := p.PollDue(ctx)
+		n, next, err := p.pollDue(ctx, p.clk.Now(), passBounds{recent: recent, limit: p.cfg.PassFeeds})
+		recent = next
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -198,9 +198,22 @@ func TestSpreadOverdueFeeds(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now)})
 	seedDueFeeds(t, s, 500, now.Add(-2*time.Hour))
+	// The 500 were polled before the downtime; 100 more were added during
+	// it (an import) and never polled: their first poll is not spread.
+	if err := s.DB.Exec("UPDATE feeds SET last_polled_at = ?", now.Add(-3*time.Hour)).Error; err != nil {
+		t.Fatal(err)
+	}
+	fresh := make([]store.Feed, 100)
+	for i := range fresh {
+		fresh[i] = store.Feed{URL: fmt.Sprintf("https://new%d.example/feed", i%7) + fmt.Sprint(i), State: store.FeedActive,
+			SubscriberCount: 1, NextPollAt: now.Add(-time.Hour), CreatedAt: now, UpdatedAt: now}
+	}
+	if err := s.DB.Create(&fresh).Error; err != nil {
+		t.Fatal(err)
+	}
 	moved, err := s.SpreadOverdueFeeds(context.Background(), now, time.Minute, 10*time.Minute)
 	if err != nil || moved != 500 {
-		t.Fatalf("moved %d, %v", moved, err)
+		t.Fatalf("moved %d, %v; want the 500 polled before", moved, err)
 	}
 	var feeds []store.Feed
 	if err := s.DB.Find(&feeds).Error; err != nil {
@@ -209,6 +222,12 @@ func TestSpreadOverdueFeeds(t *testing.T) {
 	perMinute := map[int]int{}
 	for _, f := range feeds {
 		d := f.NextPollAt.Sub(now)
+		if f.LastPolledAt == nil {
+			if !f.NextPollAt.Equal(now.Add(-time.Hour)) {
+				t.Errorf("never-polled feed %d moved to %v: its first poll must not wait for the spread", f.ID, f.NextPollAt)
+			}
+			continue
+		}
 		if d < 0 || d >= 10*time.Minute {
 			t.Fatalf("feed %d moved to %v (offset %v)", f.ID, f.NextPollAt, d)
 		}

@@ -235,7 +235,10 @@ func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
 // point spread over the next window (by feed id, so every process computes
 // the same spot), so that after downtime the backlog is polled evenly rather
 // than fired at publishers all at once. Feeds that are only slightly late are
-// left alone. It returns how many feeds moved.
+// left alone, and so are feeds never polled: their first poll is no return
+// after downtime, and waits only for the per-host limits (an import of a
+// million feeds spread over the window could go no faster than a million
+// per window). It returns how many feeds moved.
 func (s *Store) SpreadOverdueFeeds(ctx context.Context, now time.Time, grace, window time.Duration) (int64, error) {
 	if window < time.Second {
 		return 0, nil
@@ -243,7 +246,7 @@ func (s *Store) SpreadOverdueFeeds(ctx context.Context, now time.Time, grace, wi
 	cutoff := utc(now.Add(-grace))
 	secs := int64(window / time.Second)
 	q := `UPDATE feeds SET next_poll_at = ` + s.sqlDialect().addSeconds("(id * 7919) % ?") + `
-WHERE ` + polledSQL("") + ` AND next_poll_at < ? AND lease_owner = ''`
+WHERE ` + polledSQL("") + ` AND next_poll_at < ? AND lease_owner = '' AND last_polled_at IS NOT NULL`
 	tx := s.DB.WithContext(ctx).Exec(q, utc(now), secs, cutoff)
 	if tx.Error != nil {
 		return 0, fmt.Errorf("spread overdue feeds: %w", tx.Error)

@@ -14,9 +14,10 @@ import (
 // loopback host) and the SMTP sink in this process, so that the CPU
 // counted for feedmail is its own. It seeds Feeds feeds with instant
 // subscribers, each asking for Cadence (Cache-Control max-age; the
-// poller's default and floor is 5 min for a fast feed with validators),
-// due spread evenly over the first cadence; PublishShare of them publish a
-// new post each cadence. After the warm-up it measures Window and reports
+// poller's default and floor is 5 min for a fast feed with validators).
+// Cold, every feed is due at once and never polled, as after an import
+// (importDue); after a warm start they are due spread evenly over the
+// first cadence. PublishShare of them publish a new post each cadence. After the warm-up it measures Window and reports
 // what SteadyReport holds. It is not part of All: name it alone.
 
 // Steady is the steady-state scenario's name (cmd/feedbench --scenarios steady).
@@ -134,6 +135,7 @@ func RunSteady(ctx context.Context, cfg SteadyConfig) (*SteadyReport, error) {
 		{"feed farms", s.startFarms},
 		{"seed", s.seed},
 		{"warm start", s.warmStart},
+		{"import", s.importDue},
 		{"serve", s.startServe},
 		{"warm-up", s.warmUp},
 		{"window", func(ctx context.Context) error { return s.window(ctx, rep) }},

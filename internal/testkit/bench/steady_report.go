@@ -23,6 +23,15 @@ type SteadyReport struct {
 	PublishShare float64 `json:"publish_share"`
 	WarmStart    bool    `json:"warm_start"` // the first round was a batch pass before serve started
 
+	// FirstRoundS is how long serve took, from its start, to poll every
+	// feed once (a cold run; -1 when it did not finish in the warm-up),
+	// FirstRoundRate that as feeds a second; SteadyAfterS is when, from
+	// serve's start, the oldest due feed was first under steadyLate late
+	// after the first round (-1: not before the window).
+	FirstRoundS    float64 `json:"first_round_s,omitempty"`
+	FirstRoundRate float64 `json:"first_round_feeds_per_s,omitempty"`
+	SteadyAfterS   float64 `json:"steady_after_s,omitempty"`
+
 	Window      float64 `json:"window_s"`     // measured, seconds
 	PollsNeeded float64 `json:"polls_needed"` // per second: Feeds / Cadence
 	PollsDone   float64 `json:"polls_done"`   // per second
@@ -134,6 +143,7 @@ func (r *SteadyReport) finish(s *steady, took time.Duration) {
 	r.Machine.Database = s.dbDesc
 	r.Machine.LoadAvgEnd = loadAvg()
 	r.Commit = s.commit
+	s.noteFirstRound(r)
 	if s.cfg.Cadence < pollFloor {
 		s.notes = append(s.notes, fmt.Sprintf("the cadence is below the poller's %s floor: feeds come due every %s after their first poll", pollFloor, pollFloor))
 	}
@@ -170,6 +180,10 @@ func (r *SteadyReport) WriteTable(w io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
+	if r.FirstRoundRate != 0 {
+		row("first round", "%s (%s feeds/s), every feed polled once from serve's start", interval(r.FirstRoundS), perSec(r.FirstRoundRate))
+		row("steady after", "%s from serve's start (oldest due feed under %s late)", interval(r.SteadyAfterS), steadyLate)
+	}
 	row("polls needed", "%.1f polls/s (feeds ÷ cadence)", r.PollsNeeded)
 	row("polls done", "%.1f polls/s (%d polls: %s 304, %s 200 new body)", r.PollsDone, r.Polls, pct(r.NotModified, r.Polls), pct(r.OK, r.Polls))
 	row("items new / first poll", "%d / %d", r.NewItems, r.FirstItems)
@@ -228,6 +242,14 @@ func interval(v float64) string {
 		return fmt.Sprintf("%.1f s", v)
 	}
 	return (time.Duration(v * float64(time.Second))).Round(time.Second).String()
+}
+
+// perSec is v to the unit, "—" when unknown.
+func perSec(v float64) string {
+	if v < 0 || math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 func ms(v float64) string {

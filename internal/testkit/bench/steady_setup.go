@@ -34,10 +34,11 @@ type steady struct {
 	urls     []string // feed i's URL (host i % Hosts)
 	sink     *smtptest.Server
 	serve    *child
-	base     string    // serve's http://addr
-	t0       time.Time // when the first feed came due
-	minID    int64     // the first feed's id
-	notes    []string  // what the report should say besides the figures
+	base     string     // serve's http://addr
+	t0       time.Time  // when the first feed came due
+	minID    int64      // the first feed's id
+	notes    []string   // what the report should say besides the figures
+	first    firstRound // serve's first round (a cold run)
 	cleanup  []func()
 }
 
@@ -187,8 +188,9 @@ func btoi(b bool) int {
 }
 
 // startServe starts the SMTP sink and `feedmail serve` (roles web, poller,
-// mailer), waits for /healthz, then makes the feeds due, spread evenly over
-// the first cadence from now.
+// mailer) and waits for /healthz; after a warm start it then makes the
+// feeds due, spread evenly over the first cadence from now (a cold run's
+// feeds are due already: importDue).
 func (s *steady) startServe(ctx context.Context) error {
 	sink, err := smtptest.Start(smtptest.Options{Discard: true})
 	if err != nil {
@@ -227,6 +229,10 @@ func (s *steady) startServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if !s.cfg.WarmStart {
+		s.t0 = time.Now().UTC() // the feeds are due already (importDue)
+		return nil
+	}
 	return s.spread(ctx)
 }
 
@@ -243,10 +249,7 @@ func (s *steady) spread(ctx context.Context) error {
 		p++
 	}
 	step := s.cfg.Cadence.Seconds() / float64(n)
-	reason := "bench steady: first poll"
-	if s.cfg.WarmStart {
-		reason = "bench steady: spread after the warm start"
-	}
+	reason := "bench steady: spread after the warm start"
 	err := s.st.DB.WithContext(ctx).Exec(`UPDATE feeds SET next_poll_at = ?::timestamptz + make_interval(secs => ((id - ?) * ? % ?) * ?::float8),
 		poll_reason = ?`, s.t0, s.minID, p, n, step, reason).Error
 	if err != nil {

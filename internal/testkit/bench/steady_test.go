@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +137,41 @@ func TestSteadyWarmStart(t *testing.T) {
 	t.Logf("report:\n%s", table.String())
 	if !strings.Contains(table.String(), "WARM START") || !strings.Contains(strings.Join(rep.Notes, "\n"), "warm start") {
 		t.Errorf("the report does not say that the warm start was used:\n%s", table.String())
+	}
+}
+
+// TestSteadyColdFirstRound runs a cold start small on Postgres — 200 feeds
+// all due at once as after an import, a short warm-up — and checks that
+// the warm-up followed serve's first round: every feed polled once, the
+// round's time and rate in the report, steady no earlier than the round's
+// end, and the window two cadences after it.
+func TestSteadyColdFirstRound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs feedmail serve and feedfarm")
+	}
+	dsn := storetest.PostgresURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rep, err := bench.RunSteady(ctx, bench.SteadyConfig{
+		DatabaseURL: dsn, Feeds: 200, Hosts: 2, Cadence: 5 * time.Second, Window: 2 * time.Second,
+		Warmup: 2 * time.Second, PublishShare: 0.1, Bare: time.Second,
+	})
+	if err != nil {
+		t.Fatalf("steady: %v", err)
+	}
+	if rep.FirstRoundS <= 0 || rep.FirstRoundRate <= 0 || math.Abs(rep.FirstRoundRate*rep.FirstRoundS-200) > 1 {
+		t.Fatalf("first round %.1f s at %.1f feeds/s; want both set and 200 feeds in all", rep.FirstRoundS, rep.FirstRoundRate)
+	}
+	if rep.SteadyAfterS < rep.FirstRoundS {
+		t.Errorf("steady after %.1f s, before the first round ended (%.1f s)", rep.SteadyAfterS, rep.FirstRoundS)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"first round", "steady after"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table has no %q:\n%s", want, table.String())
+		}
 	}
 }

@@ -60,17 +60,28 @@ func (s *steady) warmUp(ctx context.Context) error {
 	}
 	end := s.t0.Add(s.cfg.Warmup)
 	n := float64(s.cfg.Feeds)
+	limit := end.Add(s.cfg.Cadence)
 	if s.cfg.WarmStart {
 		n = 0 // every feed had its first poll before serve started
+	} else {
+		limit = end.Add(max(s.cfg.Cadence, s.cfg.Warmup) + settleCadences*s.cfg.Cadence) // a first round may outlast the warm-up
 	}
 	var polls float64
-	err := s.every(ctx, end.Add(s.cfg.Cadence), func(now time.Time) (bool, error) {
-		if now.Second()%5 != 0 && now.Before(end) {
-			return false, nil
+	err := s.every(ctx, limit, func(now time.Time) (bool, error) {
+		cold := !s.cfg.WarmStart
+		if now.Second()%5 != 0 && now.Before(end) && (!cold || !s.first.ended.IsZero()) {
+			return false, nil // the first round is looked at every second
 		}
 		polls = s.polls(ctx)
-		s.cfg.Progress(fmt.Sprintf("warm-up: %.0f/%.0f s, %.0f polls", now.Sub(s.t0).Seconds(), s.cfg.Warmup.Seconds(), polls))
-		return !now.Before(end) && polls >= n, nil
+		ready := polls >= n
+		if cold {
+			if err := s.watchFirstRound(ctx, now); err != nil {
+				return false, err
+			}
+			ready = !s.first.steadyAt.IsZero() && !now.Before(s.first.ended.Add(settleCadences*s.cfg.Cadence))
+		}
+		s.cfg.Progress(fmt.Sprintf("warm-up: %.0f/%.0f s, %.0f polls, %d feeds never polled", now.Sub(s.t0).Seconds(), s.cfg.Warmup.Seconds(), polls, s.first.unpolled))
+		return !now.Before(end) && ready, nil
 	})
 	if err != nil {
 		return err
@@ -78,12 +89,18 @@ func (s *steady) warmUp(ctx context.Context) error {
 	switch over := time.Since(end); {
 	case polls < n:
 		s.notes = append(s.notes, fmt.Sprintf("the first round had not ended %s after the warm-up (%.0f of %d feeds polled): the window includes first polls",
-			s.cfg.Cadence, max(polls, 0), s.cfg.Feeds))
+			limit.Sub(end), max(polls, 0), s.cfg.Feeds))
 	case over >= 2*time.Second:
-		s.notes = append(s.notes, fmt.Sprintf("warm-up extended by %s until every feed had had its first poll", over.Round(time.Second)))
+		s.notes = append(s.notes, fmt.Sprintf("warm-up extended by %s until every feed had had its first poll and the run was steady", over.Round(time.Second)))
 	}
 	return nil
 }
+
+// settleCadences is how many cadences after the first round a cold run's
+// window waits at least: a first poll's next one is up to two intervals
+// on (the poller spreads it over one), so only then has every feed had its
+// second poll and the polls their steady pace.
+const settleCadences = 2
 
 // snap is what the window reads at its start and end.
 type snap struct {
