@@ -39,6 +39,8 @@ type steady struct {
 	minID    int64     // the first feed's id
 	notes    []string  // what the report should say besides the figures
 	cleanup  []func()
+	// farmArgs, if set, gives farm i's flags besides steady's own.
+	farmArgs func(i int) []string
 }
 
 // close undoes every step, last first: children stopped by pid, the
@@ -144,6 +146,9 @@ func (s *steady) startFarms(ctx context.Context) error {
 			"-record=false", "-log-level", "warn", "-publish-every", "0"}
 		if pub := s.cfg.PublishShare * float64(count); pub > 0 {
 			args[len(args)-1] = (time.Duration(float64(s.cfg.Cadence) / pub)).String()
+		}
+		if s.farmArgs != nil {
+			args = append(args, s.farmArgs(i)...)
 		}
 		c, err := startChild(fmt.Sprintf("feedfarm %d", i+1), filepath.Join(s.dir, "feedfarm"), os.Environ(), true, args...)
 		if err != nil {

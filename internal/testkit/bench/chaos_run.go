@@ -1,0 +1,102 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// window injects the faults for Window from now.
+func (c *chaos) window(ctx context.Context) error {
+	c.w0 = time.Now()
+	c.w1 = c.w0.Add(c.cfg.Window)
+	plan := planFaults(c.cfg.Seed, c.cfg.Window, c.cfg.KillEvery, c.cfg.PGEvery, c.cfg.Processes)
+	c.cfg.Log.Info("chaos: window", "from", c.w0.UTC().Format(time.RFC3339), "until", c.w1.UTC().Format(time.RFC3339),
+		"faults planned", len(plan))
+	return c.runFaults(ctx, plan)
+}
+
+// drain turns the faults off (new SMTP connections and webhooks go to the
+// clean receivers) and waits, for at most Drain, until every expected
+// delivery has arrived. Feeds held back by an error penalty (at least
+// 15 min) are made due every 30 s, as an operator would after an outage,
+// so that the drain need not wait the penalty out; the report says how
+// many. The serves are still watched (and started again should one exit).
+func (c *chaos) drain(ctx context.Context) error {
+	c.smtpFwd.calm()
+	c.hooks.calm()
+	start := time.Now()
+	deadline := start.Add(c.cfg.Drain)
+	var lastPoke time.Time
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		c.watch(ctx, nil)
+		if time.Since(lastPoke) >= 30*time.Second {
+			c.rep.PenaltyPokes += c.pokePenalized(ctx)
+			lastPoke = time.Now()
+		}
+		ps, err := c.posts(ctx)
+		if err != nil {
+			return err
+		}
+		recs, _, _ := c.rec.snapshot()
+		v := judge(ps, c.readers, recs, c.faults)
+		c.cfg.Progress(fmt.Sprintf("drain: %.0f s, %d of %d expected deliveries in", time.Since(start).Seconds(), v.Delivered, v.Expected))
+		if v.Lost == 0 || time.Now().After(deadline) {
+			c.rep.Drained = time.Since(start).Round(time.Second).String()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// pokePenalized makes due now every feed waiting out an error penalty
+// (consecutive errors, next poll more than a cadence away) and returns how
+// many.
+func (c *chaos) pokePenalized(ctx context.Context) int {
+	res := c.s.st.DB.WithContext(ctx).Exec(`UPDATE feeds SET next_poll_at = now(), poll_reason = 'bench chaos: drain'
+WHERE consecutive_errors > 0 AND next_poll_at > now() + interval '1 minute'`)
+	if res.Error != nil {
+		c.cfg.Log.Warn("chaos: making penalized feeds due", "err", res.Error)
+		return 0
+	}
+	return int(res.RowsAffected)
+}
+
+// judge runs the oracle and the ledger check into the report.
+func (c *chaos) judge(ctx context.Context) error {
+	ps, err := c.posts(ctx)
+	if err != nil {
+		return err
+	}
+	recs, bad, _ := c.rec.snapshot()
+	v := judge(ps, c.readers, recs, c.faults)
+	c.rep.fill(c, v, len(ps), bad)
+	ch, err := c.charges(ctx, recs)
+	if err != nil {
+		return err
+	}
+	c.rep.Charges = ch
+	c.rep.Notes = append(c.rep.Notes, c.notes...)
+	c.rep.Failed = c.rep.failures()
+	return nil
+}
+
+// bareLoop runs steady's paced bare loop with the serves stopped, for the
+// machine's yardstick beside the figures.
+func (c *chaos) bareLoop(ctx context.Context) error {
+	if c.cfg.Bare < 0 {
+		return nil
+	}
+	var sr SteadyReport
+	if err := c.s.bareLoop(ctx, &sr); err != nil {
+		return err
+	}
+	c.rep.Bare = sr.Bare
+	return nil
+}
