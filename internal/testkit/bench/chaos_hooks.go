@@ -1,30 +1,24 @@
 package bench
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"time"
+
+	"github.com/feedmail/feedmail/internal/testkit/hooksink"
 )
 
-// plainHooks is a webhook receiver without faults: it answers 204 and
-// records each hook.
-type plainHooks struct{ srv *httptest.Server }
-
-func (p *plainHooks) URL() string  { return p.srv.URL }
-func (p *plainHooks) Close() error { p.srv.Close(); return nil }
-
-// startHookBackends starts the faulty and the clean webhook receivers.
-func startHookBackends(_ int64, rec *recorder) (hookBackend, hookBackend, error) {
-	mk := func() *plainHooks {
-		return &plainHooks{srv: httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				return
-			}
-			rec.hook(r.Header.Get("webhook-id"), r.URL.Path, body, time.Now())
-			w.WriteHeader(http.StatusNoContent)
-		}))}
+// startHookBackends starts the webhook receivers behind the switch: one
+// answering 500 to 2 % and hanging on 2 % (until feedmail gives up), one
+// without faults; both record every hook they answer 2xx.
+func startHookBackends(seed int64, rec *recorder) (faulty, clean *hooksink.Server, err error) {
+	observe := func(h hooksink.Hook) { rec.hook(h.ID, h.Path, h.Body, h.At) }
+	faulty, err = hooksink.Start(hooksink.Options{Seed: seed, Fail500: 0.02, Timeout: 0.02, TimeoutBy: 2 * time.Minute, Observe: observe})
+	if err != nil {
+		return nil, nil, err
 	}
-	return mk(), mk(), nil
+	clean, err = hooksink.Start(hooksink.Options{Observe: observe})
+	if err != nil {
+		_ = faulty.Close()
+		return nil, nil, err
+	}
+	return faulty, clean, nil
 }

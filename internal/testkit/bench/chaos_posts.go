@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mmcdole/gofeed"
+
+	"github.com/feedmail/feedmail/internal/testkit/farm"
 )
 
 // farmFaults are the feed hosts' faults: each request's share reset,
@@ -34,7 +36,7 @@ func (c *chaos) farmArgs(i int) []string {
 	log := c.keepDir(fmt.Sprintf("published-%d.jsonl", i+1))
 	c.pubLogs = append(c.pubLogs, log)
 	return []string{"-fault-reset", fmt.Sprint(f.reset), "-fault-timeout", fmt.Sprint(f.timeout),
-		"-fault-500", fmt.Sprint(f.err), "-fault-seed", fmt.Sprint(f.seed + int64(i)), "-publish-log", log}
+		"-fault-500", fmt.Sprint(f.err), "-fault-seed", fmt.Sprint(f.seed + int64(i)), "-publish-log", log, "-publish-paused"}
 }
 
 // published is one line of a farm's publication log.
@@ -45,23 +47,25 @@ type published struct {
 	Published time.Time `json:"published"`
 }
 
-// posts returns the posts the farms published in the window [w0, w1):
-// from their publication logs, or, with a feedfarm that keeps none, from
-// every feed's document as it stands now.
+// posts returns the posts the farms published: every line of their
+// publication logs (they publish only during the window), or, with a
+// feedfarm that keeps none, the items of every feed's document as it
+// stands now dated in the window [w0, w1).
 func (c *chaos) posts(ctx context.Context) ([]post, error) {
 	var all []post
-	if len(c.pubLogs) == 0 {
-		var err error
-		if all, err = c.fetchPosts(ctx); err != nil {
-			return nil, err
-		}
-	}
 	for _, name := range c.pubLogs {
 		ps, err := readPubLog(name)
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, ps...)
+	}
+	if len(c.pubLogs) > 0 {
+		return all, nil
+	}
+	all, err := c.fetchPosts(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var in []post
 	for _, p := range all {
@@ -70,6 +74,54 @@ func (c *chaos) posts(ctx context.Context) ([]post, error) {
 		}
 	}
 	return in, nil
+}
+
+// publishing turns every farm's publishing on or off.
+func (c *chaos) publishing(ctx context.Context, on bool) error {
+	if len(c.pubLogs) == 0 {
+		return nil
+	}
+	for _, base := range c.s.farmURLs {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/_farm/publish?on="+map[bool]string{true: "1", false: "0"}[on], nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("farm publishing on=%v: %w", on, err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("farm publishing on=%v: %s", on, resp.Status)
+		}
+	}
+	return nil
+}
+
+// farmFaultCounts sums the farms' fault counts (GET /_farm/faults).
+func (c *chaos) farmFaultCounts(ctx context.Context) (farm.FaultCounts, error) {
+	var sum farm.FaultCounts
+	for _, base := range c.s.farmURLs {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+farm.FaultsPath, nil)
+		if err != nil {
+			return sum, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return sum, fmt.Errorf("farm fault counts: %w", err)
+		}
+		var fc farm.FaultCounts
+		err = json.NewDecoder(resp.Body).Decode(&fc)
+		_ = resp.Body.Close()
+		if err != nil {
+			return sum, fmt.Errorf("farm fault counts: %w", err)
+		}
+		sum.Requests += fc.Requests
+		sum.Reset += fc.Reset
+		sum.Timeout += fc.Timeout
+		sum.Status500 += fc.Status500
+	}
+	return sum, nil
 }
 
 // readPubLog reads one publication log.
@@ -144,4 +196,4 @@ func fetchFeedPosts(ctx context.Context, p *gofeed.Parser, u string) ([]post, er
 
 // farmFeatures: this tree's feedfarm has the fault and publication-log
 // flags.
-const farmFeatures = false
+const farmFeatures = true

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/hooksink"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 )
 
@@ -45,6 +47,8 @@ type ChaosReport struct {
 	Faults       map[string]int       `json:"faults"` // injected, by kind
 	FaultLog     []string             `json:"fault_log"`
 	SMTP         smtptest.FaultCounts `json:"smtp_faults"`
+	Feed         farm.FaultCounts     `json:"feed_faults"`
+	Hooks        hooksink.Counts      `json:"webhook_receiver"`
 	PenaltyPokes int                  `json:"penalized_feeds_made_due_in_drain"`
 	Drained      string               `json:"drain"`
 	Charges      Charges              `json:"charges"`
@@ -138,6 +142,8 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 	p("readers: %s; posts published in the window: %d (%.2f of the feeds each 5 min)", kv(r.Readers), r.Posts, r.Share)
 	p("faults injected: %s; SMTP: %d dropped after the dot, %d answered 451, %d slow", kv(r.Faults),
 		r.SMTP.DroppedAfterDot, r.SMTP.TempFailed, r.SMTP.Slowed)
+	p("feed hosts: %d requests, %d reset, %d hung, %d answered 500; webhooks (faulty receiver): %d accepted, %d answered 500, %d hung",
+		r.Feed.Requests, r.Feed.Reset, r.Feed.Timeout, r.Feed.Status500, r.Hooks.Accepted, r.Hooks.Failed500, r.Hooks.TimedOut)
 	p("expected deliveries %d: delivered %d, LOST %d", r.Expected, r.Delivered, r.Lost)
 	p("twice inside the SMTP window %d (drops injected %d), TWICE OUTSIDE %d; delivered only as a dropped copy %d",
 		r.TwiceInside, r.SMTP.DroppedAfterDot, r.TwiceOutside, r.OnlyDropped)

@@ -11,9 +11,15 @@ func (c *chaos) window(ctx context.Context) error {
 	c.w0 = time.Now()
 	c.w1 = c.w0.Add(c.cfg.Window)
 	plan := planFaults(c.cfg.Seed, c.cfg.Window, c.cfg.KillEvery, c.cfg.PGEvery, c.cfg.Processes)
+	if err := c.publishing(ctx, true); err != nil {
+		return err
+	}
 	c.cfg.Log.Info("chaos: window", "from", c.w0.UTC().Format(time.RFC3339), "until", c.w1.UTC().Format(time.RFC3339),
 		"faults planned", len(plan))
-	return c.runFaults(ctx, plan)
+	if err := c.runFaults(ctx, plan); err != nil {
+		return err
+	}
+	return c.publishing(ctx, false)
 }
 
 // drain turns the faults off (new SMTP connections and webhooks go to the
@@ -82,6 +88,10 @@ func (c *chaos) judge(ctx context.Context) error {
 		return err
 	}
 	c.rep.Charges = ch
+	if c.rep.Feed, err = c.farmFaultCounts(ctx); err != nil {
+		return err
+	}
+	c.rep.Hooks = c.hooks.back[0].Counts()
 	c.rep.Notes = append(c.rep.Notes, c.notes...)
 	c.rep.Failed = c.rep.failures()
 	return nil

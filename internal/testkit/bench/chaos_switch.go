@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/feedmail/feedmail/internal/testkit/hooksink"
 )
 
 // forwarder is a TCP relay serve's SMTP client connects to: each new
@@ -116,14 +118,8 @@ func (f *forwarder) Close() error {
 type hookSwitch struct {
 	srv   *http.Server
 	ln    net.Listener
-	back  [2]hookBackend
+	back  [2]*hooksink.Server
 	clean atomic.Bool
-}
-
-// hookBackend is one webhook receiver behind the switch.
-type hookBackend interface {
-	URL() string
-	Close() error
 }
 
 // startHookSwitch starts both receivers (recording into rec) and the proxy.
@@ -132,7 +128,7 @@ func startHookSwitch(seed int64, rec *recorder) (*hookSwitch, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &hookSwitch{back: [2]hookBackend{faulty, clean}}
+	h := &hookSwitch{back: [2]*hooksink.Server{faulty, clean}}
 	targets := [2]*url.URL{}
 	for i, b := range h.back {
 		if targets[i], err = url.Parse(b.URL()); err != nil {

@@ -41,6 +41,8 @@ type steady struct {
 	cleanup  []func()
 	// farmArgs, if set, gives farm i's flags besides steady's own.
 	farmArgs func(i int) []string
+	// warmRetry polls again the feeds whose warm poll failed.
+	warmRetry bool
 }
 
 // close undoes every step, last first: children stopped by pid, the
