@@ -51,7 +51,10 @@ type ChaosConfig struct {
 	// Bare is how long the paced bare loop runs at the end (default 30 s;
 	// negative: none).
 	Bare time.Duration
-	Log  *slog.Logger
+	// LogDir, if set, receives each serve's log (serve-N.log, across its
+	// restarts).
+	LogDir string
+	Log    *slog.Logger
 	// Progress, if set, is called with a one-line status ("" clears it).
 	Progress func(string)
 }

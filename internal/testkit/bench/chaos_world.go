@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/feedmail/feedmail/internal/testkit/pgcluster"
@@ -150,7 +152,16 @@ func (c *chaos) startServes(ctx context.Context) error {
 
 // startServe starts (or restarts) one serve and waits for its /healthz.
 func (c *chaos) startServe(ctx context.Context, sp *serveProc) error {
-	k, err := startChild(sp.name, filepath.Join(c.s.dir, "feedmail"), sp.env, false, "serve")
+	var also io.Writer
+	if c.cfg.LogDir != "" {
+		f, err := os.OpenFile(filepath.Join(c.cfg.LogDir, strings.ReplaceAll(sp.name, " ", "-")+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("serve log: %w", err)
+		}
+		c.s.cleanup = append(c.s.cleanup, func() { _ = f.Close() })
+		also = f
+	}
+	k, err := startChildTee(sp.name, filepath.Join(c.s.dir, "feedmail"), sp.env, false, also, "serve")
 	if err != nil {
 		return err
 	}

@@ -50,8 +50,14 @@ func (s *steady) warmStart(ctx context.Context) error {
 	var polls atomic.Int64
 	var mu sync.Mutex
 	statuses := map[int]int{}
+	fc := fetcher.Config{BaseURL: benchBaseURL, AllowPrivate: true}
+	if s.warmRetry {
+		// A farm with faults hangs some requests until the client gives
+		// up: the failed feeds are polled again, so do not wait long.
+		fc.Timeout = 5 * time.Second
+	}
 	p, err := poller.New(poller.Config{
-		Store: st, Fetch: fetcher.Config{BaseURL: benchBaseURL, AllowPrivate: true}, Clock: clock.NewFake(now),
+		Store: st, Fetch: fc, Clock: clock.NewFake(now),
 		Log: s.cfg.Log.With("role", "warm-start poller"), Owner: fmt.Sprintf("bench-%d-warm-start", os.Getpid()),
 		Concurrency: Concurrency,
 		AfterPoll: func(_ context.Context, ev poller.PollEvent) {
