@@ -58,7 +58,7 @@ func newChaos(cfg ChaosConfig) *chaos {
 		PublishShare: cfg.PublishShare, WarmStart: true, Bare: max(cfg.Bare, time.Second), Log: cfg.Log, Progress: cfg.Progress}}
 	c.farmOpts = defaultFarmFaults(cfg.Seed)
 	c.s.farmArgs = c.farmArgs
-	c.s.warmRetry = true
+	c.s.warmRetry, c.s.bareFaults = true, true
 	c.rep = newChaosReport(cfg)
 	return c
 }

@@ -41,8 +41,9 @@ type steady struct {
 	cleanup  []func()
 	// farmArgs, if set, gives farm i's flags besides steady's own.
 	farmArgs func(i int) []string
-	// warmRetry polls again the feeds whose warm poll failed.
-	warmRetry bool
+	// warmRetry polls again the feeds whose warm poll failed; bareFaults
+	// lets the bare loop meet the farms' faults (up to 10 % failed).
+	warmRetry, bareFaults bool
 }
 
 // close undoes every step, last first: children stopped by pid, the
