@@ -22,22 +22,27 @@ func (c *chaos) window(ctx context.Context) error {
 	return c.publishing(ctx, false)
 }
 
-// drain turns the faults off (new SMTP connections and webhooks go to the
-// clean receivers) and waits, for at most Drain, until every expected
-// delivery has arrived. Feeds held back by an error penalty (at least
+// drain stops the kills and cluster restarts and waits, for at most
+// Drain, until every expected delivery has arrived. The SMTP and webhook
+// faults stay on for one more cadence, until every post of the window has
+// been fetched, so that every send meets them; then new SMTP connections
+// and webhooks go to the clean receivers. Feeds held back by an error penalty (at least
 // 15 min) are made due every 30 s, as an operator would after an outage,
 // so that the drain need not wait the penalty out; the report says how
 // many. The serves are still watched (and started again should one exit).
 func (c *chaos) drain(ctx context.Context) error {
-	c.smtpFwd.calm()
-	c.hooks.calm()
 	start := time.Now()
+	calmAt := start.Add(DefaultCadence + 30*time.Second)
 	deadline := start.Add(c.cfg.Drain)
 	var lastPoke time.Time
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
 		c.watch(ctx, nil)
+		if !time.Now().Before(calmAt) {
+			c.smtpFwd.calm()
+			c.hooks.calm()
+		}
 		if time.Since(lastPoke) >= 30*time.Second {
 			c.rep.PenaltyPokes += c.pokePenalized(ctx)
 			lastPoke = time.Now()
