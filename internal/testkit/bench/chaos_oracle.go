@@ -56,6 +56,13 @@ type verdict struct {
 	LostList, TwiceList       []string
 	Lag, CalmLag              []time.Duration // publication → first acceptance, sorted
 	Unmatched                 int             // receptions carrying no expected delivery
+	Firsts                    []firstCopy     // each delivered one's first copy
+}
+
+// firstCopy is when an expected delivery's first copy arrived.
+type firstCopy struct {
+	Link string
+	At   time.Time
 }
 
 // delivery is one expected post × reader.
@@ -124,6 +131,7 @@ func (v *verdict) add(d delivery, got []reception, pub time.Time, faults []fault
 	if !accepted {
 		v.OnlyDropped++
 	}
+	v.Firsts = append(v.Firsts, firstCopy{Link: d.link, At: got[0].At})
 	lag := max(got[0].At.Sub(pub), 0)
 	v.Lag = append(v.Lag, lag)
 	if calm(got[0].At, faults) {

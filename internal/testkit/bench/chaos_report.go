@@ -43,6 +43,12 @@ type ChaosReport struct {
 	CalmLagP50   float64  `json:"calm_lag_p50_s"`
 	CalmLagP99   float64  `json:"calm_lag_p99_s"`
 	CalmCount    int      `json:"calm_deliveries"`
+	// SeenLag*: from the poll that first saw the post (feedmail's
+	// items.seen_at) to acceptance; the rest of the lag is the poll interval.
+	SeenLagP50  float64 `json:"seen_lag_p50_s"`
+	SeenLagP99  float64 `json:"seen_lag_p99_s"`
+	SeenCalmP50 float64 `json:"calm_seen_lag_p50_s"`
+	SeenCalmP99 float64 `json:"calm_seen_lag_p99_s"`
 
 	Faults       map[string]int       `json:"faults"` // injected, by kind
 	FaultLog     []string             `json:"fault_log"`
@@ -152,6 +158,8 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 		c.Messages, c.ChargedOnce, c.Credits, c.Refunds, len(c.Uncharged), len(c.ChargedTwice), len(c.RefundedReceived), len(c.ChargedUnreceived), kv(c.InFlight))
 	p("lag publication → acceptance: p50 %.1f s, p99 %.1f s, max %.1f s; outside the minutes after a fault (%d deliveries): p50 %.1f s, p99 %.1f s",
 		r.LagP50, r.LagP99, r.LagMax, r.CalmCount, r.CalmLagP50, r.CalmLagP99)
+	p("lag first seen by a poll → acceptance: p50 %.1f s, p99 %.1f s; calm: p50 %.1f s, p99 %.1f s (seen from feedmail's items table)",
+		r.SeenLagP50, r.SeenLagP99, r.SeenCalmP50, r.SeenCalmP99)
 	p("drain %s (%d penalized feeds made due); messages not expected %d, unreadable %d", r.Drained, r.PenaltyPokes, r.Unmatched, r.Unreadable)
 	p("serve CPU %.1f s in all (%.2f cores over window and drain)", r.ServeCPU, r.ServeCores)
 	if r.Bare != nil {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -88,6 +89,9 @@ func (c *chaos) judge(ctx context.Context) error {
 	recs, bad, _ := c.rec.snapshot()
 	v := judge(ps, c.readers, recs, c.faults)
 	c.rep.fill(c, v, len(ps), bad)
+	if err := c.pipelineLag(ctx, v); err != nil {
+		return err
+	}
 	ch, err := c.charges(ctx, recs)
 	if err != nil {
 		return err
@@ -113,5 +117,41 @@ func (c *chaos) bareLoop(ctx context.Context) error {
 		return err
 	}
 	c.rep.Bare = sr.Bare
+	return nil
+}
+
+// pipelineLag is the lag from the poll that first saw a post (items.seen_at:
+// feedmail's own record, used for this split only) to its first copy's
+// acceptance: the part of the lag that is not waiting for the next poll.
+func (c *chaos) pipelineLag(ctx context.Context, v verdict) error {
+	var rows []struct {
+		Link   string
+		SeenAt time.Time
+	}
+	err := c.s.st.DB.WithContext(ctx).Raw(`SELECT link, seen_at FROM items WHERE seen_at >= ?`, c.w0.Add(-time.Minute)).Scan(&rows).Error
+	if err != nil {
+		return fmt.Errorf("read when the items were seen: %w", err)
+	}
+	seen := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		seen[r.Link] = r.SeenAt
+	}
+	var all, calmLag []time.Duration
+	for _, f := range v.Firsts {
+		at, ok := seen[f.Link]
+		if !ok {
+			continue
+		}
+		d := max(f.At.Sub(at), 0)
+		all = append(all, d)
+		if calm(f.At, c.faults) {
+			calmLag = append(calmLag, d)
+		}
+	}
+	slices.Sort(all)
+	slices.Sort(calmLag)
+	sec := func(d time.Duration) float64 { return d.Round(100 * time.Millisecond).Seconds() }
+	c.rep.SeenLagP50, c.rep.SeenLagP99 = sec(durQuantile(all, 0.5)), sec(durQuantile(all, 0.99))
+	c.rep.SeenCalmP50, c.rep.SeenCalmP99 = sec(durQuantile(calmLag, 0.5)), sec(durQuantile(calmLag, 0.99))
 	return nil
 }
