@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -143,7 +144,7 @@ func startHookSwitch(seed int64, rec *recorder) (*hookSwitch, error) {
 		r.SetURL(t)
 		r.Out.URL.Path = r.In.URL.Path
 		r.Out.Host = r.In.Host
-	}}
+	}, ErrorLog: log.New(io.Discard, "", 0)} // a hook feedmail gave up on is not news
 	if h.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return nil, err
 	}
