@@ -52,11 +52,19 @@ type verdict struct {
 	Expected, Delivered, Lost int
 	TwiceInside               int // an extra copy after a drop after the dot
 	TwiceOutside              int // any other extra copy
-	OnlyDropped               int // delivered only as copies dropped after the dot
-	LostList, TwiceList       []string
-	Lag, CalmLag              []time.Duration // publication → first acceptance, sorted
-	Unmatched                 int             // receptions carrying no expected delivery
-	Firsts                    []firstCopy     // each delivered one's first copy
+	// OutsideSame counts the outside copies that repeat a message already
+	// accepted (same Message-ID or webhook-id: a sender crash between the
+	// reply and its record); the rest are a second message for the post.
+	OutsideSame int
+	// InsideMessages counts the messages sent again after a drop after
+	// the dot, once per message (a digest carries several deliveries).
+	InsideMessages      int
+	insideKeys          map[string]int
+	OnlyDropped         int // delivered only as copies dropped after the dot
+	LostList, TwiceList []string
+	Lag, CalmLag        []time.Duration // publication → first acceptance, sorted
+	Unmatched           int             // receptions carrying no expected delivery
+	Firsts              []firstCopy     // each delivered one's first copy
 }
 
 // firstCopy is when an expected delivery's first copy arrived.
@@ -122,9 +130,20 @@ func (v *verdict) add(d delivery, got []reception, pub time.Time, faults []fault
 		return
 	}
 	v.Delivered++
-	inside, outside, accepted := copies(got)
+	c := copies(got)
+	inside, outside, accepted := c.inside, c.outside, c.accepted
 	v.TwiceInside += inside
 	v.TwiceOutside += outside
+	v.OutsideSame += c.outsideSame
+	if v.insideKeys == nil {
+		v.insideKeys = map[string]int{}
+	}
+	for k, n := range c.insideKeys {
+		if n > v.insideKeys[k] {
+			v.InsideMessages += n - v.insideKeys[k]
+			v.insideKeys[k] = n
+		}
+	}
 	if outside > 0 {
 		v.TwiceList = append(v.TwiceList, d.reader+" ← "+d.link)
 	}
@@ -139,26 +158,41 @@ func (v *verdict) add(d delivery, got []reception, pub time.Time, faults []fault
 	}
 }
 
+// copyCounts is how one delivery's copies split.
+type copyCounts struct {
+	inside, outside, outsideSame int
+	accepted                     bool
+	insideKeys                   map[string]int // inside copies per message
+}
+
 // copies splits the extra copies of one delivery into inside and outside
-// the SMTP window, and says whether any copy was accepted with a reply.
-func copies(got []reception) (inside, outside int, accepted bool) {
+// the SMTP window (outsideSame: repeats of a message already accepted),
+// and says whether any copy was accepted with a reply.
+func copies(got []reception) copyCounts {
+	c := copyCounts{insideKeys: map[string]int{}}
 	drops := map[string]int{} // drops of each key not yet followed by a copy
+	acceptedKey := map[string]bool{}
 	for i, r := range got {
 		switch {
 		case i == 0:
 		case drops[r.Key] > 0:
-			inside++
+			c.inside++
+			c.insideKeys[r.Key]++
 			drops[r.Key]--
 		default:
-			outside++
+			c.outside++
+			if acceptedKey[r.Key] {
+				c.outsideSame++
+			}
 		}
 		if r.Dropped {
 			drops[r.Key]++
 		} else {
-			accepted = true
+			c.accepted = true
+			acceptedKey[r.Key] = true
 		}
 	}
-	return inside, outside, accepted
+	return c
 }
 
 // calm reports whether at is outside every fault's shadow.

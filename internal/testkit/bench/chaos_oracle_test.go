@@ -19,6 +19,7 @@ func TestJudge(t *testing.T) {
 		recs                                  []reception
 		faults                                []fault
 		lost, inside, outside, onlyDrop, calm int
+		same                                  int
 		p50                                   time.Duration
 	}{
 		{name: "both once", recs: []reception{rec("m1", "mail:a", 10, false), rec("w1", "hook:/h/1", 20, false)},
@@ -27,7 +28,7 @@ func TestJudge(t *testing.T) {
 		{name: "dropped then sent again: inside", recs: []reception{rec("m1", "mail:a", 10, true), rec("m1", "mail:a", 70, false),
 			rec("w1", "hook:/h/1", 20, false)}, inside: 1, calm: 2, p50: 10 * time.Second},
 		{name: "two 250s of one message: outside", recs: []reception{rec("m1", "mail:a", 10, false), rec("m1", "mail:a", 11, false),
-			rec("w1", "hook:/h/1", 20, false)}, outside: 1, calm: 2, p50: 10 * time.Second},
+			rec("w1", "hook:/h/1", 20, false)}, outside: 1, same: 1, calm: 2, p50: 10 * time.Second},
 		{name: "two messages for one delivery: outside", recs: []reception{rec("m1", "mail:a", 10, true), rec("m2", "mail:a", 11, false),
 			rec("w1", "hook:/h/1", 20, false)}, outside: 1, calm: 2, p50: 10 * time.Second},
 		{name: "only a dropped copy", recs: []reception{rec("m1", "mail:a", 10, true), rec("w1", "hook:/h/1", 20, false)},
@@ -40,6 +41,10 @@ func TestJudge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := judge(posts, readers, tt.recs, tt.faults)
+			if v.InsideMessages != tt.inside || v.OutsideSame != tt.same {
+				t.Errorf("messages sent again after a drop %d, outside copies of an accepted message %d; want %d, %d",
+					v.InsideMessages, v.OutsideSame, tt.inside, tt.same)
+			}
 			if v.Expected != 2 || v.Lost != tt.lost || v.Delivered != 2-tt.lost || v.TwiceInside != tt.inside ||
 				v.TwiceOutside != tt.outside || v.OnlyDropped != tt.onlyDrop || len(v.CalmLag) != tt.calm {
 				t.Errorf("got expected %d delivered %d lost %d inside %d outside %d only-dropped %d calm %d; want 2, %d, %d, %d, %d, %d, %d",
@@ -123,5 +128,21 @@ func TestReadEmail(t *testing.T) {
 	}
 	if got := dedupeOf("feedmail-5", map[int64]string{5: "item:1:2"}); got != "item:1:2" {
 		t.Errorf("dedupe key %q, want item:1:2", got)
+	}
+}
+
+// TestJudgeDigestResent: a digest carrying two posts, dropped after the
+// dot and sent again, is two deliveries twice inside the window but one
+// message sent again, which is what the drops injected are held against.
+func TestJudgeDigestResent(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	posts := []post{{Feed: "f", Link: "http://h/f/i/1", Published: t0}, {Feed: "f", Link: "http://h/f/i/2", Published: t0}}
+	readers := map[string][]string{"f": {"mail:d"}}
+	links := []string{"http://h/f/i/1", "http://h/f/i/2"}
+	recs := []reception{{Key: "<digest.1>", Reader: "mail:d", Links: links, At: t0.Add(time.Minute), Dropped: true},
+		{Key: "<digest.1>", Reader: "mail:d", Links: links, At: t0.Add(2 * time.Minute)}}
+	v := judge(posts, readers, recs, nil)
+	if v.Lost != 0 || v.TwiceInside != 2 || v.InsideMessages != 1 || v.TwiceOutside != 0 {
+		t.Errorf("lost %d, inside %d (%d messages), outside %d; want 0, 2 (1), 0", v.Lost, v.TwiceInside, v.InsideMessages, v.TwiceOutside)
 	}
 }

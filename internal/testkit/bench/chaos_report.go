@@ -32,6 +32,8 @@ type ChaosReport struct {
 	Lost         int      `json:"lost"`
 	TwiceInside  int      `json:"twice_inside_smtp_window"`
 	TwiceOutside int      `json:"twice_outside"`
+	OutsideSame  int      `json:"twice_outside_same_message"` // the same Message-ID/webhook-id accepted again
+	InsideMsgs   int      `json:"messages_sent_again_after_drop"`
 	OnlyDropped  int      `json:"delivered_only_dropped_after_dot"`
 	LostList     []string `json:"lost_list,omitempty"`
 	TwiceList    []string `json:"twice_outside_list,omitempty"`
@@ -78,6 +80,7 @@ func (r *ChaosReport) fill(c *chaos, v verdict, posts, bad int) {
 	r.Machine.LoadAvgEnd = loadAvg()
 	r.Posts, r.Expected, r.Delivered, r.Lost = posts, v.Expected, v.Delivered, v.Lost
 	r.TwiceInside, r.TwiceOutside, r.OnlyDropped = v.TwiceInside, v.TwiceOutside, v.OnlyDropped
+	r.OutsideSame, r.InsideMsgs = v.OutsideSame, v.InsideMessages
 	r.LostList, r.TwiceList = head(v.LostList, 50), head(v.TwiceList, 50)
 	r.Unmatched, r.Unreadable = v.Unmatched, bad
 	sec := func(d time.Duration) float64 { return d.Round(100 * time.Millisecond).Seconds() }
@@ -121,8 +124,8 @@ func (r *ChaosReport) failures() []string {
 	if r.TwiceOutside > 0 {
 		f = append(f, fmt.Sprintf("%d twice outside the SMTP window", r.TwiceOutside))
 	}
-	if r.TwiceInside > int(r.SMTP.DroppedAfterDot) {
-		f = append(f, fmt.Sprintf("%d twice inside the SMTP window, more than the %d drops injected", r.TwiceInside, r.SMTP.DroppedAfterDot))
+	if r.InsideMsgs > int(r.SMTP.DroppedAfterDot) {
+		f = append(f, fmt.Sprintf("%d messages sent again after a drop after the dot, more than the %d drops injected", r.InsideMsgs, r.SMTP.DroppedAfterDot))
 	}
 	if !r.Charges.ok() {
 		f = append(f, fmt.Sprintf("charges: %d received uncharged, %d charged twice, %d refunded though received, %d charged not received",
@@ -151,8 +154,8 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 	p("feed hosts: %d requests, %d reset, %d hung, %d answered 500; webhooks (faulty receiver): %d accepted, %d answered 500, %d hung",
 		r.Feed.Requests, r.Feed.Reset, r.Feed.Timeout, r.Feed.Status500, r.Hooks.Accepted, r.Hooks.Failed500, r.Hooks.TimedOut)
 	p("expected deliveries %d: delivered %d, LOST %d", r.Expected, r.Delivered, r.Lost)
-	p("twice inside the SMTP window %d (drops injected %d), TWICE OUTSIDE %d; delivered only as a dropped copy %d",
-		r.TwiceInside, r.SMTP.DroppedAfterDot, r.TwiceOutside, r.OnlyDropped)
+	p("twice inside the SMTP window %d (%d messages sent again; drops injected %d), TWICE OUTSIDE %d (%d repeating an accepted message, %d a second message); delivered only as a dropped copy %d",
+		r.TwiceInside, r.InsideMsgs, r.SMTP.DroppedAfterDot, r.TwiceOutside, r.OutsideSame, r.TwiceOutside-r.OutsideSame, r.OnlyDropped)
 	c := r.Charges
 	p("charges: %d paid messages received, %d charged exactly once (%d credits), %d refunds; %d received uncharged, %d charged twice, %d refunded though received, %d charged not received; in flight at the end %s",
 		c.Messages, c.ChargedOnce, c.Credits, c.Refunds, len(c.Uncharged), len(c.ChargedTwice), len(c.RefundedReceived), len(c.ChargedUnreceived), kv(c.InFlight))
