@@ -7,6 +7,9 @@
 // --scenarios steady, named alone, runs the real `feedmail serve` against
 // feedfarm processes for minutes instead, and reports its CPU per poll, lag
 // and memory in the steady state (steady.go, docs/benchmarks.md).
+// --scenarios chaos, named alone, runs several serve processes on a private
+// Postgres cluster while killing them, restarting the cluster and failing
+// SMTP, feeds and webhooks, and judges loss and duplicates (chaos.go).
 //
 // It must not run in the tables of an existing installation: each run works
 // in a schema or database file of its own (package bench).
@@ -49,7 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "feedbench: %v\nusage: %s\n       %s\n", err, usage, steadyUsage)
+		fmt.Fprintf(stderr, "feedbench: %v\nusage: %s\n       %s\n       %s\n", err, usage, steadyUsage, chaosUsage)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "feedbench: %v\n", err)
@@ -72,6 +75,7 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	dkim := fs.String("dkim", "rsa", "outbox: DKIM key the emails are signed with: rsa (2048 bits), ed25519 or off")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of each scenario's timed part to DIR/<scenario>.pprof")
 	steady := addSteadyFlags(fs)
+	chaos := addChaosFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -82,6 +86,11 @@ func bench1(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if strings.TrimSpace(*scenarios) == bench.Chaos {
+		visited := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { visited[f.Name] = true })
+		return runChaos(ctx, chaos, steady, *feeds, *hosts, visited, *asJSON, getenv, stdout, stderr)
 	}
 	if strings.TrimSpace(*scenarios) == bench.Steady {
 		return runSteady(ctx, steady, *feeds, *hosts, *keep, *asJSON, getenv, stdout, stderr)

@@ -18,6 +18,20 @@
 // For long benchmarks, -record=false keeps no record of requests (memory
 // stays flat) and -log-level warn leaves out the line logged per publish.
 //
+// For fault runs, -fault-reset, -fault-timeout and -fault-500 give the
+// share of feed requests that get a TCP reset, a hang until the client
+// gives up (at most two minutes), or a 500, drawn from -fault-seed; the
+// counts are served at /_farm/faults (JSON) and printed on stderr at exit.
+// -publish-log FILE appends one JSON line per item published by the
+// ticker ({"feed","guid","link","title","published","at"}, times in
+// RFC 3339 with nanoseconds), written as soon as the feed serves it.
+// -publish-paused starts with the ticker's publishing off; POST
+// /_farm/publish?on=1 turns it on (on=0 off), GET tells {"on":bool}:
+//
+//	go run ./cmd/feedfarm -feeds 2000 -publish-every 1s -publish-paused \
+//	    -publish-log /tmp/published.jsonl -fault-reset 0.01 -fault-timeout 0.01 -fault-500 0.01
+//	curl -X POST 'http://127.0.0.1:8090/_farm/publish?on=1'
+//
 // It is a tool, not part of the product: it must not fetch anything (it only
 // serves the feeds it makes up), and cmd/feedmail must not import it.
 package main
@@ -55,19 +69,22 @@ func main() {
 }
 
 type options struct {
-	listen       string
-	feeds        int
-	items        int
-	publishEvery time.Duration
-	publishAll   bool
-	formats      []farm.Format
-	validators   string
-	cacheControl string
-	gzip         bool
-	hub          string
-	record       bool
-	logLevel     slog.Level
-	pprof        string
+	listen        string
+	feeds         int
+	items         int
+	publishEvery  time.Duration
+	publishAll    bool
+	publishPaused bool
+	publishLog    string
+	formats       []farm.Format
+	validators    string
+	cacheControl  string
+	gzip          bool
+	hub           string
+	record        bool
+	logLevel      slog.Level
+	pprof         string
+	faults        farm.Faults
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -79,6 +96,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.items, "items", 10, "initial items per feed (one a day back from now)")
 	fs.DurationVar(&o.publishEvery, "publish-every", 30*time.Second, "publish a new item this often (0: never)")
 	fs.BoolVar(&o.publishAll, "publish-all", false, "publish in every feed at each tick instead of the next one")
+	fs.BoolVar(&o.publishPaused, "publish-paused", false, "start with publishing off (POST /_farm/publish?on=1 turns it on)")
+	fs.StringVar(&o.publishLog, "publish-log", "", "append one JSON line per published item to this file")
 	formats := fs.String("formats", "rss,atom,json", "formats to rotate through: rss, atom, json")
 	fs.StringVar(&o.validators, "validators", "mix", "validators: mix, both, etag, weak, lm, none")
 	fs.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control header of every feed")
@@ -86,9 +105,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.hub, "hub", "", "WebSub hub URL to advertise in every feed")
 	fs.BoolVar(&o.record, "record", true, "keep a record of every request (false: memory stays flat)")
 	fs.StringVar(&o.pprof, "pprof", "", "serve net/http/pprof and expvar on this address (\"\": off)")
+	fs.Float64Var(&o.faults.Reset, "fault-reset", 0, "share of feed requests answered with a TCP reset")
+	fs.Float64Var(&o.faults.Timeout, "fault-timeout", 0, "share of feed requests left hanging until the client gives up (at most 2m)")
+	fs.Float64Var(&o.faults.Status500, "fault-500", 0, "share of feed requests answered 500")
+	fs.Int64Var(&o.faults.Seed, "fault-seed", 1, "seed of the fault decisions")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: feedfarm [flags]\n\nRuns a fake feed host; prints the feed URLs; serves /opml.\n\n")
+		fmt.Fprintf(fs.Output(), "usage: feedfarm [flags]\n\nRuns a fake feed host; prints the feed URLs; serves /opml.\n"+
+			"Fault counts: GET /_farm/faults. Publishing on/off: POST /_farm/publish?on=1 (or 0).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -100,10 +124,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := o.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		return o, fmt.Errorf("-log-level: %w", err)
 	}
+	return o, o.check(*formats)
+}
+
+// check validates the options and reads the -formats list into o.
+func (o *options) check(formats string) error {
 	if o.feeds < 0 || o.items < 0 || o.publishEvery < 0 {
-		return o, errors.New("-feeds, -items and -publish-every must not be negative")
+		return errors.New("-feeds, -items and -publish-every must not be negative")
 	}
-	for name := range strings.SplitSeq(*formats, ",") {
+	for name := range strings.SplitSeq(formats, ",") {
 		switch strings.TrimSpace(name) {
 		case "rss":
 			o.formats = append(o.formats, farm.RSS)
@@ -112,15 +141,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		case "json":
 			o.formats = append(o.formats, farm.JSONFeed)
 		default:
-			return o, fmt.Errorf("-formats: unknown format %q (want rss, atom, json)", name)
+			return fmt.Errorf("-formats: unknown format %q (want rss, atom, json)", name)
 		}
 	}
 	switch o.validators {
 	case "mix", "both", "etag", "weak", "lm", "none":
 	default:
-		return o, fmt.Errorf("-validators: unknown value %q (want mix, both, etag, weak, lm, none)", o.validators)
+		return fmt.Errorf("-validators: unknown value %q (want mix, both, etag, weak, lm, none)", o.validators)
 	}
-	return o, nil
+	return nil
 }
 
 // validatorSpecs are the -validators modes; mix rotates through all four.
@@ -134,7 +163,7 @@ var validatorSpecs = map[string]func(s *farm.Spec){
 
 var mix = []string{"both", "weak", "lm", "none"}
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
@@ -146,6 +175,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer fm.Close()
 	fm.SetRecording(o.record)
+	if err := fm.SetFaults(o.faults); err != nil {
+		return fmt.Errorf("-fault-*: %w", err)
+	}
+	defer printFaults(fm, o.faults, stderr)
+	if o.publishLog != "" {
+		closeLog, err := openPublishLog(fm, o.publishLog)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, closeLog()) }()
+	}
 	if o.pprof != "" {
 		stopPprof, err := servePprof(o.pprof)
 		if err != nil {
@@ -153,7 +193,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer stopPprof()
 	}
+	feeds, site, err := addFeeds(fm, o, stdout)
+	if err != nil {
+		return err
+	}
+	pub := &publisher{feeds: feeds, all: o.publishAll, log: log}
+	pub.on.Store(!o.publishPaused)
+	fm.HandleControl(publishPath, pub)
+	log.Info("feed farm running", "url", fm.URL(), "feeds", len(feeds), "opml", fm.URL()+"/opml",
+		"site", site, "publish_every", o.publishEvery, "publishing", pub.on.Load(), "faults", fmt.Sprintf("%+v", o.faults))
+	pub.loop(ctx, o.publishEvery)
+	log.Info("stopping", "requests", len(fm.Requests()))
+	return nil
+}
 
+// addFeeds adds the feeds o asks for, prints their URLs on stdout, and
+// adds a site page for the first three; it returns the feeds and the
+// site's URL.
+func addFeeds(fm *farm.Farm, o options, stdout io.Writer) ([]*farm.Feed, string, error) {
 	feeds := make([]*farm.Feed, o.feeds)
 	for i := range feeds {
 		spec := farm.Spec{
@@ -170,41 +227,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		validatorSpecs[mode](&spec)
 		feeds[i] = fm.AddFeed(spec)
 		if _, err := fmt.Fprintln(stdout, feeds[i].URL()); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
 	site := ""
 	if len(feeds) > 0 {
 		site = fm.AddSite(feeds[:min(3, len(feeds))]...)
 	}
-	log.Info("feed farm running", "url", fm.URL(), "feeds", len(feeds), "opml", fm.URL()+"/opml",
-		"site", site, "publish_every", o.publishEvery)
-
-	var tick <-chan time.Time
-	if o.publishEvery > 0 && len(feeds) > 0 {
-		t := time.NewTicker(o.publishEvery)
-		defer t.Stop()
-		tick = t.C
-	}
-	next := 0
-	for {
-		select {
-		case <-ctx.Done():
-			log.Info("stopping", "requests", len(fm.Requests()))
-			return nil
-		case <-tick:
-			targets := feeds[next : next+1]
-			if o.publishAll {
-				targets = feeds
-			} else {
-				next = (next + 1) % len(feeds)
-			}
-			for _, f := range targets {
-				f.Publish()
-			}
-			log.Info("published", "feeds", len(targets), "first", targets[0].URL())
-		}
-	}
+	return feeds, site, nil
 }
 
 // servePprof serves the profiles and expvar (memstats) on addr, apart from

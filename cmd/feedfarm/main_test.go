@@ -67,8 +67,11 @@ func TestBadFlags(t *testing.T) {
 		{"extra"},
 		{"-nope"},
 		{"-log-level", "loud"},
+		{"-fault-500", "2"},
+		{"-fault-reset", "0.6", "-fault-500", "0.6"},
+		{"-publish-log", "/nonexistent/dir/published.jsonl"},
 	} {
-		if err := run(t.Context(), args, io.Discard, io.Discard); err == nil {
+		if err := run(t.Context(), append(args, "-listen", "127.0.0.1:0"), io.Discard, io.Discard); err == nil {
 			t.Errorf("run(%q) accepted", args)
 		}
 	}

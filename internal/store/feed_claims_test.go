@@ -243,6 +243,48 @@ func TestSpreadOverdueFeeds(t *testing.T) {
 	}
 }
 
+// TestSpreadOverdueFeedsNotWhilePolling: a process starting while others
+// poll (a restart, a crash loop) leaves the overdue feeds where they are,
+// to be claimed oldest first; only after downtime (no poll within grace)
+// does it spread them.
+func TestSpreadOverdueFeedsNotWhilePolling(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		lastPolled time.Time // of one feed
+		wantMoved  int64
+	}{
+		{"another process polled 10 s ago", now.Add(-10 * time.Second), 0},
+		{"the last poll was before the downtime", now.Add(-2 * time.Hour), 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now)})
+			seedDueFeeds(t, s, 100, now.Add(-30*time.Minute))
+			var first store.Feed
+			if err := s.DB.Order("id").First(&first).Error; err != nil {
+				t.Fatal(err)
+			}
+			// The recently polled feed is overdue again: it counts among
+			// the feeds to move after downtime.
+			if err := s.DB.Model(&store.Feed{}).Where("id = ?", first.ID).Update("last_polled_at", tt.lastPolled).Error; err != nil {
+				t.Fatal(err)
+			}
+			moved, err := s.SpreadOverdueFeeds(context.Background(), now, time.Minute, 10*time.Minute)
+			if err != nil || moved != tt.wantMoved {
+				t.Fatalf("moved %d feeds (%v), want %d", moved, err, tt.wantMoved)
+			}
+			var late int64
+			if err := s.DB.Model(&store.Feed{}).Where("next_poll_at < ?", now).Count(&late).Error; err != nil {
+				t.Fatal(err)
+			}
+			if want := 100 - tt.wantMoved; late != want {
+				t.Errorf("%d feeds still overdue, want %d", late, want)
+			}
+		})
+	}
+}
+
 // BenchmarkClaim measures claims per second: 8 claimers draining 100,000 due
 // feeds in batches of 100 (Postgres).
 func BenchmarkClaim(b *testing.B) {

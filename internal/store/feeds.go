@@ -239,11 +239,24 @@ func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
 // after downtime, and waits only for the per-host limits (an import of a
 // million feeds spread over the window could go no faster than a million
 // per window). It returns how many feeds moved.
+//
+// It moves nothing while some feed was polled within grace: the service was
+// not down, other processes are working through a backlog oldest first, and
+// a process that starts (a restart, a crash loop, a rolling deploy) must
+// not push their overdue feeds to the back again each time it does.
 func (s *Store) SpreadOverdueFeeds(ctx context.Context, now time.Time, grace, window time.Duration) (int64, error) {
 	if window < time.Second {
 		return 0, nil
 	}
 	cutoff := utc(now.Add(-grace))
+	var recent int64
+	if err := s.DB.WithContext(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM feeds WHERE last_polled_at > ? LIMIT 1) AS r`,
+		cutoff).Scan(&recent).Error; err != nil {
+		return 0, fmt.Errorf("spread overdue feeds: polled lately: %w", err)
+	}
+	if recent > 0 {
+		return 0, nil
+	}
 	secs := int64(window / time.Second)
 	q := `UPDATE feeds SET next_poll_at = ` + s.sqlDialect().addSeconds("(id * 7919) % ?") + `
 WHERE ` + polledSQL("") + ` AND next_poll_at < ? AND lease_owner = '' AND last_polled_at IS NOT NULL`

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,9 +33,19 @@ type child struct {
 // startChild starts bin with args and env. With keepStdout the stdout
 // lines are kept in lines (and not in the tail).
 func startChild(name, bin string, env []string, keepStdout bool, args ...string) (*child, error) {
+	return startChildTee(name, bin, env, keepStdout, nil, args...)
+}
+
+// startChildTee is startChild that also copies the child's output (what
+// the tail keeps) to also, when not nil.
+func startChildTee(name, bin string, env []string, keepStdout bool, also io.Writer, args ...string) (*child, error) {
 	c := &child{name: name, cmd: exec.Command(bin, args...), out: &tailBuffer{max: 256 << 10}, done: make(chan struct{})}
 	c.cmd.Env = env
-	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
+	var out io.Writer = c.out
+	if also != nil {
+		out = io.MultiWriter(c.out, also)
+	}
+	c.cmd.Stdout, c.cmd.Stderr = out, out
 	if keepStdout {
 		c.lines = &lineBuffer{}
 		c.cmd.Stdout = c.lines

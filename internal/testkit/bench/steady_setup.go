@@ -40,6 +40,11 @@ type steady struct {
 	notes    []string   // what the report should say besides the figures
 	first    firstRound // serve's first round (a cold run)
 	cleanup  []func()
+	// farmArgs, if set, gives farm i's flags besides steady's own.
+	farmArgs func(i int) []string
+	// warmRetry polls again the feeds whose warm poll failed; bareFaults
+	// lets the bare loop meet the farms' faults (up to 10 % failed).
+	warmRetry, bareFaults bool
 }
 
 // close undoes every step, last first: children stopped by pid, the
@@ -145,6 +150,9 @@ func (s *steady) startFarms(ctx context.Context) error {
 			"-record=false", "-log-level", "warn", "-publish-every", "0"}
 		if pub := s.cfg.PublishShare * float64(count); pub > 0 {
 			args[len(args)-1] = (time.Duration(float64(s.cfg.Cadence) / pub)).String()
+		}
+		if s.farmArgs != nil {
+			args = append(args, s.farmArgs(i)...)
 		}
 		c, err := startChild(fmt.Sprintf("feedfarm %d", i+1), filepath.Join(s.dir, "feedfarm"), os.Environ(), true, args...)
 		if err != nil {

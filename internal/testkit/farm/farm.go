@@ -3,7 +3,8 @@
 // validators, caching headers, status codes, redirects, WebSub hubs and
 // hostile behaviours, all switchable at run time, and a record of every
 // request it received so tests can check what a publisher would see in
-// their logs.
+// their logs. For fault runs it fails requests at random from a seed
+// (SetFaults) and logs every item it publishes (SetPublishLog).
 //
 // Times in Date, Last-Modified and Expires, and in the request records, come
 // from the farm's clock, so a simulation can drive it with a fake clock.
@@ -96,6 +97,11 @@ type Farm struct {
 
 	// noRecord turns the request records off (SetRecording).
 	noRecord atomic.Bool
+
+	faults atomic.Pointer[faultDice] // nil: no random faults (SetFaults)
+	pub    publog                    // the publication log (SetPublishLog)
+	ctlMu  sync.RWMutex              // guards controls
+	ctl    map[string]http.Handler   // extra paths under ControlPrefix (HandleControl)
 
 	iv    *intervals // time between requests for the same feed
 	smu   sync.Mutex // guards specs

@@ -118,7 +118,8 @@ func (f *Feed) Changed() time.Time { return f.st.Load().changed }
 
 // Publish adds items at the top of the feed, with a new body, ETag and
 // Last-Modified (the farm clock's now). Items without an ID get one; with
-// no argument, one item dated now is generated. Last-Modified has a
+// no argument, one item dated now is generated. The new items go to the
+// publication log (SetPublishLog). Last-Modified has a
 // resolution of one second, as on the wire: two changes within the same
 // second of farm time share it (servers behave the same).
 func (f *Feed) Publish(items ...Item) {
@@ -144,7 +145,9 @@ func (f *Feed) Publish(items ...Item) {
 	if m := old.spec().MaxItems; m > 0 && len(all) > m {
 		all = all[:m]
 	}
-	f.st.Store(f.build(old.sh, all, kept, now, old))
+	st := f.build(old.sh, all, kept, now, old)
+	f.st.Store(st)
+	f.farm.logPublished(f, st, max(len(items), 1), now)
 }
 
 // SetStatus makes the feed answer code (0: serve the feed again).

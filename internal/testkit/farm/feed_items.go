@@ -28,10 +28,13 @@ func (f *Feed) keep(refs []item, kept, items []Item) ([]item, []Item) {
 }
 
 // itemsOf returns the items of st, newest first.
-func (f *Feed) itemsOf(st *state) []Item {
-	out := make([]Item, len(st.items))
+func (f *Feed) itemsOf(st *state) []Item { return f.itemsN(st, len(st.items)) }
+
+// itemsN returns the first n items of st (all if fewer), newest first.
+func (f *Feed) itemsN(st *state, n int) []Item {
+	out := make([]Item, min(n, len(st.items)))
 	url := f.URL()
-	for i, r := range st.items {
+	for i, r := range st.items[:len(out)] {
 		switch {
 		case r.gen < 0:
 			out[i] = st.kept[-r.gen-1]

@@ -42,7 +42,8 @@ func (fm *Farm) OPML() []byte {
 }
 
 // ServeHTTP routes /f/N (feeds), /f/N/home and /f/N/i/K (their pages),
-// /s/N (sites), /opml, / (an index) and IntervalsPath (statistics).
+// /s/N (sites), /opml, / (an index), IntervalsPath and FaultsPath
+// (statistics) and the controls added with HandleControl.
 func (fm *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if rest, ok := strings.CutPrefix(p, "/f/"); ok {
@@ -65,6 +66,9 @@ func (fm *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if p == IntervalsPath {
 		fm.serveIntervals(w)
+		return
+	}
+	if strings.HasPrefix(p, ControlPrefix) && fm.serveControl(w, r) {
 		return
 	}
 	rec := fm.newRecord(r, 0)
@@ -137,4 +141,40 @@ func (f *Feed) serveItemPage(w http.ResponseWriter, r *http.Request, k string) {
 	body := []byte("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Item " + esc(k) +
 		"</title></head><body><p>Item " + esc(k) + " of feed " + strconv.Itoa(f.id) + ".</p></body></html>\n")
 	writeSimple(w, f.farm.httpDate(rec.Time), rec.Status, "text/html; charset=utf-8", body)
+}
+
+// ControlPrefix starts the paths of the farm's own controls and statistics
+// beside its feeds (FaultsPath, HandleControl).
+const ControlPrefix = "/_farm/"
+
+// HandleControl serves h at path, which must start with ControlPrefix (a
+// control of the program running the farm, such as a switch for its
+// publishing). Such requests are neither recorded nor counted.
+func (fm *Farm) HandleControl(path string, h http.Handler) {
+	if !strings.HasPrefix(path, ControlPrefix) || path == FaultsPath {
+		panic(fmt.Sprintf("farm: control path %q not under %s or taken", path, ControlPrefix))
+	}
+	fm.ctlMu.Lock()
+	defer fm.ctlMu.Unlock()
+	if fm.ctl == nil {
+		fm.ctl = make(map[string]http.Handler)
+	}
+	fm.ctl[path] = h
+}
+
+// serveControl answers FaultsPath or a path given to HandleControl; false
+// for any other path.
+func (fm *Farm) serveControl(w http.ResponseWriter, r *http.Request) bool {
+	if r.URL.Path == FaultsPath {
+		fm.serveFaultCounts(w)
+		return true
+	}
+	fm.ctlMu.RLock()
+	h := fm.ctl[r.URL.Path]
+	fm.ctlMu.RUnlock()
+	if h == nil {
+		return false
+	}
+	h.ServeHTTP(w, r)
+	return true
 }

@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// serve answers a request for the feed document: it waits out the feed's
-// latency, then answers with its fixed status, its redirect, its hostile
-// stream or the document itself, in that order of precedence.
+// serve answers a request for the feed document: with the random fault
+// drawn for it (SetFaults), if any; else it waits out the feed's latency,
+// then answers with its fixed status, its redirect, its hostile stream or
+// the document itself, in that order of precedence.
 func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 	fm := f.farm
 	fm.enter()
@@ -19,6 +20,9 @@ func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 	spec := st.spec()
 	rec := fm.newRecord(r, f.id)
 	fm.iv.observe(f, rec.Time)
+	if f.serveFault(w, r, rec) {
+		return
+	}
 
 	if spec.Latency > 0 || streams(spec.Hostile) {
 		if !fm.track() {

@@ -102,13 +102,7 @@ func (ss *session) Data(r io.Reader) error {
 		}
 		return errors.New("connection dropped by smtptest")
 	}
-	var raw []byte
-	var err error
-	if ss.s.opts.Discard {
-		_, err = io.Copy(io.Discard, r) // a pooled buffer: nothing kept
-	} else {
-		raw, err = io.ReadAll(r)
-	}
+	raw, err := ss.readData(r)
 	if err != nil {
 		return err
 	}
@@ -116,6 +110,9 @@ func (ss *session) Data(r io.Reader) error {
 		ss.s.count(func(st *Stats) { st.Stalled++ })
 		<-ss.s.done
 		return &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Shutting down"}
+	}
+	if err := ss.injectFault(raw); err != nil {
+		return err
 	}
 	var m Message
 	if !ss.s.opts.Discard {
@@ -128,10 +125,45 @@ func (ss *session) Data(r io.Reader) error {
 	ss.accepted++
 	if ss.anyRcpt(ss.s.dropAfter) {
 		ss.s.count(func(st *Stats) { st.DroppedAfterData++ })
+		ss.s.observe(ss.from, ss.to, raw, true)
 		if ss.fc != nil {
 			_ = ss.fc.Close()
 		}
 		return errors.New("connection dropped by smtptest after the message")
+	}
+	ss.s.observe(ss.from, ss.to, raw, false)
+	return nil
+}
+
+// readData reads the whole DATA up to and including the final dot; it
+// returns nil bytes when nobody wants them (Discard without Observe).
+func (ss *session) readData(r io.Reader) ([]byte, error) {
+	if ss.s.opts.Discard && ss.s.opts.Observe == nil {
+		_, err := io.Copy(io.Discard, r) // a pooled buffer: nothing kept
+		return nil, err
+	}
+	return io.ReadAll(r)
+}
+
+// injectFault applies the random fault drawn for this message (Faults):
+// it returns the error that answers or ends the session instead of 250,
+// nil to accept.
+func (ss *session) injectFault(raw []byte) error {
+	kind, slow := ss.s.dice.roll()
+	if slow {
+		ss.s.slow()
+	}
+	switch kind {
+	case faultDrop:
+		ss.s.faultN.dropped.Add(1)
+		ss.s.observe(ss.from, ss.to, raw, true)
+		if ss.fc != nil {
+			_ = ss.fc.Close()
+		}
+		return errors.New("connection dropped after the dot by smtptest")
+	case faultTempFail:
+		ss.s.faultN.tempFailed.Add(1)
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure, try again later"}
 	}
 	return nil
 }

@@ -3,7 +3,9 @@
 // told to misbehave the ways real servers do: 421 and hang up after N
 // messages in a session, 450 or 550 for chosen recipients, any reply a
 // test chooses per recipient (a blocklisting), a connection dropped in the
-// middle of DATA, a reply that never comes.
+// middle of DATA, a reply that never comes; and at random, from a seed,
+// a hang-up after the final dot, a 451 or a slow reply (Options.Faults),
+// with every message taken in full handed to Options.Observe.
 //
 // It is built on github.com/emersion/go-smtp and sinks thousands of messages
 // per second; set Options.Discard to keep counts only.
@@ -69,6 +71,15 @@ type Options struct {
 	// before the server answers 250: a test does there what must happen
 	// while the client waits for the acceptance (a database restart, say).
 	BeforeAccept func()
+	// Faults make the server drop, refuse or delay messages at random,
+	// reproducibly from their seed (see Faults).
+	Faults Faults
+	// Observe, when set, is called for every message taken in full:
+	// accepted, or dropped after the dot (Received.DroppedAfterDot), also
+	// with Discard. Messages refused with 451 are not received. It runs
+	// before the reply is sent, on the session's goroutine: it must be
+	// cheap and safe for concurrent use.
+	Observe func(Received)
 	// Logger receives the go-smtp server's error log at debug level.
 	// Default: discard.
 	Logger *slog.Logger
@@ -129,6 +140,8 @@ type Server struct {
 	dropAfter                       map[string]bool
 
 	sessions atomic.Int64
+	dice     *dice // nil: no random faults
+	faultN   faultCounters
 
 	connMu sync.Mutex
 	conns  map[*faultConn]struct{}
@@ -148,8 +161,13 @@ func lowerSet(list []string) map[string]bool {
 	return m
 }
 
-// Start listens on 127.0.0.1 on a free port and serves until Close.
+// Start listens on 127.0.0.1 on a free port and serves until Close. It
+// fails on Faults out of range.
 func Start(opts Options) (*Server, error) {
+	d, err := newDice(opts.Faults)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("smtptest: listen: %w", err)
@@ -165,6 +183,7 @@ func Start(opts Options) (*Server, error) {
 		stall:     lowerSet(opts.Stall),
 		dropAfter: lowerSet(opts.DropAfterData),
 		conns:     make(map[*faultConn]struct{}),
+		dice:      d,
 	}
 	s.ln = &listener{Listener: ln, s: s}
 	srv := smtp.NewServer(smtp.BackendFunc(s.newSession))
@@ -283,9 +302,12 @@ func (s *Server) CloseConnections() int {
 	return len(conns)
 }
 
-// Reset forgets recorded messages and zeroes the message counters (not the
-// session count).
+// Reset forgets recorded messages and zeroes the message and fault
+// counters (not the session count).
 func (s *Server) Reset() {
+	s.faultN.dropped.Store(0)
+	s.faultN.tempFailed.Store(0)
+	s.faultN.slowed.Store(0)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.msgs = nil

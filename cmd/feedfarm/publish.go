@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/testkit/farm"
+)
+
+// publishPath switches the ticker's publishing: POST ?on=1 or ?on=0; GET
+// answers {"on":bool}.
+const publishPath = farm.ControlPrefix + "publish"
+
+// publisher publishes a new item at each tick while on: in the next feed
+// (round robin), or in every feed with all.
+type publisher struct {
+	feeds []*farm.Feed
+	all   bool
+	log   *slog.Logger
+	on    atomic.Bool
+	next  int // the feed of the next tick (loop's goroutine only)
+}
+
+// loop publishes every d until ctx ends; with d 0 or no feeds it only
+// waits for ctx.
+func (p *publisher) loop(ctx context.Context, d time.Duration) {
+	if d <= 0 || len(p.feeds) == 0 {
+		<-ctx.Done()
+		return
+	}
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if p.on.Load() {
+				p.tick()
+			}
+		}
+	}
+}
+
+// tick publishes one item in the next feed, or in every feed.
+func (p *publisher) tick() {
+	targets := p.feeds[p.next : p.next+1]
+	if p.all {
+		targets = p.feeds
+	} else {
+		p.next = (p.next + 1) % len(p.feeds)
+	}
+	for _, f := range targets {
+		f.Publish()
+	}
+	p.log.Info("published", "feeds", len(targets), "first", targets[0].URL())
+}
+
+// ServeHTTP answers publishPath: POST with on=1 or on=0 switches the
+// publishing; any method answers the state as JSON.
+func (p *publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodPost:
+		switch r.URL.Query().Get("on") {
+		case "1", "true":
+			p.on.Store(true)
+		case "0", "false":
+			p.on.Store(false)
+		default:
+			http.Error(w, "want on=1 or on=0", http.StatusBadRequest)
+			return
+		}
+		p.log.Info("publishing switched", "on", p.on.Load())
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]bool{"on": p.on.Load()})
+}
+
+// openPublishLog appends the farm's publication log to path and returns
+// the function that stops the log and closes the file, reporting the
+// first error writing it.
+func openPublishLog(fm *farm.Farm, path string) (func() error, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("-publish-log: %w", err)
+	}
+	fm.SetPublishLog(f)
+	return func() error {
+		fm.SetPublishLog(nil)
+		werr := fm.PublishLogErr()
+		if cerr := f.Close(); werr == nil && cerr != nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fmt.Errorf("-publish-log: %w", werr)
+		}
+		return nil
+	}, nil
+}
+
+// printFaults writes the fault counts on w as one line of JSON, whatever
+// the log level, when faults were asked for.
+func printFaults(fm *farm.Farm, f farm.Faults, w io.Writer) {
+	if f.Reset == 0 && f.Timeout == 0 && f.Status500 == 0 {
+		return
+	}
+	b, _ := json.Marshal(fm.FaultCounts())
+	fmt.Fprintf(w, "feedfarm: faults %s\n", b)
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the logger and the test at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startRun runs feedfarm with args and returns the feed URLs it printed,
+// its stderr, and the function that stops it and returns run's error.
+func startRun(t *testing.T, nfeeds int, args ...string) ([]string, *lockedBuffer, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	stderr := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"-listen", "127.0.0.1:0"}, args...), pw, stderr)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var urls []string
+	for len(urls) < nfeeds && sc.Scan() {
+		urls = append(urls, sc.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	if len(urls) != nfeeds {
+		cancel()
+		t.Fatalf("printed %q; stderr:\n%s", urls, stderr.String())
+	}
+	return urls, stderr, func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("run did not stop")
+			return nil
+		}
+	}
+}
+
+func call(t *testing.T, method, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(b))
+}
+
+// TestFaultsAndPublishLog: the fault flags fail feed requests and are
+// counted at /_farm/faults and on stderr at exit; publishing starts paused
+// and, once switched on, every item published is a line of -publish-log.
+func TestFaultsAndPublishLog(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "published.jsonl")
+	urls, stderr, stop := startRun(t, 2, "-feeds", "2", "-items", "1", "-publish-every", "20ms",
+		"-publish-paused", "-publish-log", logPath, "-fault-500", "1", "-fault-seed", "3")
+	base := strings.TrimSuffix(urls[0], "/f/1")
+
+	if code, _ := call(t, "GET", urls[0]); code != 500 {
+		t.Errorf("feed answered %d, want the injected 500", code)
+	}
+	if code, body := call(t, "GET", base+farm.FaultsPath); code != 200 || body != `{"requests":1,"reset":0,"timeout":0,"status_500":1}` {
+		t.Errorf("%s: %d %s", farm.FaultsPath, code, body)
+	}
+	if code, body := call(t, "GET", base+publishPath); code != 200 || body != `{"on":false}` {
+		t.Errorf("publishing state: %d %s", code, body)
+	}
+	if b, err := os.ReadFile(logPath); err != nil || len(b) != 0 {
+		t.Fatalf("log while paused: %q, %v", b, err)
+	}
+	if code, _ := call(t, "POST", base+publishPath+"?on=maybe"); code != 400 {
+		t.Errorf("on=maybe: %d, want 400", code)
+	}
+	if code, body := call(t, "POST", base+publishPath+"?on=1"); code != 200 || body != `{"on":true}` {
+		t.Fatalf("switching on: %d %s", code, body)
+	}
+	testutil.EventuallySeen(t, 10*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(logPath)
+		return bytes.Count(b, []byte("\n")) >= 3, string(b)
+	}, "three publications in the log")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	checkPublishLog(t, logPath, urls)
+	if !strings.Contains(stderr.String(), `feedfarm: faults {"requests":1,"reset":0,"timeout":0,"status_500":1}`) {
+		t.Errorf("no fault counts on stderr:\n%s", stderr.String())
+	}
+}
+
+// checkPublishLog checks that the log's lines are the round robin's items,
+// each published no earlier than the previous and written after.
+func checkPublishLog(t *testing.T, path string, urls []string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev time.Time
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var p farm.Publication
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatalf("line %d %q: %v", i, line, err)
+		}
+		feed := urls[i%2]
+		item := "/i/" + strconv.Itoa(2+i/2)
+		if p.Feed != feed || p.Link != feed+item || !strings.HasPrefix(p.GUID, "farm:f") ||
+			p.Published.Before(prev) || p.At.Before(p.Published) {
+			t.Errorf("line %d = %s, want item %s of %s after %v", i, line, item, feed, prev)
+		}
+		prev = p.Published
+	}
+}

@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"testing"
+	"time"
+)
+
+// TestJudge: the oracle's counts for each way a delivery can go.
+func TestJudge(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	posts := []post{{Feed: "f", Link: "http://h/f/i/1", Published: t0}}
+	readers := map[string][]string{"f": {"mail:a", "hook:/h/1"}}
+	rec := func(key, reader string, s int, dropped bool) reception {
+		return reception{Key: key, Reader: reader, Links: []string{"http://h/f/i/1"}, At: at(s), Dropped: dropped}
+	}
+	tests := []struct {
+		name                                  string
+		recs                                  []reception
+		faults                                []fault
+		lost, inside, outside, onlyDrop, calm int
+		same                                  int
+		p50                                   time.Duration
+	}{
+		{name: "both once", recs: []reception{rec("m1", "mail:a", 10, false), rec("w1", "hook:/h/1", 20, false)},
+			calm: 2, p50: 10 * time.Second},
+		{name: "one lost", recs: []reception{rec("m1", "mail:a", 10, false)}, lost: 1, calm: 1, p50: 10 * time.Second},
+		{name: "dropped then sent again: inside", recs: []reception{rec("m1", "mail:a", 10, true), rec("m1", "mail:a", 70, false),
+			rec("w1", "hook:/h/1", 20, false)}, inside: 1, calm: 2, p50: 10 * time.Second},
+		{name: "two 250s of one message: outside", recs: []reception{rec("m1", "mail:a", 10, false), rec("m1", "mail:a", 11, false),
+			rec("w1", "hook:/h/1", 20, false)}, outside: 1, same: 1, calm: 2, p50: 10 * time.Second},
+		{name: "two messages for one delivery: outside", recs: []reception{rec("m1", "mail:a", 10, true), rec("m2", "mail:a", 11, false),
+			rec("w1", "hook:/h/1", 20, false)}, outside: 1, calm: 2, p50: 10 * time.Second},
+		{name: "only a dropped copy", recs: []reception{rec("m1", "mail:a", 10, true), rec("w1", "hook:/h/1", 20, false)},
+			onlyDrop: 1, calm: 2, p50: 10 * time.Second},
+		{name: "in a fault's shadow", recs: []reception{rec("m1", "mail:a", 10, false), rec("w1", "hook:/h/1", 100, false)},
+			faults: []fault{{Kind: faultKill, At: at(5)}}, calm: 1, p50: 10 * time.Second},
+		{name: "another reader's copy is not ours", recs: []reception{rec("m1", "mail:b", 10, false), rec("w1", "hook:/h/1", 20, false)},
+			lost: 1, calm: 1, p50: 20 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := judge(posts, readers, tt.recs, tt.faults)
+			if v.InsideMessages != tt.inside || v.OutsideSame != tt.same {
+				t.Errorf("messages sent again after a drop %d, outside copies of an accepted message %d; want %d, %d",
+					v.InsideMessages, v.OutsideSame, tt.inside, tt.same)
+			}
+			if v.Expected != 2 || v.Lost != tt.lost || v.Delivered != 2-tt.lost || v.TwiceInside != tt.inside ||
+				v.TwiceOutside != tt.outside || v.OnlyDropped != tt.onlyDrop || len(v.CalmLag) != tt.calm {
+				t.Errorf("got expected %d delivered %d lost %d inside %d outside %d only-dropped %d calm %d; want 2, %d, %d, %d, %d, %d, %d",
+					v.Expected, v.Delivered, v.Lost, v.TwiceInside, v.TwiceOutside, v.OnlyDropped, len(v.CalmLag),
+					2-tt.lost, tt.lost, tt.inside, tt.outside, tt.onlyDrop, tt.calm)
+			}
+			if got := durQuantile(v.Lag, 0.5); got != tt.p50 {
+				t.Errorf("lag p50 %s, want %s", got, tt.p50)
+			}
+			if tt.lost > 0 && len(v.LostList) != tt.lost {
+				t.Errorf("lost list %v", v.LostList)
+			}
+		})
+	}
+}
+
+// TestPlanFaults: the schedule is the same for one seed, kills about
+// every KillEvery, and a short window still gets a cluster restart.
+func TestPlanFaults(t *testing.T) {
+	tests := []struct {
+		window             time.Duration
+		minKills, maxKills int
+		pgRestarts         int
+	}{
+		{3 * time.Minute, 2, 3, 1},
+		{30 * time.Minute, 28, 30, 2},
+		{19 * time.Minute, 17, 19, 1},
+	}
+	for _, tt := range tests {
+		a := planFaults(7, tt.window, time.Minute, 10*time.Minute, 3)
+		b := planFaults(7, tt.window, time.Minute, 10*time.Minute, 3)
+		if len(a) != len(b) {
+			t.Fatalf("%s: two plans from one seed differ: %d and %d events", tt.window, len(a), len(b))
+		}
+		kills, pg := 0, 0
+		for i, e := range a {
+			if e != b[i] {
+				t.Errorf("%s: event %d differs: %+v and %+v", tt.window, i, e, b[i])
+			}
+			if i > 0 && e.At < a[i-1].At || e.At >= tt.window {
+				t.Errorf("%s: event %d at %s out of order or outside the window", tt.window, i, e.At)
+			}
+			switch e.Kind {
+			case faultKill:
+				kills++
+				if e.Serve < 0 || e.Serve > 2 || e.Down < 3*time.Second || e.Down > 8*time.Second {
+					t.Errorf("%s: kill %+v", tt.window, e)
+				}
+			case faultPG:
+				pg++
+			}
+		}
+		if kills < tt.minKills || kills > tt.maxKills || pg != tt.pgRestarts {
+			t.Errorf("%s: %d kills and %d cluster restarts, want %d–%d and %d", tt.window, kills, pg, tt.minKills, tt.maxKills, tt.pgRestarts)
+		}
+	}
+}
+
+// TestReadEmail: the Message-ID and the post links come out of a quoted-
+// printable multipart email, soft line breaks and all.
+func TestReadEmail(t *testing.T) {
+	msg := "Message-ID: <item-3-9.abc@bench.example>\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/alternative; boundary=b1\r\n\r\n" +
+		"--b1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n" +
+		"Read it: http://127.0.0.1:8080/feeds/12/i/=\r\n34 and again http://127.0.0.1:8080/feeds/12/i/34\r\n" +
+		"--b1\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
+		"PGEgaHJlZj0iaHR0cDovLzEyNy4wLjAuMTo4MDgwL2ZlZWRzLzEyL2kvMzUiPng8L2E+\r\n--b1--\r\n"
+	key, links, err := readEmail([]byte(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"http://127.0.0.1:8080/feeds/12/i/34", "http://127.0.0.1:8080/feeds/12/i/35"}
+	if key != "<item-3-9.abc@bench.example>" || len(links) != 2 || links[0] != want[0] || links[1] != want[1] {
+		t.Errorf("got %q %q, want the Message-ID and %q", key, links, want)
+	}
+	if got := dedupeOf(key, nil); got != "item:3:9" {
+		t.Errorf("dedupe key %q, want item:3:9", got)
+	}
+	if got := dedupeOf("<digest.77.xyz@d>", nil); got != "digest:77" {
+		t.Errorf("dedupe key %q, want digest:77", got)
+	}
+	if got := dedupeOf("feedmail-5", map[int64]string{5: "item:1:2"}); got != "item:1:2" {
+		t.Errorf("dedupe key %q, want item:1:2", got)
+	}
+}
+
+// TestJudgeDigestResent: a digest carrying two posts, dropped after the
+// dot and sent again, is two deliveries twice inside the window but one
+// message sent again, which is what the drops injected are held against.
+func TestJudgeDigestResent(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	posts := []post{{Feed: "f", Link: "http://h/f/i/1", Published: t0}, {Feed: "f", Link: "http://h/f/i/2", Published: t0}}
+	readers := map[string][]string{"f": {"mail:d"}}
+	links := []string{"http://h/f/i/1", "http://h/f/i/2"}
+	recs := []reception{{Key: "<digest.1>", Reader: "mail:d", Links: links, At: t0.Add(time.Minute), Dropped: true},
+		{Key: "<digest.1>", Reader: "mail:d", Links: links, At: t0.Add(2 * time.Minute)}}
+	v := judge(posts, readers, recs, nil)
+	if v.Lost != 0 || v.TwiceInside != 2 || v.InsideMessages != 1 || v.TwiceOutside != 0 {
+		t.Errorf("lost %d, inside %d (%d messages), outside %d; want 0, 2 (1), 0", v.Lost, v.TwiceInside, v.InsideMessages, v.TwiceOutside)
+	}
+}
