@@ -265,8 +265,12 @@ func TestSpreadOverdueFeedsNotWhilePolling(t *testing.T) {
 			if err := s.DB.Order("id").First(&first).Error; err != nil {
 				t.Fatal(err)
 			}
-			// The recently polled feed is overdue again: it counts among
-			// the feeds to move after downtime.
+			// Every feed was polled before the downtime (feeds never
+			// polled are not spread); the recently polled one is overdue
+			// again: it counts among the feeds to move after downtime.
+			if err := s.DB.Model(&store.Feed{}).Where("1 = 1").Update("last_polled_at", now.Add(-3*time.Hour)).Error; err != nil {
+				t.Fatal(err)
+			}
 			if err := s.DB.Model(&store.Feed{}).Where("id = ?", first.ID).Update("last_polled_at", tt.lastPolled).Error; err != nil {
 				t.Fatal(err)
 			}

@@ -154,6 +154,9 @@ func (c *chaos) startServes(ctx context.Context) error {
 func (c *chaos) startServe(ctx context.Context, sp *serveProc) error {
 	var also io.Writer
 	if c.cfg.LogDir != "" {
+		if err := os.MkdirAll(c.cfg.LogDir, 0o755); err != nil {
+			return fmt.Errorf("serve log folder: %w", err)
+		}
 		f, err := os.OpenFile(filepath.Join(c.cfg.LogDir, strings.ReplaceAll(sp.name, " ", "-")+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
 			return fmt.Errorf("serve log: %w", err)
