@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"net/http"
@@ -174,12 +175,12 @@ func (s *steady) catchUp(ctx context.Context, rep *SteadyReport) error {
 			c.P99S = at
 		}
 		if now.Second()%5 == 0 {
-			var oldest *time.Time
-			if err := s.st.DB.WithContext(ctx).Raw(`SELECT min(created_at) FROM outbox WHERE state = 'queued'`).Scan(&oldest).Error; err != nil {
+			var oldest sql.NullTime
+			if err := s.st.DB.WithContext(ctx).Raw(`SELECT min(created_at) FROM outbox WHERE state = 'queued'`).Row().Scan(&oldest); err != nil {
 				return false, fmt.Errorf("oldest queued email: %w", err)
 			}
-			if oldest != nil {
-				c.OutboxOldestS = max(c.OutboxOldestS, now.Sub(*oldest).Seconds())
+			if oldest.Valid {
+				c.OutboxOldestS = max(c.OutboxOldestS, now.Sub(oldest.Time).Seconds())
 			}
 			s.cfg.Progress(fmt.Sprintf("catch-up: %.0f s, %d of %d overdue feeds still waiting", at, waiting, c.Backlog))
 		}
@@ -249,19 +250,23 @@ type dueFirst struct {
 // catchUpOrder reads the backlog's due and first-poll times and computes
 // how closely the polls followed the due order.
 func (s *steady) catchUpOrder(ctx context.Context, c *CatchUp) error {
-	var rows []struct {
-		Due     time.Time
-		FirstAt *time.Time
-	}
-	if err := s.st.DB.WithContext(ctx).Raw(`SELECT due, first_at FROM bench_catchup`).Scan(&rows).Error; err != nil {
+	rows, err := s.st.DB.WithContext(ctx).Raw(`SELECT due, first_at FROM bench_catchup`).Rows()
+	if err != nil {
 		return fmt.Errorf("read the catch-up's order: %w", err)
 	}
-	v := make([]dueFirst, len(rows))
-	for i, r := range rows {
-		v[i].Due = r.Due
-		if r.FirstAt != nil {
-			v[i].First = *r.FirstAt
+	defer rows.Close()
+	var v []dueFirst
+	for rows.Next() {
+		var d dueFirst
+		var first sql.NullTime
+		if err := rows.Scan(&d.Due, &first); err != nil {
+			return fmt.Errorf("read the catch-up's order: %w", err)
 		}
+		d.First = first.Time // zero when NULL
+		v = append(v, d)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the catch-up's order: %w", err)
 	}
 	c.OrderCorr, c.OutOfOrder = pollOrder(v)
 	return nil
