@@ -233,7 +233,9 @@ func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
 
 // SpreadOverdueFeeds moves feeds that are overdue by more than grace to a
 // point spread evenly over the next window in the order they came due
-// (oldest first, ties by id), so that after downtime the backlog is polled
+// (oldest first; feeds due at the same moment, as an import's, mixed by an
+// id hash so that one host's feeds do not come due together), so that
+// after downtime the backlog is polled
 // evenly rather than fired at publishers all at once, and the feeds that
 // waited longest wait no longer. Feeds that are only slightly late are
 // left alone, and so are feeds never polled: their first poll is no return
@@ -260,10 +262,10 @@ func (s *Store) SpreadOverdueFeeds(ctx context.Context, now time.Time, grace, wi
 	}
 	secs := int64(window / time.Second)
 	q := `UPDATE feeds SET next_poll_at = ` + s.sqlDialect().addSeconds("(o.rn - 1) * ? / o.cnt") + `
-FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY next_poll_at, id) AS rn, COUNT(*) OVER () AS cnt FROM feeds
+FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY next_poll_at, (id * 7919) % ?, id) AS rn, COUNT(*) OVER () AS cnt FROM feeds
   WHERE ` + polledSQL("") + ` AND next_poll_at < ? AND lease_owner = '' AND last_polled_at IS NOT NULL) AS o
 WHERE feeds.id = o.id`
-	tx := s.DB.WithContext(ctx).Exec(q, utc(now), secs, cutoff)
+	tx := s.DB.WithContext(ctx).Exec(q, utc(now), secs, secs, cutoff)
 	if tx.Error != nil {
 		return 0, fmt.Errorf("spread overdue feeds: %w", tx.Error)
 	}
