@@ -50,8 +50,13 @@ func shadow(kind string) time.Duration {
 // verdict is the oracle's finding over the expected deliveries.
 type verdict struct {
 	Expected, Delivered, Lost int
-	TwiceInside               int // an extra copy after a drop after the dot
-	TwiceOutside              int // any other extra copy
+	// Pending counts the deliveries not received at the end whose post
+	// reached another of its readers less than inFlightGrace before it:
+	// in flight (a digest reader's copy waits for the next slot), not yet
+	// overdue, so not lost.
+	Pending      int
+	TwiceInside  int // an extra copy after a drop after the dot
+	TwiceOutside int // any other extra copy
 	// OutsideSame counts the outside copies that repeat a message already
 	// accepted (same Message-ID or webhook-id: a sender crash between the
 	// reply and its record); the rest are a second message for the post.
@@ -62,9 +67,27 @@ type verdict struct {
 	insideKeys          map[string]int
 	OnlyDropped         int // delivered only as copies dropped after the dot
 	LostList, TwiceList []string
+	PendingList         []string
 	Lag, CalmLag        []time.Duration // publication → first acceptance, sorted
 	Unmatched           int             // receptions carrying no expected delivery
 	Firsts              []firstCopy     // each delivered one's first copy
+
+	end       time.Time            // judged as of then (zero: nothing pending)
+	firstSeen map[string]time.Time // each post's first copy to any reader
+}
+
+// firstSeen returns when each post link first reached any reader (a
+// dropped copy counts: the post was in feedmail's hands by then).
+func firstSeen(recs []reception) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, r := range recs {
+		for _, l := range r.Links {
+			if t, ok := out[l]; !ok || r.At.Before(t) {
+				out[l] = r.At
+			}
+		}
+	}
+	return out
 }
 
 // firstCopy is when an expected delivery's first copy arrived.
@@ -76,13 +99,21 @@ type firstCopy struct {
 // delivery is one expected post × reader.
 type delivery struct{ link, reader string }
 
+// inFlightGrace is how long after a post first reached one of its readers
+// another reader's copy may still be on its way: a digest's slot (the
+// chaos digests have one a minute) and its assembly and sending, with room
+// for a retry. Until then a missing copy is pending, not lost.
+const inFlightGrace = 3 * time.Minute
+
 // judge compares the expected deliveries (each post × each reader of its
-// feed, readers[feed]) with the receptions. Two copies of one message
-// (same key) are inside the SMTP window when a copy before was dropped
-// after the dot, outside otherwise; two different messages carrying the
-// same post to the same reader are always outside.
-func judge(posts []post, readers map[string][]string, recs []reception, faults []fault) verdict {
-	var v verdict
+// feed, readers[feed]) with the receptions up to end. Two copies of one
+// message (same key) are inside the SMTP window when a copy before was
+// dropped after the dot, outside otherwise; two different messages
+// carrying the same post to the same reader are always outside. A missing
+// copy is lost, or pending when the post reached another reader less than
+// inFlightGrace before end (a zero end: never pending).
+func judge(posts []post, readers map[string][]string, recs []reception, faults []fault, end time.Time) verdict {
+	v := verdict{end: end, firstSeen: firstSeen(recs)}
 	byDelivery := map[delivery][]reception{}
 	published := map[string]time.Time{}
 	for _, p := range posts {
@@ -125,6 +156,11 @@ func judge(posts []post, readers map[string][]string, recs []reception, faults [
 func (v *verdict) add(d delivery, got []reception, pub time.Time, faults []fault) {
 	v.Expected++
 	if len(got) == 0 {
+		if first, ok := v.firstSeen[d.link]; ok && !v.end.IsZero() && v.end.Sub(first) < inFlightGrace {
+			v.Pending++
+			v.PendingList = append(v.PendingList, d.reader+" ← "+d.link)
+			return
+		}
 		v.Lost++
 		v.LostList = append(v.LostList, d.reader+" ← "+d.link)
 		return

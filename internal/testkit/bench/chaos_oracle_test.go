@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -40,7 +41,7 @@ func TestJudge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := judge(posts, readers, tt.recs, tt.faults)
+			v := judge(posts, readers, tt.recs, tt.faults, time.Time{})
 			if v.InsideMessages != tt.inside || v.OutsideSame != tt.same {
 				t.Errorf("messages sent again after a drop %d, outside copies of an accepted message %d; want %d, %d",
 					v.InsideMessages, v.OutsideSame, tt.inside, tt.same)
@@ -141,8 +142,85 @@ func TestJudgeDigestResent(t *testing.T) {
 	links := []string{"http://h/f/i/1", "http://h/f/i/2"}
 	recs := []reception{{Key: "<digest.1>", Reader: "mail:d", Links: links, At: t0.Add(time.Minute), Dropped: true},
 		{Key: "<digest.1>", Reader: "mail:d", Links: links, At: t0.Add(2 * time.Minute)}}
-	v := judge(posts, readers, recs, nil)
+	v := judge(posts, readers, recs, nil, time.Time{})
 	if v.Lost != 0 || v.TwiceInside != 2 || v.InsideMessages != 1 || v.TwiceOutside != 0 {
 		t.Errorf("lost %d, inside %d (%d messages), outside %d; want 0, 2 (1), 0", v.Lost, v.TwiceInside, v.InsideMessages, v.TwiceOutside)
+	}
+}
+
+// TestDrainWaitsForDigestCopiesInFlight: a drain that reaches its deadline
+// while posts are still being polled (some never are) must not call lost
+// the digest copies of the posts polled in its last minute, whose instant
+// copies are in: a digest reader's copy waits for the next slot. It waits
+// for them (at most inFlightGrace past the deadline), and still calls lost
+// a digest copy that never came and the copies of a post never polled.
+func TestDrainWaitsForDigestCopiesInFlight(t *testing.T) {
+	deadline := time.Date(2026, 1, 1, 12, 10, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return deadline.Add(d) }
+	link := func(n int) string { return "http://h/f/i/" + string(rune('0'+n)) }
+	var posts []post
+	for n := 1; n <= 4; n++ {
+		posts = append(posts, post{Feed: "f", Link: link(n), Published: at(-15 * time.Minute)})
+	}
+	readers := map[string][]string{"f": {"mail:a", "mail:b", "mail:d"}} // mail:d reads f in a digest
+	rec := func(n int, reader string, d time.Duration) reception {
+		return reception{Key: reader + link(n), Reader: reader, Links: []string{link(n)}, At: at(d)}
+	}
+	recs := []reception{
+		// 1: polled 30 s before the deadline; its digest slot comes after it.
+		rec(1, "mail:a", -30*time.Second), rec(1, "mail:b", -29*time.Second), rec(1, "mail:d", 40*time.Second),
+		// 2: polled early, all in.
+		rec(2, "mail:a", -9*time.Minute), rec(2, "mail:b", -9*time.Minute), rec(2, "mail:d", -8*time.Minute),
+		// 3: the instant copies long ago, the digest copy never.
+		rec(3, "mail:a", -8*time.Minute), rec(3, "mail:b", -8*time.Minute),
+		// 4: never polled.
+	}
+	upTo := func(now time.Time) []reception {
+		var out []reception
+		for _, r := range recs {
+			if !r.At.After(now) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	now := at(-time.Minute)
+	for !drainDone(judge(posts, readers, upTo(now), nil, now), now, deadline) {
+		now = now.Add(5 * time.Second)
+		if now.After(deadline.Add(time.Hour)) {
+			t.Fatal("the drain never stops")
+		}
+	}
+	if now.After(deadline.Add(inFlightGrace)) {
+		t.Errorf("the drain stopped at %s, more than %s after its deadline", now.Sub(deadline), inFlightGrace)
+	}
+	v := judge(posts, readers, upTo(now), nil, now)
+	want := []string{"mail:d ← " + link(3), "mail:a ← " + link(4), "mail:b ← " + link(4), "mail:d ← " + link(4)}
+	if v.Lost != len(want) || v.Pending != 0 || v.Delivered != 12-len(want) || !slices.Equal(v.LostList, want) {
+		t.Errorf("stopped %s after the deadline: lost %d %q, pending %d, delivered %d; want lost %q, none pending, %d delivered",
+			now.Sub(deadline), v.Lost, v.LostList, v.Pending, v.Delivered, want, 12-len(want))
+	}
+}
+
+// TestDrainDone: when the drain stops, by what is missing and the clock.
+func TestDrainDone(t *testing.T) {
+	deadline := time.Date(2026, 1, 1, 12, 10, 0, 0, time.UTC)
+	tests := []struct {
+		name          string
+		lost, pending int
+		now           time.Time
+		done          bool
+	}{
+		{"all in before the deadline", 0, 0, deadline.Add(-time.Minute), true},
+		{"missing before the deadline", 1, 0, deadline.Add(-time.Minute), false},
+		{"in flight before the deadline", 0, 1, deadline.Add(-time.Minute), false},
+		{"only overdue ones after the deadline", 3, 0, deadline.Add(time.Second), true},
+		{"in flight after the deadline", 3, 1, deadline.Add(time.Second), false},
+		{"in flight past the grace", 3, 1, deadline.Add(inFlightGrace), true},
+	}
+	for _, tt := range tests {
+		if got := drainDone(verdict{Lost: tt.lost, Pending: tt.pending}, tt.now, deadline); got != tt.done {
+			t.Errorf("%s: done %v, want %v", tt.name, got, tt.done)
+		}
 	}
 }

@@ -26,16 +26,20 @@ type ChaosReport struct {
 	Share     float64        `json:"publish_share_per_5min"`
 	Readers   map[string]int `json:"readers"` // subscriptions by kind
 
-	Posts        int      `json:"posts_published"` // in the window
-	Expected     int      `json:"expected_deliveries"`
-	Delivered    int      `json:"delivered"`
-	Lost         int      `json:"lost"`
+	Posts     int `json:"posts_published"` // in the window
+	Expected  int `json:"expected_deliveries"`
+	Delivered int `json:"delivered"`
+	Lost      int `json:"lost"`
+	// Pending: not received at the end, their post having reached another
+	// reader less than inFlightGrace before (in flight, not overdue).
+	Pending      int      `json:"pending_in_flight_at_end"`
 	TwiceInside  int      `json:"twice_inside_smtp_window"`
 	TwiceOutside int      `json:"twice_outside"`
 	OutsideSame  int      `json:"twice_outside_same_message"` // the same Message-ID/webhook-id accepted again
 	InsideMsgs   int      `json:"messages_sent_again_after_drop"`
 	OnlyDropped  int      `json:"delivered_only_dropped_after_dot"`
 	LostList     []string `json:"lost_list,omitempty"`
+	PendingList  []string `json:"pending_list,omitempty"`
 	TwiceList    []string `json:"twice_outside_list,omitempty"`
 	Unmatched    int      `json:"messages_not_expected"` // notices, posts from before the window
 	Unreadable   int      `json:"messages_unreadable"`
@@ -82,6 +86,7 @@ func (r *ChaosReport) fill(c *chaos, v verdict, posts, bad int) {
 	r.TwiceInside, r.TwiceOutside, r.OnlyDropped = v.TwiceInside, v.TwiceOutside, v.OnlyDropped
 	r.OutsideSame, r.InsideMsgs = v.OutsideSame, v.InsideMessages
 	r.LostList, r.TwiceList = head(v.LostList, 50), head(v.TwiceList, 50)
+	r.Pending, r.PendingList = v.Pending, head(v.PendingList, 50)
 	r.Unmatched, r.Unreadable = v.Unmatched, bad
 	sec := func(d time.Duration) float64 { return d.Round(100 * time.Millisecond).Seconds() }
 	r.LagP50, r.LagP99 = sec(durQuantile(v.Lag, 0.5)), sec(durQuantile(v.Lag, 0.99))
@@ -153,7 +158,8 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 		r.SMTP.DroppedAfterDot, r.SMTP.TempFailed, r.SMTP.Slowed)
 	p("feed hosts: %d requests, %d reset, %d hung, %d answered 500; webhooks (faulty receiver): %d accepted, %d answered 500, %d hung",
 		r.Feed.Requests, r.Feed.Reset, r.Feed.Timeout, r.Feed.Status500, r.Hooks.Accepted, r.Hooks.Failed500, r.Hooks.TimedOut)
-	p("expected deliveries %d: delivered %d, LOST %d", r.Expected, r.Delivered, r.Lost)
+	p("expected deliveries %d: delivered %d, LOST %d, in flight at the end %d (their post reached another reader less than %s before)",
+		r.Expected, r.Delivered, r.Lost, r.Pending, inFlightGrace)
 	p("twice inside the SMTP window %d (%d messages sent again; drops injected %d), TWICE OUTSIDE %d (%d repeating an accepted message, %d a second message); delivered only as a dropped copy %d",
 		r.TwiceInside, r.InsideMsgs, r.SMTP.DroppedAfterDot, r.TwiceOutside, r.OutsideSame, r.TwiceOutside-r.OutsideSame, r.OnlyDropped)
 	c := r.Charges
@@ -179,6 +185,7 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 	}
 	list("fault log", r.FaultLog)
 	list("lost", r.LostList)
+	list("in flight at the end", r.PendingList)
 	list("twice outside the window", r.TwiceList)
 	list("received uncharged", head(c.Uncharged, 20))
 	list("charged not received", head(c.ChargedUnreceived, 20))

@@ -24,7 +24,8 @@ func (c *chaos) window(ctx context.Context) error {
 }
 
 // drain stops the kills and cluster restarts and waits, for at most
-// Drain, until every expected delivery has arrived. The SMTP and webhook
+// Drain (and inFlightGrace more for copies then in flight, see
+// drainDone), until every expected delivery has arrived. The SMTP and webhook
 // faults stay on for one more cadence, until every post of the window has
 // been fetched, so that every send meets them; then new SMTP connections
 // and webhooks go to the clean receivers. Feeds held back by an error penalty (at least
@@ -53,9 +54,10 @@ func (c *chaos) drain(ctx context.Context) error {
 			return err
 		}
 		recs, _, _ := c.rec.snapshot()
-		v := judge(ps, c.readers, recs, c.faults)
-		c.cfg.Progress(fmt.Sprintf("drain: %.0f s, %d of %d expected deliveries in", time.Since(start).Seconds(), v.Delivered, v.Expected))
-		if v.Lost == 0 || time.Now().After(deadline) {
+		v := judge(ps, c.readers, recs, c.faults, time.Now())
+		c.cfg.Progress(fmt.Sprintf("drain: %.0f s, %d of %d expected deliveries in, %d in flight", time.Since(start).Seconds(),
+			v.Delivered, v.Expected, v.Pending))
+		if drainDone(v, time.Now(), deadline) {
 			c.rep.Drained = time.Since(start).Round(time.Second).String()
 			return nil
 		}
@@ -64,6 +66,24 @@ func (c *chaos) drain(ctx context.Context) error {
 			return ctx.Err()
 		case <-t.C:
 		}
+	}
+}
+
+// drainDone reports whether the drain stops at now: everything expected
+// is in; or the deadline has passed and no missing copy is in flight (its
+// post reached another reader less than inFlightGrace ago: a digest
+// reader's copy waits for the next slot); or inFlightGrace has passed
+// since the deadline too. Without the grace, a drain cut by its deadline
+// would call lost the digest copies of every post polled in its last
+// minute, whose instant copies had arrived.
+func drainDone(v verdict, now, deadline time.Time) bool {
+	switch {
+	case v.Lost+v.Pending == 0:
+		return true
+	case now.Before(deadline):
+		return false
+	default:
+		return v.Pending == 0 || !now.Before(deadline.Add(inFlightGrace))
 	}
 }
 
@@ -87,7 +107,7 @@ func (c *chaos) judge(ctx context.Context) error {
 		return err
 	}
 	recs, bad, _ := c.rec.snapshot()
-	v := judge(ps, c.readers, recs, c.faults)
+	v := judge(ps, c.readers, recs, c.faults, time.Now())
 	c.rep.fill(c, v, len(ps), bad)
 	if err := c.pipelineLag(ctx, v); err != nil {
 		return err
