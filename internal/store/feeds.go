@@ -261,7 +261,7 @@ func (s *Store) SpreadOverdueFeeds(ctx context.Context, now time.Time, grace, wi
 		return 0, nil
 	}
 	secs := int64(window / time.Second)
-	q := `UPDATE feeds SET next_poll_at = ` + s.sqlDialect().addSeconds("(o.rn - 1) * ? / o.cnt") + `
+	q := `UPDATE feeds SET next_poll_at = ` + s.sqlDialect().addSeconds("o.rn * ? / (o.cnt + 1)") + `
 FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY next_poll_at, (id * 7919) % ?, id) AS rn, COUNT(*) OVER () AS cnt FROM feeds
   WHERE ` + polledSQL("") + ` AND next_poll_at < ? AND lease_owner = '' AND last_polled_at IS NOT NULL) AS o
 WHERE feeds.id = o.id`
