@@ -47,7 +47,8 @@ type Config struct {
 	Links *links.Links
 	// Owner names this poller in leases; unique per process.
 	Owner string
-	// Concurrency is how many fetches run at once (default 16).
+	// Concurrency is how many fetches run at once, across overlapping
+	// passes (default 16).
 	Concurrency int
 	// Batch is how many feeds are claimed per query and at most outstanding
 	// (default 64 × Concurrency).

@@ -16,8 +16,9 @@ import (
 // (polled, or given back because their host is backed off). With a fake
 // clock it is how simulations drive the poller without waiting.
 func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
-	n, _, err = p.pollDue(ctx, p.clk.Now(), passBounds{})
-	return n, err
+	ps := p.startPass(ctx, p.clk.Now(), passBounds{})
+	<-ps.done
+	return ps.n, ps.err
 }
 
 // passBounds shapes one of Run's passes (PollDue's has none): it first
@@ -32,17 +33,18 @@ type passBounds struct {
 	limit  int       // 0: no limit
 }
 
-// pollDue is a pass over the feeds due at now within b. next is where the
-// next pass's recent claims should start: now, or where this pass's
-// recent claims stopped when the limit cut them short.
-func (p *Poller) pollDue(ctx context.Context, now time.Time, b passBounds) (n int, next time.Time, err error) {
+// startPass starts a pass over the feeds due at now within b (claimLoop)
+// and returns at once. Its workers share the poller's Config.Concurrency
+// fetch slots with every other pass running, so Run may start the next
+// pass once this one is idle (its claims ended and fewer feeds are left
+// than there are slots) while a slow fetch of it finishes: one hung fetch
+// no longer keeps the other slots empty until its timeout.
+func (p *Poller) startPass(ctx context.Context, now time.Time, b passBounds) *runningPass {
 	p.hmu.Lock()
 	p.passes++
 	p.hmu.Unlock()
-	defer func() { err = errors.Join(err, p.endPass(ctx)) }()
+	ps := &runningPass{idle: make(chan struct{}), done: make(chan struct{}), conc: p.cfg.Concurrency}
 	w := p.newPollWriter(ctx)
-	defer func() { err = errors.Join(err, w.close()) }()
-
 	// free counts the places for feeds claimed and not finished. jobs holds
 	// a whole batch, so the claim loop hands a batch over at once and claims
 	// the next while the workers are still busy with this one.
@@ -52,16 +54,30 @@ func (p *Poller) pollDue(ctx context.Context, now time.Time, b passBounds) (n in
 	for range p.cfg.Concurrency {
 		wg.Go(func() {
 			for j := range jobs {
+				p.fetchSlots <- struct{}{}
 				p.pollClaimed(ctx, j, w)
+				<-p.fetchSlots
 				free.put(1)
+				ps.finished()
 			}
 		})
 	}
-	defer func() {
+	go func() {
+		defer close(ps.done)
+		n, next, err := p.claimLoop(ctx, now, b, free, jobs, ps)
 		close(jobs)
+		ps.claimsEnded(n, next, err)
 		wg.Wait()
+		ps.err = errors.Join(err, w.close(), p.endPass(ctx))
 	}()
+	return ps
+}
 
+// claimLoop claims the pass's feeds and hands them to the workers (jobs),
+// counting them in ps. n counts the feeds claimed; next is where the next
+// pass's recent claims should start: now, or where this pass's recent
+// claims stopped when the limit cut them short.
+func (p *Poller) claimLoop(ctx context.Context, now time.Time, b passBounds, free *slots, jobs chan<- claimedFeed, ps *runningPass) (n int, next time.Time, err error) {
 	// A claim waits until half a batch of slots is free (all of them at
 	// first), so that claims stay large (their cost is mostly per claim)
 	// while the other half keeps the workers busy.
@@ -80,6 +96,7 @@ func (p *Poller) pollDue(ctx context.Context, now time.Time, b passBounds) (n in
 			}
 			return n, now, fmt.Errorf("poller: %w", cerr)
 		}
+		ps.opened(len(feeds))
 		for i := range feeds {
 			f := &feeds[i]
 			if f.NextPollAt.After(after) {
@@ -112,8 +129,8 @@ func (p *Poller) claim(ctx context.Context, now time.Time, want int, after time.
 	clk := p.clk.Now()
 	p.hmu.Lock()
 	held := make([]int64, 0, len(p.held))
-	for id, until := range p.held {
-		if until.After(clk) {
+	for id, h := range p.held {
+		if h.until.After(clk) {
 			held = append(held, id)
 		} else {
 			delete(p.held, id) // its lease ran out: it may be claimed again
@@ -130,7 +147,7 @@ func (p *Poller) claim(ctx context.Context, now time.Time, want int, after time.
 		if f.LeaseUntil != nil {
 			until = *f.LeaseUntil
 		}
-		p.held[f.ID] = until
+		p.held[f.ID] = heldFeed{until: until, host: f.HostKey()}
 	}
 	p.hmu.Unlock()
 	if err != nil || len(feeds) == 0 {
@@ -156,26 +173,49 @@ func (p *Poller) unhold(id int64) {
 func (p *Poller) holds(id int64) bool {
 	p.hmu.Lock()
 	defer p.hmu.Unlock()
-	until, ok := p.held[id]
-	return ok && until.After(p.clk.Now())
+	h, ok := p.held[id]
+	return ok && h.until.After(p.clk.Now())
 }
 
-// endPass ends a PollDue: when no other pass of this poller is running,
-// every feed it claimed is written or given back, so it gives back the host
-// leases its claims took (store.ClaimDueFeeds), letting other processes poll
-// those hosts at once.
+// heldFeed is a feed this poller claimed and has not written or given
+// back: the end of its lease and its host.
+type heldFeed struct {
+	until time.Time
+	host  string
+}
+
+// endPass ends a pass. It gives back the host leases its claims (and those
+// of other passes) took (store.ClaimDueFeeds) for the hosts of which this
+// poller holds no feed any more, letting other processes poll those hosts
+// at once; a host with a feed still held (a slow fetch of another pass)
+// stays leased. It holds cmu, so no claim leases a host between the check
+// and the release.
 func (p *Poller) endPass(ctx context.Context) error {
+	p.cmu.Lock()
+	defer p.cmu.Unlock()
 	p.hmu.Lock()
-	defer p.hmu.Unlock()
 	p.passes--
-	if p.passes > 0 || len(p.leased) == 0 {
+	if len(p.leased) == 0 {
+		p.hmu.Unlock()
 		return nil
+	}
+	busy := make(map[string]bool)
+	if p.passes > 0 {
+		for _, h := range p.held {
+			busy[h.host] = true
+		}
 	}
 	hosts := make([]string, 0, len(p.leased))
 	for h := range p.leased {
-		hosts = append(hosts, h)
+		if !busy[h] {
+			hosts = append(hosts, h)
+			delete(p.leased, h)
+		}
 	}
-	clear(p.leased)
+	p.hmu.Unlock()
+	if len(hosts) == 0 {
+		return nil
+	}
 	// Through a database away for a moment: hosts not given back keep
 	// other processes off them until their leases end.
 	wctx, cancel := pollWriteContext(ctx)

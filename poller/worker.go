@@ -35,7 +35,7 @@ type Poller struct {
 	rmu sync.Mutex
 	rnd *rand.Rand
 
-	// hmu guards passes (PollDue calls running), leased (the hosts their
+	// hmu guards passes (passes running), leased (the hosts their
 	// claims leased, given back when the last of them ends) and held (the
 	// feeds claimed and not yet written or given back, with the end of
 	// their lease: store.ClaimDueFeeds must not hand them out again). cmu
@@ -44,8 +44,12 @@ type Poller struct {
 	hmu    sync.Mutex
 	passes int
 	leased map[string]bool
-	held   map[int64]time.Time
+	held   map[int64]heldFeed
 	cmu    sync.Mutex
+
+	// fetchSlots holds a token per feed a worker of any pass is polling:
+	// Config.Concurrency at most, however many passes overlap.
+	fetchSlots chan struct{}
 
 	backs giveBacks
 	wake  chan struct{}
@@ -93,7 +97,9 @@ func New(cfg Config) (*Poller, error) {
 		rnd:     cfg.Rand,
 		wake:    make(chan struct{}, 1),
 		leased:  make(map[string]bool),
-		held:    make(map[int64]time.Time),
+		held:    make(map[int64]heldFeed),
+
+		fetchSlots: make(chan struct{}, cfg.Concurrency),
 	}, nil
 }
 
@@ -137,12 +143,16 @@ func (p *Poller) SpreadOverdue(ctx context.Context) (int64, error) {
 // feeds stored before hosts were kept and spreads overdue feeds, then it
 // runs passes like PollDue's, each of at most Config.PassFeeds feeds and
 // each claiming the feeds that came due since the previous one began before
-// any older backlog (see passBounds). Between two passes it sleeps until the next feed is
-// due (as the store says), at most Config.IdleWait, but at least until
-// Config.PassGap after the previous pass began; a Wake ends the sleep once
-// Config.WakeGap has passed. So feeds coming due one by one are claimed,
-// fetched and written in batches, a pass a second, instead of a pass, a
-// claim and a transaction each. It returns ctx.Err() when ctx ends.
+// any older backlog (see passBounds). A pass need not end before the next
+// begins: once its claims ended and a fetch slot would be left free, the
+// next may start while its last fetches (one hanging until the fetch
+// timeout) finish (startPass). Between two passes it sleeps until the next
+// feed is due (as the store says), at most Config.IdleWait, but at least
+// until Config.PassGap after the previous pass began; a Wake ends the sleep
+// once Config.WakeGap has passed. So feeds coming due one by one are
+// claimed, fetched and written in batches, a pass a second, instead of a
+// pass, a claim and a transaction each. It returns ctx.Err() when ctx ends,
+// after its passes ended.
 func (p *Poller) Run(ctx context.Context) error {
 	if n, err := p.st.FillFeedHosts(ctx); err != nil && ctx.Err() == nil {
 		p.log.Warn("filling in feed hosts failed", "err", err)
@@ -153,20 +163,39 @@ func (p *Poller) Run(ctx context.Context) error {
 	if _, err := p.SpreadOverdue(ctx); err != nil && ctx.Err() == nil {
 		p.log.Warn("spreading overdue feeds failed", "err", err)
 	}
+	var tails sync.WaitGroup
+	defer tails.Wait()
 	var recent time.Time
 	for {
 		began := time.Now()
-		n, next, err := p.pollDue(ctx, p.clk.Now(), passBounds{recent: recent, limit: p.cfg.PassFeeds})
-		recent = next
+		ps := p.startPass(ctx, p.clk.Now(), passBounds{recent: recent, limit: p.cfg.PassFeeds})
+		var err error
+		select {
+		case <-ps.done:
+			err = ps.err
+		case <-ps.idle:
+			err = ps.claimErr
+			tails.Go(func() { p.endTail(ctx, ps) })
+		}
+		recent = ps.next
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if !p.cfg.DBWait.Pass("poller", err) && err != nil {
 			p.log.Error("poll pass failed", "err", err)
 		}
-		if err := p.sleep(ctx, began, p.untilDue(ctx, n, err)); err != nil {
+		if err := p.sleep(ctx, began, p.untilDue(ctx, ps.n, err)); err != nil {
 			return err
 		}
+	}
+}
+
+// endTail waits for the end of a pass that Run left to finish its last
+// fetches, and logs what failed after its claims (writes, host release).
+func (p *Poller) endTail(ctx context.Context, ps *runningPass) {
+	<-ps.done
+	if ps.err != nil && ps.claimErr == nil && ctx.Err() == nil {
+		p.log.Error("poll pass failed", "err", ps.err)
 	}
 }
 

@@ -32,7 +32,7 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/bench"
 )
 
-const usage = "feedbench [--feeds N] [--items N] [--subscribers N] [--digests N] [--hosts N] [--scenarios cold,warm,changed,fanout,outbox,digest,import] [--dkim rsa|ed25519|off] [--cpuprofile DIR] [--keep] [--json]"
+const usage = "feedbench [--feeds N] [--items N] [--subscribers N] [--digests N] [--hosts N] [--scenarios cold,warm,changed,fanout,outbox,digest,import,import-readers,import-readers-api] [--readers N] [--dkim rsa|ed25519|off] [--cpuprofile DIR] [--keep] [--json]"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

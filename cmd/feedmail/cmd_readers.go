@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/api"
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/subscribe"
 )
@@ -118,4 +119,26 @@ func readersProgress(show func(string), clk clock.Clock, start time.Time) func(s
 		}
 		show(line)
 	}
+}
+
+// operatorTokenJSON is what `feedmail operator token` prints.
+type operatorTokenJSON struct {
+	Token   string `json:"token"`
+	SHA256  string `json:"sha256"`
+	Setting string `json:"setting"`
+}
+
+// cmdOperatorToken makes a new operator token for the API's operator
+// routes (the bulk import) and prints it with the setting that makes
+// serve take it: feedmail keeps only its hash, in its configuration, so
+// nothing is written and the database is not opened.
+func cmdOperatorToken(_ context.Context, a *app, args []string) error {
+	if err := parseNoArgs(flags(a, "operator token"), args); err != nil {
+		return err
+	}
+	plain, sum, err := api.NewOperatorToken()
+	if err != nil {
+		return err
+	}
+	return a.printJSON(operatorTokenJSON{Token: plain, SHA256: sum, Setting: "FEEDMAIL_OPERATOR_TOKEN_SHA256=" + sum})
 }

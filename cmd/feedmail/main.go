@@ -74,6 +74,7 @@ func commands() map[string]command {
 		// more commands register here
 
 		// many people at once (cmd_readers.go)
+		"operator token": {"", "make a token for the API's operator routes (POST /api/v1/operator/readers:import): JSON with the token, shown this once, and the FEEDMAIL_OPERATOR_TOKEN_SHA256 setting that makes serve take it", cmdOperatorToken},
 		"import-readers": {importReadersUsage, "import many people at once from folders of OPML files (one per person, ADDRESS.opml); no feed fetched, a transaction per few hundred people; JSON report; exit 3 when some entries were not imported", cmdImportReaders},
 	}
 }

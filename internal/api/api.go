@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/config"
 	"github.com/feedmail/feedmail/internal/preview"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/subscribe"
@@ -35,6 +36,12 @@ type Deps struct {
 	// AllowPrivate is FEEDMAIL_ALLOW_PRIVATE_NETWORKS: a channel target
 	// with a token may then be plain http (channels.Choose).
 	AllowPrivate bool
+	// OperatorTokenSHA256 is FEEDMAIL_OPERATOR_TOKEN_SHA256: the hex
+	// SHA-256 of the token the operator's routes take; empty closes them.
+	OperatorTokenSHA256 string
+	// ImportMaxBytes caps a bulk import's body (FEEDMAIL_API_IMPORT_MAX_BYTES);
+	// 0 means config.DefaultImportMaxBytes.
+	ImportMaxBytes int64
 }
 
 // Limit is a token bucket: Burst requests at once, then one every Every.
@@ -69,6 +76,9 @@ func New(d Deps) *Server {
 	if d.Limit == (Limit{}) {
 		d.Limit = DefaultLimit
 	}
+	if d.ImportMaxBytes <= 0 {
+		d.ImportMaxBytes = config.DefaultImportMaxBytes
+	}
 	s := &Server{Deps: d, mux: http.NewServeMux(), buckets: newBuckets(d.Limit)}
 	doc, err := Document(channels.All().Names())
 	if err != nil {
@@ -82,12 +92,14 @@ func New(d Deps) *Server {
 
 // route is one API route: its method and path (as in openapi.json), the
 // query parameters it takes (any other is refused, so a typo is not
-// silently ignored) and its handler; public routes need no token.
+// silently ignored) and its handler; public routes need no token, the
+// operator's take the operator token only (op is their handler).
 type route struct {
-	method, path string
-	public       bool
-	query        []string
-	h            func(w http.ResponseWriter, r *http.Request, u *store.User)
+	method, path     string
+	public, operator bool
+	query            []string
+	h                func(w http.ResponseWriter, r *http.Request, u *store.User)
+	op               http.HandlerFunc
 }
 
 // pageParams are the query parameters of a list (page.go).
@@ -111,6 +123,7 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "ledger", query: pageParams, h: s.ledger},
 		{method: "GET", path: "export", h: s.export},
 		{method: "GET", path: "preview", query: []string{"feed", "format", "delivery", "tz"}, h: s.previewEmail},
+		{method: "POST", path: "operator/readers:import", operator: true, query: []string{"confirmed", "batch"}, op: s.importReaders},
 	}
 }
 
@@ -119,6 +132,10 @@ func (s *Server) routes() {
 		pattern := rt.method + " " + Prefix + rt.path
 		if rt.public {
 			s.mux.HandleFunc(pattern, s.openAPI)
+			continue
+		}
+		if rt.operator {
+			s.mux.Handle(pattern, s.operatorOnly(rt))
 			continue
 		}
 		s.mux.Handle(pattern, s.authenticated(rt))

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -54,11 +53,8 @@ func (s *Server) authenticated(rt route) http.Handler {
 				s.Log.Warn("api: could not record a token's use", "token", t.ID, "err", err)
 			}
 		}
-		for name := range r.URL.Query() {
-			if !slices.Contains(rt.query, name) {
-				writeProblem(w, invalid(name, "this route takes no query parameter "+strconv.Quote(name)))
-				return
-			}
+		if !queryKnown(w, r, rt) {
+			return
 		}
 		rt.h(w, r, u)
 	})

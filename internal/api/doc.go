@@ -1,7 +1,9 @@
 // Package api owns feedmail's JSON API under /api/v1: per-account bearer
 // tokens (their format, issue and check), the per-token rate limit, the
 // routes over a person's subscriptions, digests, followed feeds' status,
-// credits and data export, errors as RFC 9457 problem details, and the
+// credits and data export, the operator's bulk import of many people
+// (its own token, checked against the configured hash; the import's
+// rules are package subscribe's), errors as RFC 9457 problem details, and the
 // OpenAPI 3.1 document that describes all of it (openapi.json, served as
 // is). Requests authenticate with "Authorization: Bearer TOKEN" only: no
 // cookie is read, so no cross-site request can act for a person.

@@ -63,6 +63,12 @@ type Config struct {
 	// MetricsListen: a host:port where serve answers /metrics instead of on
 	// Listen, which the proxy makes public; empty: /metrics stays on Listen.
 	MetricsListen string
+	// OperatorTokenSHA256: the SHA-256 (64 hex digits) of the operator's
+	// API token, which alone may use the API's operator routes (bulk
+	// import); empty: those routes are closed. ImportMaxBytes caps one
+	// import request's body.
+	OperatorTokenSHA256 string
+	ImportMaxBytes      int64
 }
 
 // ErrInvalid wraps every configuration error.
@@ -100,6 +106,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MailgunSigningKey:   get("FEEDMAIL_MAILGUN_SIGNING_KEY", ""),
 		PprofListen:         get("FEEDMAIL_PPROF_LISTEN", ""),
 		MetricsListen:       get("FEEDMAIL_METRICS_LISTEN", ""),
+		OperatorTokenSHA256: strings.ToLower(get("FEEDMAIL_OPERATOR_TOKEN_SHA256", "")),
 	}
 	if k, why := c.check(get); why != "" {
 		return Config{}, fmt.Errorf("%w: %s: %s", ErrInvalid, k, why)
@@ -131,6 +138,9 @@ func (c *Config) check(get func(k, def string) string) (string, string) {
 		return bad("FEEDMAIL_TRIAL_CREDITS", "must be a whole number ≥ 0")
 	}
 	c.TrialCredits = n
+	if k, why := c.readOperator(get); why != "" {
+		return bad(k, why)
+	}
 	if k, why := c.resolveBaseURL(); why != "" {
 		return bad(k, why)
 	}

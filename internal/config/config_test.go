@@ -14,7 +14,8 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.DatabaseURL != "sqlite://./feedmail.db" || c.Listen != "127.0.0.1:8080" || c.Maildir != "./mail" ||
-		c.TrialCredits != 500 || len(c.Roles) != 4 || c.AllowPrivateNetworks || c.PaymentsEnabled() {
+		c.TrialCredits != 500 || len(c.Roles) != 4 || c.AllowPrivateNetworks || c.PaymentsEnabled() ||
+		c.OperatorTokenSHA256 != "" || c.ImportMaxBytes != DefaultImportMaxBytes {
 		t.Fatalf("unexpected defaults: %+v", c)
 	}
 }
@@ -35,6 +36,10 @@ func TestInvalid(t *testing.T) {
 		{"FEEDMAIL_PPROF_LISTEN", "0.0.0.0:6060"},
 		{"FEEDMAIL_PPROF_LISTEN", "feedmail.example.org:6060"},
 		{"FEEDMAIL_METRICS_LISTEN", "9100"},
+		{"FEEDMAIL_OPERATOR_TOKEN_SHA256", "abc"},
+		{"FEEDMAIL_OPERATOR_TOKEN_SHA256", strings.Repeat("g", 64)},
+		{"FEEDMAIL_API_IMPORT_MAX_BYTES", "0"},
+		{"FEEDMAIL_API_IMPORT_MAX_BYTES", "1GB"},
 		{"FEEDMAIL_METRICS_LISTEN", "127.0.0.1:8080"}, // the public listener itself
 		{"FEEDMAIL_DKIM_DOMAIN", "example.com"},
 		{"FEEDMAIL_DKIM_SELECTOR", "fm1"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"iter"
+	"strings"
 	"sync"
 
 	"github.com/feedmail/feedmail/internal/mailaddr"
@@ -188,7 +189,8 @@ func (run *readersRun) feed(ctx context.Context, lists iter.Seq2[ReaderList, err
 	return nil
 }
 
-// triage checks one list: its address, whether the input named the same
+// triage checks one list (a list that could not be read and names no
+// address is a malformed list, not an invalid address): its address, whether the input named the same
 // mailbox before, and each entry's URL. It reports each problem and
 // returns the entry to write, or false when nothing of the list is left.
 func (run *readersRun) triage(l ReaderList) (readerEntry, bool) {
@@ -197,6 +199,9 @@ func (run *readersRun) triage(l ReaderList) (readerEntry, bool) {
 		run.problem(ReaderProblem{Source: l.Source, Email: l.Email, Kind: kind, Reason: reason})
 		run.count(func(s *ReadersSummary) { s.SkippedLists++ })
 		return readerEntry{}, false
+	}
+	if l.Err != nil && strings.TrimSpace(l.Email) == "" {
+		return skip(ProblemBadList, l.Err.Error()) // unreadable, and names nobody
 	}
 	email, kind, why := CheckReaderAddress(l.Email)
 	if kind != "" {

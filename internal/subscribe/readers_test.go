@@ -110,6 +110,7 @@ func mixedLists(t *testing.T, svc *Service) iter.Seq2[ReaderList, error] {
 		ReaderList{Email: "nobody@example.com", Source: "dead", Outlines: outlines("https://feeds.org/x")},
 		ReaderList{Email: "not an address", Source: "bad", Outlines: outlines("https://feeds.org/x")},
 		ReaderList{Email: "broken@mail.org", Source: "broken", Err: opml.ErrMalformed},
+		ReaderList{Source: "nameless", Err: opml.ErrMalformed},
 		ReaderList{Email: "cy@mail.org", Source: "cy", Outlines: outlines("https://feeds.org/new1", "mailto:x",
 			"https://feeds.org/new1#top", "https://feeds.org/gone")},
 		ReaderList{Email: "dee@mail.org", Source: "dee", Outlines: outlines("javascript:alert(1)")},
@@ -135,11 +136,11 @@ func TestImportReadersMixed(t *testing.T) {
 			want := []string{"ann again: duplicate reader ", "bad: invalid address ", "bounce: dead address ",
 				"broken: malformed list ", "cy: duplicate subscription https://feeds.org/new1", "cy: feed stopped https://feeds.org/gone",
 				"cy: malformed feed URL mailto:x", "dead: dead address ", "dee: malformed feed URL javascript:alert(1)",
-				"dee: malformed list ", "had: duplicate subscription https://feeds.org/known"}
+				"dee: malformed list ", "had: duplicate subscription https://feeds.org/known", "nameless: malformed list "}
 			if !slices.Equal(problems, want) {
 				t.Errorf("problems\n%q\nwant\n%q", problems, want)
 			}
-			wantSum := ReadersSummary{Lists: 9, Readers: 3, Created: 2, SkippedLists: 6, Added: 4, Already: 2, Failed: 3,
+			wantSum := ReadersSummary{Lists: 10, Readers: 3, Created: 2, SkippedLists: 7, Added: 4, Already: 2, Failed: 3,
 				Problems: len(want)}
 			if !confirmed {
 				wantSum.Notices = 3

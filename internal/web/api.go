@@ -14,5 +14,6 @@ import (
 func (s *Server) apiHandler() http.HandlerFunc {
 	budget := func(r *http.Request, u *store.User) subscribe.Budget { return s.fetchBudget(r, u.ID) }
 	return api.New(api.Deps{Store: s.Store, Subs: s.subs, Clock: s.Clock, Log: s.Log, Preview: s.preview, FetchBudget: budget,
-		AllowPrivate: s.Config.AllowPrivateNetworks}).ServeHTTP
+		AllowPrivate: s.Config.AllowPrivateNetworks, OperatorTokenSHA256: s.Config.OperatorTokenSHA256,
+		ImportMaxBytes: s.Config.ImportMaxBytes}).ServeHTTP
 }

@@ -25,6 +25,9 @@
 //   - import-readers (only when named): Readers people's OPML files (2
 //     feeds each of Feeds) imported as `feedmail import-readers
 //     --confirmed` does, against a bare loop of multi-row INSERTs.
+//   - import-readers-api (only when named): the same people as NDJSON
+//     through the API's bulk import, over HTTP to serve's web handler,
+//     against the same bare loop.
 //
 // Each scenario's row compares feedmail with a bare loop doing the same
 // network work where one makes sense (the poll scenarios, the outbox), and
@@ -56,6 +59,9 @@ const (
 	// ImportReaders is many people's OPML files imported at once (only
 	// when named; importreaders.go).
 	ImportReaders = "import-readers"
+	// ImportReadersAPI is the same people sent through the API's bulk
+	// import (only when named; importreaders_api.go).
+	ImportReadersAPI = "import-readers-api"
 )
 
 // All lists the scenarios a run without a list runs, in running order.
@@ -63,8 +69,8 @@ func All() []string { return []string{Cold, Warm, Changed, FanOut, Outbox, Diges
 
 // Known lists every scenario in running order: All and the ones run only
 // when named (import, whose list of thousands of new feeds would make the
-// default run much longer, and import-readers).
-func Known() []string { return append(All(), Import, ImportReaders) }
+// default run much longer, import-readers and import-readers-api).
+func Known() []string { return append(All(), Import, ImportReaders, ImportReadersAPI) }
 
 // Run runs cfg's scenarios and returns the report. A scenario that fails
 // its checks ends the run with an error (the rows so far come back too).
@@ -87,7 +93,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	run := map[string]func(context.Context) (Row, error){
 		Cold: e.cold, Warm: e.warm, Changed: e.changed, FanOut: e.fanout, Outbox: e.outbox, Digest: e.digest,
-		Import: e.importOPML, ImportReaders: e.importReaders,
+		Import: e.importOPML, ImportReaders: e.importReaders, ImportReadersAPI: e.importReadersAPI,
 	}
 	for _, name := range Known() {
 		if !slices.Contains(cfg.Scenarios, name) {

@@ -193,3 +193,28 @@ func TestImportReadersScenario(t *testing.T) {
 		t.Errorf("ParseScenarios(all) = %v, %v; want no import-readers", got, err)
 	}
 }
+
+// TestImportReadersAPIScenario runs the import-readers-api scenario
+// small: every reader imported over HTTP with both subscriptions, the bad
+// entries reported in the answer, the bare loop beside it, and only when
+// named.
+func TestImportReadersAPIScenario(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := bench.Run(ctx, bench.Config{DatabaseURL: benchURL(), Feeds: 1500, Readers: 2100, Hosts: 1,
+		Scenarios: []string{bench.ImportReadersAPI}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 1 {
+		t.Fatalf("rows %+v", rep.Rows)
+	}
+	row := rep.Rows[0]
+	if row.Scenario != bench.ImportReadersAPI || row.Count != 4200 || !strings.HasPrefix(row.Note, "2100 readers") ||
+		!strings.Contains(row.Note, "4200 subscriptions, 2 problems") || row.Baseline == nil || row.Rate <= 0 || row.PeakRSS <= 0 {
+		t.Errorf("row %+v", row)
+	}
+	if got, err := bench.ParseScenarios("all"); err != nil || slices.Contains(got, bench.ImportReadersAPI) {
+		t.Errorf("ParseScenarios(all) = %v, %v; want no import-readers-api", got, err)
+	}
+}
