@@ -12,7 +12,7 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/bench"
 )
 
-const steadyUsage = "feedbench --scenarios steady [--feeds N] [--hosts H] [--cadence D] [--minutes M] [--publish-share S] [--warmup W] [--warm-start] [--keep] [--json]"
+const steadyUsage = "feedbench --scenarios steady [--feeds N] [--hosts H] [--cadence D] [--minutes M] [--publish-share S] [--warmup W] [--warm-start] [--pause D] [--keep] [--json]"
 
 // steadyFlags are the flags only --scenarios steady reads.
 type steadyFlags struct {
@@ -22,6 +22,7 @@ type steadyFlags struct {
 	warmup  string
 	bare    time.Duration
 	warm    bool
+	pause   time.Duration
 }
 
 // addSteadyFlags registers the steady scenario's flags on fs.
@@ -32,6 +33,7 @@ func addSteadyFlags(fs *flag.FlagSet) *steadyFlags {
 	fs.Float64Var(&f.share, "publish-share", bench.DefaultPublishShare, "steady: share of feeds publishing a new post each cadence")
 	fs.StringVar(&f.warmup, "warmup", "", "steady: warm-up before the window (default one cadence; 0 for none)")
 	fs.BoolVar(&f.warm, "warm-start", false, "steady: do every feed's first poll in a batch pass before serve starts")
+	fs.DurationVar(&f.pause, "pause", 0, "steady: after the window, stop serve as if for this long, start it again and measure the catch-up")
 	fs.DurationVar(&f.bare, "bare", 0, "steady: how long the paced bare loop runs (default the window, at most 1m)")
 	return f
 }
@@ -65,7 +67,7 @@ func runSteady(ctx context.Context, f *steadyFlags, feeds, hosts int, keep, asJS
 	rep, err := bench.RunSteady(ctx, bench.SteadyConfig{
 		DatabaseURL: getenv("FEEDMAIL_DATABASE_URL"), Feeds: feeds, Hosts: hosts, Cadence: f.cadence,
 		Window: time.Duration(f.minutes * float64(time.Minute)), Warmup: warm, PublishShare: f.share,
-		Bare: f.bare, WarmStart: f.warm, Keep: keep, Log: log.With("part", "bench"), Progress: progressLine(stderr),
+		Bare: f.bare, WarmStart: f.warm, Pause: f.pause, Keep: keep, Log: log.With("part", "bench"), Progress: progressLine(stderr),
 	})
 	if errors.Is(err, bench.ErrBadConfig) {
 		return usageFrom(err)

@@ -26,7 +26,9 @@
 // ticker ({"feed","guid","link","title","published","at"}, times in
 // RFC 3339 with nanoseconds), written as soon as the feed serves it.
 // -publish-paused starts with the ticker's publishing off; POST
-// /_farm/publish?on=1 turns it on (on=0 off), GET tells {"on":bool}:
+// /_farm/publish?on=1 turns it on (on=0 off), GET tells {"on":bool};
+// POST /_farm/publish?burst=N publishes one item in each of the next N
+// feeds at once (what a paused poller would find):
 //
 //	go run ./cmd/feedfarm -feeds 2000 -publish-every 1s -publish-paused \
 //	    -publish-log /tmp/published.jsonl -fault-reset 0.01 -fault-timeout 0.01 -fault-500 0.01
@@ -112,7 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: feedfarm [flags]\n\nRuns a fake feed host; prints the feed URLs; serves /opml.\n"+
-			"Fault counts: GET /_farm/faults. Publishing on/off: POST /_farm/publish?on=1 (or 0).\n\n")
+			"Fault counts: GET /_farm/faults. Publishing on/off: POST /_farm/publish?on=1 (or 0); a burst in N feeds: ?burst=N.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

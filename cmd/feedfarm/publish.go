@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,7 +17,9 @@ import (
 )
 
 // publishPath switches the ticker's publishing: POST ?on=1 or ?on=0; GET
-// answers {"on":bool}.
+// answers {"on":bool}. POST ?burst=N publishes one item in each of the
+// next N feeds at once (round robin, as N ticks would): what a pause of
+// the poller would have let accumulate.
 const publishPath = farm.ControlPrefix + "publish"
 
 // publisher publishes a new item at each tick while on: in the next feed
@@ -25,7 +29,8 @@ type publisher struct {
 	all   bool
 	log   *slog.Logger
 	on    atomic.Bool
-	next  int // the feed of the next tick (loop's goroutine only)
+	mu    sync.Mutex // guards next
+	next  int        // the feed of the next tick
 }
 
 // loop publishes every d until ctx ends; with d 0 or no feeds it only
@@ -51,22 +56,48 @@ func (p *publisher) loop(ctx context.Context, d time.Duration) {
 
 // tick publishes one item in the next feed, or in every feed.
 func (p *publisher) tick() {
+	p.mu.Lock()
 	targets := p.feeds[p.next : p.next+1]
 	if p.all {
 		targets = p.feeds
 	} else {
 		p.next = (p.next + 1) % len(p.feeds)
 	}
+	p.mu.Unlock()
 	for _, f := range targets {
 		f.Publish()
 	}
 	p.log.Info("published", "feeds", len(targets), "first", targets[0].URL())
 }
 
+// burst publishes one item in each of the next n feeds (round robin; at
+// most every feed once).
+func (p *publisher) burst(n int) {
+	if len(p.feeds) == 0 {
+		return
+	}
+	n = min(n, len(p.feeds))
+	p.mu.Lock()
+	first := p.next
+	p.next = (p.next + n) % len(p.feeds)
+	p.mu.Unlock()
+	for i := range n {
+		p.feeds[(first+i)%len(p.feeds)].Publish()
+	}
+	p.log.Info("published a burst", "feeds", n)
+}
+
 // ServeHTTP answers publishPath: POST with on=1 or on=0 switches the
 // publishing; any method answers the state as JSON.
 func (p *publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
+	case r.Method == http.MethodPost && r.URL.Query().Has("burst"):
+		n, err := strconv.Atoi(r.URL.Query().Get("burst"))
+		if err != nil || n < 0 {
+			http.Error(w, "want burst=N, N ≥ 0", http.StatusBadRequest)
+			return
+		}
+		p.burst(n)
 	case r.Method == http.MethodPost:
 		switch r.URL.Query().Get("on") {
 		case "1", "true":

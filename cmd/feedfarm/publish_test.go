@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
@@ -148,4 +151,50 @@ func checkPublishLog(t *testing.T, path string, urls []string) {
 		}
 		prev = p.Published
 	}
+}
+
+// TestPublishBurst: POST ?burst=N publishes one item in each of the next N
+// feeds round robin, every feed at most once a burst.
+func TestPublishBurst(t *testing.T) {
+	tests := []struct {
+		name   string
+		bursts []int
+		want   []int // 1 for each feed that published
+	}{
+		{"three of five", []int{3}, []int{1, 1, 1, 0, 0}},
+		{"wraps round", []int{3, 1}, []int{1, 1, 1, 1, 0}},
+		{"more than every feed", []int{9}, []int{1, 1, 1, 1, 1}},
+		{"none", []int{0}, []int{0, 0, 0, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fm := farm.New(clock.Real{})
+			p := &publisher{log: slog.New(slog.DiscardHandler)}
+			before := make([]string, 5)
+			for i := range 5 {
+				f := fm.AddFeed(farm.Spec{ItemCount: 2, ETag: farm.ETagStrong})
+				p.feeds = append(p.feeds, f)
+				before[i] = f.ETag()
+			}
+			for _, n := range tt.bursts {
+				rec := httptest.NewRecorder()
+				p.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, publishPath+"?burst="+strconv.Itoa(n), nil))
+				if rec.Code != http.StatusOK {
+					t.Fatalf("burst=%d answered %d: %s", n, rec.Code, rec.Body)
+				}
+			}
+			for i, f := range p.feeds {
+				if got := btoi(f.ETag() != before[i]); got != tt.want[i] {
+					t.Errorf("feed %d: published %d, want %d (all %v)", i, got, tt.want[i], tt.want)
+				}
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -513,3 +513,54 @@ func TestFillFeedHosts(t *testing.T) {
 		t.Errorf("second fill set %d (%v), want 0", n, err)
 	}
 }
+
+// TestSpreadOverdueFeedsOldestFirst: after downtime the spread keeps the
+// order in which the feeds came due, so that the oldest due are polled
+// first (an id hash sent some of the oldest to the back of the window).
+func TestSpreadOverdueFeedsOldestFirst(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		due  func(i int) time.Time // feed i's due time (ids ascending with i)
+	}{
+		{"due in id order", func(i int) time.Time { return now.Add(-time.Hour + time.Duration(i)*time.Minute) }},
+		{"due against id order", func(i int) time.Time { return now.Add(-time.Duration(i+2) * time.Minute) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := storetest.Open(t, storetest.Options{Clock: clock.NewFake(now)})
+			seedDueFeeds(t, s, 40, now)
+			var feeds []store.Feed
+			if err := s.DB.Order("id").Find(&feeds).Error; err != nil {
+				t.Fatal(err)
+			}
+			was := map[int64]time.Time{}
+			for i, f := range feeds {
+				was[f.ID] = tt.due(i)
+				if err := s.DB.Model(&store.Feed{}).Where("id = ?", f.ID).Updates(map[string]any{
+					"next_poll_at": tt.due(i), "last_polled_at": now.Add(-2 * time.Hour)}).Error; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if moved, err := s.SpreadOverdueFeeds(context.Background(), now, time.Minute, 10*time.Minute); err != nil || moved != 40 {
+				t.Fatalf("moved %d, %v; want 40", moved, err)
+			}
+			if err := s.DB.Find(&feeds).Error; err != nil {
+				t.Fatal(err)
+			}
+			slices.SortFunc(feeds, func(a, b store.Feed) int { return was[a.ID].Compare(was[b.ID]) })
+			for i, f := range feeds {
+				if d := f.NextPollAt.Sub(now); d < 0 || d >= 10*time.Minute {
+					t.Fatalf("feed %d moved to %v (offset %v), want within the window", f.ID, f.NextPollAt, d)
+				}
+				if i > 0 && f.NextPollAt.Before(feeds[i-1].NextPollAt) {
+					t.Fatalf("feed %d (due %v) now due %v, before feed %d (due earlier, %v, now %v)",
+						f.ID, was[f.ID], f.NextPollAt, feeds[i-1].ID, was[feeds[i-1].ID], feeds[i-1].NextPollAt)
+				}
+			}
+			if last := feeds[len(feeds)-1].NextPollAt.Sub(now); last < 9*time.Minute {
+				t.Errorf("the youngest due feed moved to +%v: the spread should use the window", last)
+			}
+		})
+	}
+}

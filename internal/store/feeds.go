@@ -232,9 +232,12 @@ func scanFeeds(rows *sql.Rows, capacity int) ([]Feed, error) {
 }
 
 // SpreadOverdueFeeds moves feeds that are overdue by more than grace to a
-// point spread over the next window (by feed id, so every process computes
-// the same spot), so that after downtime the backlog is polled evenly rather
-// than fired at publishers all at once. Feeds that are only slightly late are
+// point spread evenly over the next window in the order they came due
+// (oldest first; feeds due at the same moment, as an import's, mixed by an
+// id hash so that one host's feeds do not come due together), so that
+// after downtime the backlog is polled
+// evenly rather than fired at publishers all at once, and the feeds that
+// waited longest wait no longer. Feeds that are only slightly late are
 // left alone, and so are feeds never polled: their first poll is no return
 // after downtime, and waits only for the per-host limits (an import of a
 // million feeds spread over the window could go no faster than a million
@@ -258,9 +261,11 @@ func (s *Store) SpreadOverdueFeeds(ctx context.Context, now time.Time, grace, wi
 		return 0, nil
 	}
 	secs := int64(window / time.Second)
-	q := `UPDATE feeds SET next_poll_at = ` + s.sqlDialect().addSeconds("(id * 7919) % ?") + `
-WHERE ` + polledSQL("") + ` AND next_poll_at < ? AND lease_owner = '' AND last_polled_at IS NOT NULL`
-	tx := s.DB.WithContext(ctx).Exec(q, utc(now), secs, cutoff)
+	q := `UPDATE feeds SET next_poll_at = ` + s.sqlDialect().addSeconds("o.rn * ? / (o.cnt + 1)") + `
+FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY next_poll_at, (id * 7919) % ?, id) AS rn, COUNT(*) OVER () AS cnt FROM feeds
+  WHERE ` + polledSQL("") + ` AND next_poll_at < ? AND lease_owner = '' AND last_polled_at IS NOT NULL) AS o
+WHERE feeds.id = o.id`
+	tx := s.DB.WithContext(ctx).Exec(q, utc(now), secs, secs, cutoff)
 	if tx.Error != nil {
 		return 0, fmt.Errorf("spread overdue feeds: %w", tx.Error)
 	}

@@ -62,6 +62,11 @@ type SteadyConfig struct {
 	// serve could not finish in a session. Off, serve polls every feed
 	// first (a full 200 with every item) during the warm-up.
 	WarmStart bool
+	// Pause, if set, stops serve after the window and makes the world look
+	// as if Pause had passed (the store's times moved back, the farms'
+	// posts of that time published), then starts serve again and measures
+	// its catch-up (CatchUp in the report).
+	Pause time.Duration
 	// Keep leaves the database in place.
 	Keep bool
 	// Log receives the run's own log lines (default: discarded).
@@ -99,6 +104,8 @@ func (c *SteadyConfig) fill() error {
 		return fmt.Errorf("%w: hosts must not outnumber feeds", ErrBadConfig)
 	case c.Cadence < time.Second || c.Window < time.Second || c.Bare < time.Second:
 		return fmt.Errorf("%w: cadence, window and bare loop must be at least a second", ErrBadConfig)
+	case c.Pause < 0:
+		return fmt.Errorf("%w: pause must not be negative", ErrBadConfig)
 	case c.PublishShare < 0 || c.PublishShare > 1:
 		return fmt.Errorf("%w: publish share must be between 0 and 1", ErrBadConfig)
 	case !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://"):
@@ -139,6 +146,8 @@ func RunSteady(ctx context.Context, cfg SteadyConfig) (*SteadyReport, error) {
 		{"serve", s.startServe},
 		{"warm-up", s.warmUp},
 		{"window", func(ctx context.Context) error { return s.window(ctx, rep) }},
+		{"pause", s.pause},
+		{"catch-up", func(ctx context.Context) error { return s.catchUp(ctx, rep) }},
 		{"stop serve", s.stopServe},
 		{"bare loop", func(ctx context.Context) error { return s.bareLoop(ctx, rep) }},
 	}

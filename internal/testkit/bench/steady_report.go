@@ -61,6 +61,8 @@ type SteadyReport struct {
 	EmailsQueued float64 `json:"emails_queued_per_s"`
 	EmailsSent   float64 `json:"emails_sent_per_s"`
 	Bare         *Bare   `json:"bare_loop,omitempty"`
+	// CatchUp is the catch-up after a pause (SteadyConfig.Pause).
+	CatchUp *CatchUp `json:"catch_up,omitempty"`
 	// Ratio is serve's CPU per poll ÷ the bare loop's per request;
 	// RatioWithPG adds the Postgres backends' CPU to serve's.
 	Ratio       float64  `json:"ratio,omitempty"`
@@ -201,8 +203,14 @@ func (r *SteadyReport) WriteTable(w io.Writer) error {
 		row("bare loop", "%s/request at %.1f requests/s (%d requests: %d × 304, %d × 200)", ms(b.CPU), b.Rate, b.Requests, b.Statuses[304], b.Statuses[200])
 		row("feedmail ÷ bare", "%.1f× CPU per poll (%.1f× with the Postgres backends)", r.Ratio, r.RatioWithPG)
 	}
+	if c := r.CatchUp; c != nil {
+		r.writeCatchUp(row)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if c := r.CatchUp; c != nil {
+		fmt.Fprintf(w, "\ncatch-up: %s\n", r.CatchUpLine())
 	}
 	fmt.Fprintln(w, "\nCPU = utime + stime from /proc over the window; Postgres backends = serve's connections (application_name) and their parallel workers; round trips = feedmail_db_statements_total")
 	for _, n := range r.Notes {

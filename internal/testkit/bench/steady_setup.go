@@ -39,6 +39,8 @@ type steady struct {
 	minID    int64      // the first feed's id
 	notes    []string   // what the report should say besides the figures
 	first    firstRound // serve's first round (a cold run)
+	catch    *CatchUp   // the catch-up after a pause (nil: none)
+	restart  time.Time  // when serve started again after the pause
 	cleanup  []func()
 	// farmArgs, if set, gives farm i's flags besides steady's own.
 	farmArgs func(i int) []string
@@ -206,6 +208,19 @@ func (s *steady) startServe(ctx context.Context) error {
 	}
 	s.sink = sink
 	s.cleanup = append(s.cleanup, func() { _ = sink.Close() })
+	if err := s.launchServe(ctx); err != nil {
+		return err
+	}
+	if !s.cfg.WarmStart {
+		s.t0 = time.Now().UTC() // the feeds are due already (importDue)
+		return nil
+	}
+	return s.spread(ctx)
+}
+
+// launchServe starts `feedmail serve` against the sink and the run's
+// database and waits for /healthz (at start, and again after a pause).
+func (s *steady) launchServe(ctx context.Context) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -220,7 +235,7 @@ func (s *steady) startServe(ctx context.Context) error {
 		"FEEDMAIL_DATABASE_URL": dbURL(u, s.dbName, s.appName), "FEEDMAIL_LISTEN": addr, "FEEDMAIL_BASE_URL": s.base,
 		"FEEDMAIL_FROM": "feedbench@bench.example", "FEEDMAIL_SECRET": hex.EncodeToString(secret[:]),
 		"FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1", "FEEDMAIL_ROLES": "web,poller,mailer",
-		"FEEDMAIL_SMTP_URL": sink.URL(), "FEEDMAIL_MAILDIR": filepath.Join(s.dir, "mail"), "FEEDMAIL_LOG_LEVEL": "info",
+		"FEEDMAIL_SMTP_URL": s.sink.URL(), "FEEDMAIL_MAILDIR": filepath.Join(s.dir, "mail"), "FEEDMAIL_LOG_LEVEL": "info",
 	})
 	if v := os.Getenv("FEEDMAIL_PPROF_LISTEN"); v != "" {
 		// Passed through, to profile the serve loop under the benchmark.
@@ -232,16 +247,8 @@ func (s *steady) startServe(ctx context.Context) error {
 	}
 	s.serve = c
 	s.cleanup = append(s.cleanup, func() { _ = s.stopServe(context.Background()) })
-	err = waitFor(ctx, 2*time.Minute, "feedmail serve to answer /healthz", func() string { return c.out.tail(3) },
+	return waitFor(ctx, 2*time.Minute, "feedmail serve to answer /healthz", func() string { return c.out.tail(3) },
 		func() bool { return proc.Healthy(s.base) }, c)
-	if err != nil {
-		return err
-	}
-	if !s.cfg.WarmStart {
-		s.t0 = time.Now().UTC() // the feeds are due already (importDue)
-		return nil
-	}
-	return s.spread(ctx)
 }
 
 // spread makes the feeds due evenly over the first cadence from now: feed

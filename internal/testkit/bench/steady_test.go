@@ -74,6 +74,7 @@ func TestSteadyRefusesBadConfig(t *testing.T) {
 		{DatabaseURL: "postgres://127.0.0.1/x", Feeds: 5},
 		{DatabaseURL: "postgres://127.0.0.1/x", Feeds: 20, Hosts: 30},
 		{DatabaseURL: "postgres://127.0.0.1/x", PublishShare: 2},
+		{DatabaseURL: "postgres://127.0.0.1/x", Pause: -time.Minute},
 	} {
 		if _, err := bench.RunSteady(context.Background(), cfg); !errors.Is(err, bench.ErrBadConfig) {
 			t.Errorf("%+v: err %v, want ErrBadConfig", cfg, err)
