@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/hubtest"
 )
 
 // publishPath switches the ticker's publishing: POST ?on=1 or ?on=0; GET
@@ -26,6 +27,8 @@ type publisher struct {
 	log   *slog.Logger
 	on    atomic.Bool
 	next  int // the feed of the next tick (loop's goroutine only)
+	// notify, if set, tells the hub that a feed advertising it changed.
+	notify func(topic string)
 }
 
 // loop publishes every d until ctx ends; with d 0 or no feeds it only
@@ -59,6 +62,9 @@ func (p *publisher) tick() {
 	}
 	for _, f := range targets {
 		f.Publish()
+		if p.notify != nil && f.Spec().Hub != "" {
+			p.notify(f.URL())
+		}
 	}
 	p.log.Info("published", "feeds", len(targets), "first", targets[0].URL())
 }
@@ -84,6 +90,31 @@ func (p *publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]bool{"on": p.on.Load()})
+}
+
+// hubNotifier returns the function that tells hub, on its own goroutine,
+// that topic changed (hub.mode=publish), trying three times a second
+// apart before it logs the failure: a publisher's ping to its hub.
+func hubNotifier(ctx context.Context, hub string, log *slog.Logger) func(topic string) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	return func(topic string) {
+		go func() {
+			var err error
+			for try := range 3 {
+				if err = hubtest.Publish(ctx, client, hub, topic); err == nil || ctx.Err() != nil {
+					return
+				}
+				if try < 2 {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Second):
+					}
+				}
+			}
+			log.Warn("could not notify the hub", "hub", hub, "topic", topic, "err", err)
+		}()
+	}
 }
 
 // openPublishLog appends the farm's publication log to path and returns
