@@ -12,13 +12,14 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/bench"
 )
 
-const chaosUsage = "feedbench --scenarios chaos [--feeds N] [--hosts H] [--processes P] [--minutes M] [--seed S] [--publish-share S] [--drain D] [--log-dir DIR] [--json]"
+const chaosUsage = "feedbench --scenarios chaos [--feeds N] [--hosts H] [--processes P] [--minutes M] [--seed S] [--publish-share S] [--hub-share F] [--drain D] [--log-dir DIR] [--json]"
 
 // chaosFlags are the flags only --scenarios chaos reads (besides --feeds,
 // --hosts, --minutes and --publish-share).
 type chaosFlags struct {
 	processes int
 	seed      int64
+	hubShare  float64
 	drain     time.Duration
 	logDir    string
 }
@@ -28,6 +29,7 @@ func addChaosFlags(fs *flag.FlagSet) *chaosFlags {
 	f := &chaosFlags{}
 	fs.IntVar(&f.processes, "processes", bench.DefaultChaosProcesses, "chaos: serve processes sharing the database")
 	fs.Int64Var(&f.seed, "seed", bench.DefaultChaosSeed, "chaos: seed of the fault schedule and the sinks' faults")
+	fs.Float64Var(&f.hubShare, "hub-share", bench.DefaultChaosHubShare, "chaos: share of feeds advertising a WebSub hub, pushed (0: none, every feed polled)")
 	fs.DurationVar(&f.drain, "drain", bench.DefaultChaosDrain, "chaos: longest wait after the window for every delivery")
 	fs.StringVar(&f.logDir, "log-dir", "", "chaos: write each serve's log to this folder (serve-N.log)")
 	return f
@@ -38,7 +40,10 @@ func addChaosFlags(fs *flag.FlagSet) *chaosFlags {
 // writes its report. A run the oracle fails is an error (exit 1).
 func runChaos(ctx context.Context, f *chaosFlags, st *steadyFlags, feeds, hosts int, visited map[string]bool, asJSON bool,
 	getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg := bench.ChaosConfig{Processes: f.processes, Seed: f.seed, Drain: f.drain, LogDir: f.logDir}
+	cfg := bench.ChaosConfig{Processes: f.processes, Seed: f.seed, Drain: f.drain, LogDir: f.logDir, HubShare: f.hubShare}
+	if f.hubShare <= 0 {
+		cfg.HubShare = -1 // no hub
+	}
 	if visited["feeds"] {
 		cfg.Feeds = feeds
 	}

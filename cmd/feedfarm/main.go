@@ -83,6 +83,7 @@ type options struct {
 	cacheControl  string
 	gzip          bool
 	hub           string
+	hubShare      float64
 	record        bool
 	logLevel      slog.Level
 	pprof         string
@@ -104,7 +105,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.validators, "validators", "mix", "validators: mix, both, etag, weak, lm, none")
 	fs.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control header of every feed")
 	fs.BoolVar(&o.gzip, "gzip", true, "gzip feeds for clients that accept it")
-	fs.StringVar(&o.hub, "hub", "", "WebSub hub URL to advertise in every feed")
+	fs.StringVar(&o.hub, "hub", "", "WebSub hub URL to advertise (and to notify of each new item: hub.mode=publish)")
+	fs.Float64Var(&o.hubShare, "hub-share", 1, "share of the feeds that advertise -hub, spread evenly (0-1)")
 	fs.BoolVar(&o.record, "record", true, "keep a record of every request (false: memory stays flat)")
 	fs.StringVar(&o.pprof, "pprof", "", "serve net/http/pprof and expvar on this address (\"\": off)")
 	fs.Float64Var(&o.faults.Reset, "fault-reset", 0, "share of feed requests answered with a TCP reset")
@@ -133,6 +135,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 func (o *options) check(formats string) error {
 	if o.feeds < 0 || o.items < 0 || o.publishEvery < 0 {
 		return errors.New("-feeds, -items and -publish-every must not be negative")
+	}
+	if o.hubShare < 0 || o.hubShare > 1 {
+		return errors.New("-hub-share must be between 0 and 1")
 	}
 	for name := range strings.SplitSeq(formats, ",") {
 		switch strings.TrimSpace(name) {
@@ -200,6 +205,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	pub := &publisher{feeds: feeds, all: o.publishAll, log: log}
+	if o.hub != "" {
+		pub.notify = hubNotifier(ctx, o.hub, log)
+	}
 	pub.on.Store(!o.publishPaused)
 	fm.HandleControl(publishPath, pub)
 	log.Info("feed farm running", "url", fm.URL(), "feeds", len(feeds), "opml", fm.URL()+"/opml",
@@ -220,7 +228,9 @@ func addFeeds(fm *farm.Farm, o options, stdout io.Writer) ([]*farm.Feed, string,
 			ItemCount:    o.items,
 			CacheControl: o.cacheControl,
 			Gzip:         o.gzip,
-			Hub:          o.hub,
+		}
+		if farm.HubAdvertised(i, o.hubShare) {
+			spec.Hub = o.hub
 		}
 		mode := o.validators
 		if mode == "mix" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/testkit/farm"
+	"github.com/feedmail/feedmail/internal/testkit/hubtest"
 )
 
 // publishPath switches the ticker's publishing: POST ?on=1 or ?on=0; GET
@@ -31,6 +32,8 @@ type publisher struct {
 	on    atomic.Bool
 	mu    sync.Mutex // guards next
 	next  int        // the feed of the next tick
+	// notify, if set, tells the hub that a feed advertising it changed.
+	notify func(topic string)
 }
 
 // loop publishes every d until ctx ends; with d 0 or no feeds it only
@@ -65,9 +68,17 @@ func (p *publisher) tick() {
 	}
 	p.mu.Unlock()
 	for _, f := range targets {
-		f.Publish()
+		p.publish(f)
 	}
 	p.log.Info("published", "feeds", len(targets), "first", targets[0].URL())
+}
+
+// publish adds an item to f and tells the hub when f advertises it.
+func (p *publisher) publish(f *farm.Feed) {
+	f.Publish()
+	if p.notify != nil && f.Spec().Hub != "" {
+		p.notify(f.URL())
+	}
 }
 
 // burst publishes one item in each of the next n feeds (round robin; at
@@ -82,7 +93,7 @@ func (p *publisher) burst(n int) {
 	p.next = (p.next + n) % len(p.feeds)
 	p.mu.Unlock()
 	for i := range n {
-		p.feeds[(first+i)%len(p.feeds)].Publish()
+		p.publish(p.feeds[(first+i)%len(p.feeds)])
 	}
 	p.log.Info("published a burst", "feeds", n)
 }
@@ -115,6 +126,31 @@ func (p *publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]bool{"on": p.on.Load()})
+}
+
+// hubNotifier returns the function that tells hub, on its own goroutine,
+// that topic changed (hub.mode=publish), trying three times a second
+// apart before it logs the failure: a publisher's ping to its hub.
+func hubNotifier(ctx context.Context, hub string, log *slog.Logger) func(topic string) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	return func(topic string) {
+		go func() {
+			var err error
+			for try := range 3 {
+				if err = hubtest.Publish(ctx, client, hub, topic); err == nil || ctx.Err() != nil {
+					return
+				}
+				if try < 2 {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Second):
+					}
+				}
+			}
+			log.Warn("could not notify the hub", "hub", hub, "topic", topic, "err", err)
+		}()
+	}
 }
 
 // openPublishLog appends the farm's publication log to path and returns

@@ -198,3 +198,50 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestHubShareNotifies: with -hub and -hub-share 0.5 every second feed
+// advertises the hub, and each item published in one of those (and only
+// those) is notified to the hub as hub.mode=publish&hub.url=<feed>.
+func TestHubShareNotifies(t *testing.T) {
+	var mu sync.Mutex
+	notified := map[string]int{}
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if r.PostForm.Get("hub.mode") == "publish" {
+			mu.Lock()
+			notified[r.PostForm.Get("hub.url")]++
+			mu.Unlock()
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer hub.Close()
+	urls, stderr, stop := startRun(t, 4, "-feeds", "4", "-items", "1", "-publish-every", "10ms", "-publish-all",
+		"-hub", hub.URL, "-hub-share", "0.5")
+	for i, u := range urls {
+		_, body := call(t, "GET", u)
+		if got, want := strings.Contains(body, hub.URL), farm.HubAdvertised(i, 0.5); got != want {
+			t.Errorf("feed %d advertises the hub: %v, want %v", i, got, want)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n1, n3 := notified[urls[1]], notified[urls[3]]
+		mu.Unlock()
+		if n1 > 0 && n3 > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hub notified of %v, want feeds 1 and 3; stderr:\n%s", notified, stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if notified[urls[0]] != 0 || notified[urls[2]] != 0 {
+		t.Errorf("hub notified of feeds that do not advertise it: %v", notified)
+	}
+}

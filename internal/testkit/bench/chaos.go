@@ -45,6 +45,10 @@ type ChaosConfig struct {
 	// (default 1 min) and between restarts of the cluster (default 10 min;
 	// a window shorter than twice that gets one in its middle).
 	KillEvery, PGEvery time.Duration
+	// HubShare is the share of feeds that advertise a WebSub hub
+	// (hubtest) and are pushed; the rest are polled (default 0.5;
+	// negative: no hub).
+	HubShare float64
 	// Drain is the longest wait after the window for every expected
 	// delivery (default 10 min).
 	Drain time.Duration
@@ -78,6 +82,9 @@ func (c *ChaosConfig) fill() error {
 	if c.Seed == 0 {
 		c.Seed = DefaultChaosSeed
 	}
+	if c.HubShare == 0 {
+		c.HubShare = DefaultChaosHubShare
+	}
 	if c.PublishShare == 0 {
 		c.PublishShare = DefaultChaosShare
 	}
@@ -93,6 +100,8 @@ func (c *ChaosConfig) fill() error {
 		return fmt.Errorf("%w: processes must be between 1 and 16", ErrBadConfig)
 	case c.Window < 30*time.Second:
 		return fmt.Errorf("%w: the window must be at least 30 s", ErrBadConfig)
+	case c.HubShare > 1:
+		return fmt.Errorf("%w: hub share must be at most 1", ErrBadConfig)
 	case c.PublishShare <= 0 || c.PublishShare > 1:
 		return fmt.Errorf("%w: publish share must be above 0 and at most 1", ErrBadConfig)
 	case c.KillEvery < 5*time.Second || c.PGEvery < 30*time.Second:
@@ -127,6 +136,7 @@ func RunChaos(ctx context.Context, cfg ChaosConfig) (*ChaosReport, error) {
 		{"cluster", c.startCluster},
 		{"database", c.s.createDB},
 		{"sinks", c.startSinks},
+		{"hub", c.startHub},
 		{"feed farms", c.s.startFarms},
 		{"seed", c.seed},
 		{"warm start", c.s.warmStart},

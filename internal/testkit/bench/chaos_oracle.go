@@ -15,6 +15,7 @@ type post struct {
 	Feed      string // the feed's URL
 	Link      string // the post's link: what the email and the hook carry
 	Published time.Time
+	Pushed    bool // its feed advertises the hub (WebSub), not polled only
 }
 
 // reception is one message the sink or the receiver took in full.
@@ -69,8 +70,11 @@ type verdict struct {
 	LostList, TwiceList []string
 	PendingList         []string
 	Lag, CalmLag        []time.Duration // publication → first acceptance, sorted
-	Unmatched           int             // receptions carrying no expected delivery
-	Firsts              []firstCopy     // each delivered one's first copy
+	// The same split by the post's feed: pushed (advertises the hub) or
+	// polled, sorted.
+	PushLag, PushCalm, PollLag, PollCalm []time.Duration
+	Unmatched                            int         // receptions carrying no expected delivery
+	Firsts                               []firstCopy // each delivered one's first copy
 
 	end       time.Time            // judged as of then (zero: nothing pending)
 	firstSeen map[string]time.Time // each post's first copy to any reader
@@ -115,9 +119,9 @@ const inFlightGrace = 3 * time.Minute
 func judge(posts []post, readers map[string][]string, recs []reception, faults []fault, end time.Time) verdict {
 	v := verdict{end: end, firstSeen: firstSeen(recs)}
 	byDelivery := map[delivery][]reception{}
-	published := map[string]time.Time{}
+	published := map[string]post{}
 	for _, p := range posts {
-		published[p.Link] = p.Published
+		published[p.Link] = p
 		for _, r := range readers[p.Feed] {
 			byDelivery[delivery{p.Link, r}] = nil
 		}
@@ -147,13 +151,14 @@ func judge(posts []post, readers map[string][]string, recs []reception, faults [
 	for _, d := range keys {
 		v.add(d, byDelivery[d], published[d.link], faults)
 	}
-	slices.Sort(v.Lag)
-	slices.Sort(v.CalmLag)
+	for _, l := range [][]time.Duration{v.Lag, v.CalmLag, v.PushLag, v.PushCalm, v.PollLag, v.PollCalm} {
+		slices.Sort(l)
+	}
 	return v
 }
 
 // add counts one expected delivery from its receptions (in time order).
-func (v *verdict) add(d delivery, got []reception, pub time.Time, faults []fault) {
+func (v *verdict) add(d delivery, got []reception, p post, faults []fault) {
 	v.Expected++
 	if len(got) == 0 {
 		if first, ok := v.firstSeen[d.link]; ok && !v.end.IsZero() && v.end.Sub(first) < inFlightGrace {
@@ -187,10 +192,17 @@ func (v *verdict) add(d delivery, got []reception, pub time.Time, faults []fault
 		v.OnlyDropped++
 	}
 	v.Firsts = append(v.Firsts, firstCopy{Link: d.link, At: got[0].At})
-	lag := max(got[0].At.Sub(pub), 0)
+	lag := max(got[0].At.Sub(p.Published), 0)
+	quiet := calm(got[0].At, faults)
 	v.Lag = append(v.Lag, lag)
-	if calm(got[0].At, faults) {
+	all, calmed := &v.PollLag, &v.PollCalm
+	if p.Pushed {
+		all, calmed = &v.PushLag, &v.PushCalm
+	}
+	*all = append(*all, lag)
+	if quiet {
 		v.CalmLag = append(v.CalmLag, lag)
+		*calmed = append(*calmed, lag)
 	}
 }
 

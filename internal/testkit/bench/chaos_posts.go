@@ -35,8 +35,8 @@ func (c *chaos) farmArgs(i int) []string {
 	f := c.farmOpts
 	log := c.keepDir(fmt.Sprintf("published-%d.jsonl", i+1))
 	c.pubLogs = append(c.pubLogs, log)
-	return []string{"-fault-reset", fmt.Sprint(f.reset), "-fault-timeout", fmt.Sprint(f.timeout),
-		"-fault-500", fmt.Sprint(f.err), "-fault-seed", fmt.Sprint(f.seed + int64(i)), "-publish-log", log, "-publish-paused"}
+	return append([]string{"-fault-reset", fmt.Sprint(f.reset), "-fault-timeout", fmt.Sprint(f.timeout),
+		"-fault-500", fmt.Sprint(f.err), "-fault-seed", fmt.Sprint(f.seed + int64(i)), "-publish-log", log, "-publish-paused"}, c.hubFarmArgs()...)
 }
 
 // published is one line of a farm's publication log.
@@ -61,6 +61,9 @@ func (c *chaos) posts(ctx context.Context) ([]post, error) {
 		all = append(all, ps...)
 	}
 	if len(c.pubLogs) > 0 {
+		for i := range all {
+			all[i].Pushed = c.pushed[all[i].Feed]
+		}
 		return all, nil
 	}
 	all, err := c.fetchPosts(ctx)

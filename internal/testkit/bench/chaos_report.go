@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/internal/testkit/hooksink"
+	"github.com/feedmail/feedmail/internal/testkit/hubtest"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 )
 
@@ -55,6 +56,12 @@ type ChaosReport struct {
 	SeenLagP99  float64 `json:"seen_lag_p99_s"`
 	SeenCalmP50 float64 `json:"calm_seen_lag_p50_s"`
 	SeenCalmP99 float64 `json:"calm_seen_lag_p99_s"`
+	// Pushed and Polled split the lag by the post's feed: advertising the
+	// hub (WebSub) or polled only.
+	HubShare float64   `json:"hub_share"`
+	Pushed   LagLine   `json:"lag_pushed"`
+	Polled   LagLine   `json:"lag_polled"`
+	Hub      *HubCount `json:"hub,omitempty"`
 
 	Faults       map[string]int       `json:"faults"` // injected, by kind
 	FaultLog     []string             `json:"fault_log"`
@@ -70,6 +77,32 @@ type ChaosReport struct {
 	Took         string               `json:"took"`
 	Notes        []string             `json:"notes,omitempty"`
 	Failed       []string             `json:"failed,omitempty"` // why the run fails #42's bar; empty: it passes
+}
+
+// LagLine is one kind of feed's lag, publication → acceptance, in seconds.
+type LagLine struct {
+	Count     int     `json:"deliveries"`
+	P50       float64 `json:"p50_s"`
+	P99       float64 `json:"p99_s"`
+	Max       float64 `json:"max_s"`
+	CalmCount int     `json:"calm_deliveries"`
+	CalmP50   float64 `json:"calm_p50_s"`
+	CalmP99   float64 `json:"calm_p99_s"`
+}
+
+// lagLine summarizes sorted lags, all and calm.
+func lagLine(all, calm []time.Duration) LagLine {
+	sec := func(d time.Duration) float64 { return d.Round(100 * time.Millisecond).Seconds() }
+	return LagLine{Count: len(all), P50: sec(durQuantile(all, 0.5)), P99: sec(durQuantile(all, 0.99)), Max: sec(durQuantile(all, 1)),
+		CalmCount: len(calm), CalmP50: sec(durQuantile(calm, 0.5)), CalmP99: sec(durQuantile(calm, 0.99))}
+}
+
+// HubCount is what the WebSub hub and the callback front did.
+type HubCount struct {
+	hubtest.Counts
+	Forwarded  int64 `json:"front_forwarded"`   // callbacks a serve answered
+	FailedOver int64 `json:"front_failed_over"` // tries at a serve that was down
+	Failed     int64 `json:"front_failed"`      // answered 502 (the hub retries)
 }
 
 func newChaosReport(cfg ChaosConfig) *ChaosReport {
@@ -92,6 +125,11 @@ func (r *ChaosReport) fill(c *chaos, v verdict, posts, bad int) {
 	r.LagP50, r.LagP99 = sec(durQuantile(v.Lag, 0.5)), sec(durQuantile(v.Lag, 0.99))
 	r.LagMax = sec(durQuantile(v.Lag, 1))
 	r.CalmLagP50, r.CalmLagP99, r.CalmCount = sec(durQuantile(v.CalmLag, 0.5)), sec(durQuantile(v.CalmLag, 0.99)), len(v.CalmLag)
+	r.HubShare = max(c.cfg.HubShare, 0)
+	r.Pushed, r.Polled = lagLine(v.PushLag, v.PushCalm), lagLine(v.PollLag, v.PollCalm)
+	if c.hub != nil {
+		r.Hub = &HubCount{Counts: c.hub.Counts(), Forwarded: c.front.forwarded.Load(), FailedOver: c.front.failedOver.Load(), Failed: c.front.failed.Load()}
+	}
 	for _, f := range c.faults {
 		r.Faults[f.Kind]++
 		r.FaultLog = append(r.FaultLog, f.At.UTC().Format("15:04:05.0")+" "+f.Kind+": "+f.Detail)
@@ -167,6 +205,18 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 		c.Messages, c.ChargedOnce, c.Credits, c.Refunds, len(c.Uncharged), len(c.ChargedTwice), len(c.RefundedReceived), len(c.ChargedUnreceived), kv(c.InFlight))
 	p("lag publication → acceptance: p50 %.1f s, p99 %.1f s, max %.1f s; outside the minutes after a fault (%d deliveries): p50 %.1f s, p99 %.1f s",
 		r.LagP50, r.LagP99, r.LagMax, r.CalmCount, r.CalmLagP50, r.CalmLagP99)
+	for _, l := range []struct {
+		kind string
+		l    LagLine
+	}{{"pushed (WebSub)", r.Pushed}, {"polled", r.Polled}} {
+		p("lag %s feeds, %d deliveries: p50 %.1f s, p99 %.1f s, max %.1f s; calm (%d): p50 %.1f s, p99 %.1f s",
+			l.kind, l.l.Count, l.l.P50, l.l.P99, l.l.Max, l.l.CalmCount, l.l.CalmP50, l.l.CalmP99)
+	}
+	if h := r.Hub; h != nil {
+		p("hub (%.2f of the feeds): %d subscriptions (%d verified, %d not), %d topics notified, %d fetched (%d failed tries), %d pushes accepted, %d tries failed, %d resent after a 2xx, %d given up; front: %d forwarded, %d tries at a serve that was down, %d answered 502",
+			r.HubShare, h.Subscriptions, h.Verified, h.Unverified, h.Publishes, h.Fetches, h.FetchRetries, h.Delivered, h.Retries, h.Resent, h.GaveUp,
+			h.Forwarded, h.FailedOver, h.Failed)
+	}
 	p("lag first seen by a poll → acceptance: p50 %.1f s, p99 %.1f s; calm: p50 %.1f s, p99 %.1f s (seen from feedmail's items table)",
 		r.SeenLagP50, r.SeenLagP99, r.SeenCalmP50, r.SeenCalmP99)
 	p("drain %s (%d penalized feeds made due); messages not expected %d, unreadable %d", r.Drained, r.PenaltyPokes, r.Unmatched, r.Unreadable)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/testkit/hubtest"
 	"github.com/feedmail/feedmail/internal/testkit/pgcluster"
 	"github.com/feedmail/feedmail/internal/testkit/proc"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
@@ -38,6 +39,9 @@ type chaos struct {
 	notes    []string
 	pubLogs  []string // each farm's publication log
 	farmOpts farmFaults
+	hub      *hubtest.Hub    // nil: no feed advertises a hub
+	front    *front          // the WebSub callbacks' host
+	pushed   map[string]bool // feed URL → it advertises the hub
 }
 
 // serveProc is one serve process slot: restarted in place after a kill.
@@ -128,6 +132,7 @@ func (c *chaos) startSinks(context.Context) error {
 func (c *chaos) startServes(ctx context.Context) error {
 	u, _ := url.Parse(c.s.cfg.DatabaseURL)
 	var secret [16]byte
+	var addrs []string
 	_, _ = rand.Read(secret[:])
 	for i := range c.cfg.Processes {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -136,14 +141,18 @@ func (c *chaos) startServes(ctx context.Context) error {
 		}
 		addr := ln.Addr().String()
 		_ = ln.Close()
+		addrs = append(addrs, addr)
 		name := "serve " + strconv.Itoa(i+1)
 		env := proc.Env(map[string]string{
 			"FEEDMAIL_DATABASE_URL": dbURL(u, c.s.dbName, c.s.appName), "FEEDMAIL_LISTEN": addr,
-			"FEEDMAIL_BASE_URL": "http://" + addr, "FEEDMAIL_FROM": "feedbench@bench.example",
+			"FEEDMAIL_BASE_URL": c.baseURL(addr), "FEEDMAIL_FROM": "feedbench@bench.example",
 			"FEEDMAIL_SECRET": hex.EncodeToString(secret[:]), "FEEDMAIL_ALLOW_PRIVATE_NETWORKS": "1",
 			"FEEDMAIL_ROLES": "web,poller,mailer,digest", "FEEDMAIL_SMTP_URL": "smtp://" + c.smtpFwd.Addr() + "?tls=none",
 			"FEEDMAIL_MAILDIR": filepath.Join(c.s.dir, "mail"+strconv.Itoa(i+1)), "FEEDMAIL_LOG_LEVEL": "info",
 		})
+		if c.front != nil {
+			c.front.setBackends(addrs)
+		}
 		sp := &serveProc{name: name, addr: addr, env: env}
 		c.serves = append(c.serves, sp)
 		if err := c.startServe(ctx, sp); err != nil {
@@ -151,7 +160,19 @@ func (c *chaos) startServes(ctx context.Context) error {
 		}
 	}
 	c.s.base = "http://" + c.serves[0].addr
+	if err := c.waitSubscribed(ctx); err != nil {
+		return err
+	}
 	return c.s.spread(ctx)
+}
+
+// baseURL is a serve's FEEDMAIL_BASE_URL: the callback front when there
+// is a hub (every serve names the same), else the serve's own address.
+func (c *chaos) baseURL(addr string) string {
+	if c.front != nil {
+		return "http://" + c.front.addr
+	}
+	return "http://" + addr
 }
 
 // startServe starts (or restarts) one serve and waits for its /healthz.

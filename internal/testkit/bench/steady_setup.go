@@ -16,6 +16,7 @@ import (
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/proc"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
+	"github.com/feedmail/feedmail/poller"
 )
 
 // steady is one steady run's world: the binaries, the database, the child
@@ -47,6 +48,8 @@ type steady struct {
 	// warmRetry polls again the feeds whose warm poll failed; bareFaults
 	// lets the bare loop meet the farms' faults (up to 10 % failed).
 	warmRetry, bareFaults bool
+	// warmHook, if set, also sees each poll of the warm start.
+	warmHook func(context.Context, poller.PollEvent)
 }
 
 // close undoes every step, last first: children stopped by pid, the
@@ -265,8 +268,9 @@ func (s *steady) spread(ctx context.Context) error {
 	}
 	step := s.cfg.Cadence.Seconds() / float64(n)
 	reason := "bench steady: spread after the warm start"
+	// A feed a WebSub subscription covers keeps its backup poll.
 	err := s.st.DB.WithContext(ctx).Exec(`UPDATE feeds SET next_poll_at = ?::timestamptz + make_interval(secs => ((id - ?) * ? % ?) * ?::float8),
-		poll_reason = ?`, s.t0, s.minID, p, n, step, reason).Error
+		poll_reason = ? WHERE websub_state <> 'active'`, s.t0, s.minID, p, n, step, reason).Error
 	if err != nil {
 		return fmt.Errorf("make the feeds due: %w", err)
 	}

@@ -60,7 +60,10 @@ func (s *steady) warmStart(ctx context.Context) error {
 		Store: st, Fetch: fc, Clock: clock.NewFake(now),
 		Log: s.cfg.Log.With("role", "warm-start poller"), Owner: fmt.Sprintf("bench-%d-warm-start", os.Getpid()),
 		Concurrency: Concurrency,
-		AfterPoll: func(_ context.Context, ev poller.PollEvent) {
+		AfterPoll: func(ctx context.Context, ev poller.PollEvent) {
+			if s.warmHook != nil {
+				s.warmHook(ctx, ev)
+			}
 			polls.Add(1)
 			mu.Lock()
 			statuses[ev.Report.Status]++

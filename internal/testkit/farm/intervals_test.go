@@ -107,3 +107,25 @@ func TestIntervalBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestHubAdvertised(t *testing.T) {
+	tests := []struct {
+		share float64
+		want  string // feeds 0..7: 1 advertises
+	}{
+		{0, "00000000"},
+		{0.5, "01010101"},
+		{0.25, "00010001"},
+		{1, "11111111"},
+		{0.75, "01110111"},
+	}
+	for _, tt := range tests {
+		got := ""
+		for i := range 8 {
+			got += map[bool]string{false: "0", true: "1"}[HubAdvertised(i, tt.share)]
+		}
+		if got != tt.want {
+			t.Errorf("share %v: %s, want %s", tt.share, got, tt.want)
+		}
+	}
+}

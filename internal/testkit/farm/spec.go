@@ -163,3 +163,17 @@ type Spec struct {
 	TrickleEvery time.Duration // Trickle: time between bytes, default 1 s
 	BombBytes    int64         // GzipBomb: inflated size, default 1 GiB
 }
+
+// HubAdvertised reports whether the i-th feed (from 0) of a farm whose
+// feeds advertise a hub in the proportion share (0–1) advertises it: the
+// advertising feeds are spread evenly (share 0.5: every second one), so a
+// farm and a bench that know i and share agree without talking.
+func HubAdvertised(i int, share float64) bool {
+	if share >= 1 {
+		return true
+	}
+	if share <= 0 || i < 0 {
+		return false
+	}
+	return int(float64(i+1)*share) > int(float64(i)*share)
+}
