@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -23,6 +24,7 @@ type marker struct {
 	o     *Outbox
 	rec   context.Context
 	limit int
+	pace  time.Duration
 	halt  context.CancelFunc // stops the transport's sending
 
 	mu         sync.Mutex
@@ -39,7 +41,7 @@ type marker struct {
 // startMarker returns a running marker committing with rec; halt cancels
 // the send it records.
 func (o *Outbox) startMarker(rec context.Context, halt context.CancelFunc) *marker {
-	m := &marker{o: o, rec: rec, limit: o.cfg.MaxUnmarked, halt: halt,
+	m := &marker{o: o, rec: rec, limit: o.cfg.MaxUnmarked, pace: o.cfg.MarkPace, halt: halt,
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go m.run()
 	return m
@@ -73,22 +75,39 @@ func (m *marker) accepted(ctx context.Context, mark store.SentMark) {
 	}
 }
 
-// run commits the waiting marks, batch after batch, until close.
+// run commits the waiting marks, batch after batch, until close. A commit
+// follows the previous one by at least pace unless limit marks wait (or
+// the marker closes): at low load a mark is committed at once, under load
+// the marks of pace batch into one statement instead of one commit each.
 func (m *marker) run() {
 	defer close(m.done)
+	var last time.Time
 	for {
 		m.mu.Lock()
-		batch, closing := m.waiting, m.closing
-		m.waiting = nil
-		if m.err != nil || (len(batch) == 0 && closing) {
-			m.mu.Unlock()
-			return
-		}
+		n, closing, failed := len(m.waiting), m.closing, m.err != nil
 		m.mu.Unlock()
-		if len(batch) == 0 {
+		switch {
+		case failed || (n == 0 && closing):
+			return
+		case n == 0:
 			<-m.wake
 			continue
+		case n < m.limit && !closing && time.Since(last) < m.pace:
+			// Real time: this paces database work, it is not a product
+			// time the clock would stand for.
+			t := time.NewTimer(m.pace - time.Since(last))
+			select {
+			case <-t.C:
+			case <-m.wake:
+			}
+			t.Stop()
+			continue
 		}
+		m.mu.Lock()
+		batch := m.waiting
+		m.waiting = nil
+		m.mu.Unlock()
+		last = time.Now()
 		err := m.o.markSent(m.rec, batch)
 		m.mu.Lock()
 		m.unrecorded -= len(batch)

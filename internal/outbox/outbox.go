@@ -64,7 +64,8 @@ const (
 	DefaultRetryFor     = 72 * time.Hour
 	DefaultBounceLimit  = 3
 	DefaultChunkSize    = 50
-	DefaultMaxUnmarked  = 4
+	DefaultMaxUnmarked  = 16
+	DefaultMarkPace     = 10 * time.Millisecond
 	// RetryBase and RetryCap shape the backoff after temporary failures.
 	RetryBase = time.Minute
 	RetryCap  = 6 * time.Hour
@@ -105,11 +106,15 @@ type OutboxConfig struct {
 	// they come, not per chunk.
 	ChunkSize int
 	// MaxUnmarked is how many accepted messages may wait for their record
-	// before the transport's connections hold back (default 4): at any
+	// before the transport's connections hold back (default 16): at any
 	// instant at most MaxUnmarked plus the messages on the wire (one per
 	// connection) are accepted and not yet recorded, which bounds what a
 	// crash can send twice, also while the database is away.
 	MaxUnmarked int
+	// MarkPace is the least time between two commits of marks unless
+	// MaxUnmarked wait (default 10 ms): under load the acceptances of
+	// that time share one statement; at low load each is committed at once.
+	MarkPace time.Duration
 	// HoldFor is the longest a paid email waits (for credits, or for a
 	// bouncing address) counted from when it was queued; RetryFor the
 	// longest temporary failures are retried; BounceLimit the consecutive
@@ -173,6 +178,7 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 	setDefault(&cfg.Workers, 2)
 	setDefault(&cfg.ChunkSize, DefaultChunkSize)
 	setDefault(&cfg.MaxUnmarked, DefaultMaxUnmarked)
+	setDefault(&cfg.MarkPace, DefaultMarkPace)
 	setDefault(&cfg.HoldFor, DefaultHoldFor)
 	setDefault(&cfg.RetryFor, DefaultRetryFor)
 	setDefault(&cfg.BounceLimit, DefaultBounceLimit)
