@@ -243,6 +243,14 @@ func WithDKIM(t Transport, d *DKIMSigner) Transport {
 // Send signs msgs and delivers those that could be signed.
 func (s *signingTransport) Send(ctx context.Context, msgs []*mail.Msg) []error {
 	out := make([]error, len(msgs))
+	s.SendEach(ctx, msgs, func(i int, err error) { out[i] = err })
+	return out
+}
+
+// SendEach signs msgs and delivers those that could be signed by the
+// transport it wraps, reporting each result as that transport does
+// ([EachSender]).
+func (s *signingTransport) SendEach(ctx context.Context, msgs []*mail.Msg, report func(i int, err error)) {
 	var send []*mail.Msg
 	var at []int
 	for i, m := range msgs {
@@ -251,15 +259,12 @@ func (s *signingTransport) Send(ctx context.Context, msgs []*mail.Msg) []error {
 			continue
 		}
 		if err := s.dkim.Sign(m); err != nil {
-			out[i] = temporary(err, "not sent: %v", err)
+			report(i, temporary(err, "not sent: %v", err))
 			continue
 		}
 		send, at = append(send, m), append(at, i)
 	}
 	if len(send) > 0 {
-		for j, err := range s.Transport.Send(ctx, send) {
-			out[at[j]] = err
-		}
+		SendEach(ctx, s.Transport, send, func(j int, err error) { report(at[j], err) })
 	}
-	return out
 }

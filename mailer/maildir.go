@@ -81,14 +81,20 @@ func (d *Maildir) Dir() string { return d.dir }
 // Send stores each message; see Transport.
 func (d *Maildir) Send(ctx context.Context, msgs []*mail.Msg) []error {
 	errs := make([]error, len(msgs))
+	d.SendEach(ctx, msgs, func(i int, err error) { errs[i] = err })
+	return errs
+}
+
+// SendEach stores msgs one by one and reports each result once its file
+// is in new/ ([EachSender]).
+func (d *Maildir) SendEach(ctx context.Context, msgs []*mail.Msg, report func(i int, err error)) {
 	for i, m := range msgs {
 		if err := ctx.Err(); err != nil {
-			errs[i] = temporary(err, "maildir: not stored: %v", err)
+			report(i, temporary(err, "maildir: not stored: %v", err))
 			continue
 		}
-		errs[i] = d.deliver(m)
+		report(i, d.deliver(m))
 	}
-	return errs
 }
 
 // Close does nothing: a Maildir holds no resources between sends.

@@ -113,8 +113,16 @@ func (t *SMTPTransport) Stats() SMTPStats {
 // result per message.
 func (t *SMTPTransport) Send(ctx context.Context, msgs []*mail.Msg) []error {
 	errs := make([]error, len(msgs))
+	t.SendEach(ctx, msgs, func(i int, err error) { errs[i] = err })
+	return errs
+}
+
+// SendEach delivers msgs over up to Pool connections in parallel and
+// reports each result as its reply comes ([EachSender]); a connection
+// takes its next message only after report returned.
+func (t *SMTPTransport) SendEach(ctx context.Context, msgs []*mail.Msg, report func(i int, err error)) {
 	if len(msgs) == 0 {
-		return errs
+		return
 	}
 	var next atomic.Int64
 	take := func() int { return int(next.Add(1) - 1) }
@@ -125,23 +133,23 @@ func (t *SMTPTransport) Send(ctx context.Context, msgs []*mail.Msg) []error {
 			c, err := t.acquire(ctx)
 			if err != nil {
 				for i := take(); i < len(msgs); i = take() {
-					errs[i] = err
+					report(i, err)
 				}
 				return
 			}
 			defer t.release(c)
 			for i := take(); i < len(msgs); i = take() {
-				errs[i] = t.sendOne(ctx, c, msgs[i])
-				if errs[i] == nil {
+				err := t.sendOne(ctx, c, msgs[i])
+				if err == nil {
 					t.accepted.Add(1)
 				} else {
 					t.failed.Add(1)
 				}
+				report(i, err)
 			}
 		})
 	}
 	wg.Wait()
-	return errs
 }
 
 // acquire takes a connection slot from the pool.

@@ -24,6 +24,30 @@ type Transport interface {
 	Close() error
 }
 
+// EachSender is a Transport that reports each message's result as soon as
+// it is known (an SMTP server's reply), not all at the end: a caller can
+// record an acceptance while the rest is still on the wire. report gets
+// the message's index and its result as Send would give it; it may be
+// called from several goroutines at once, and may block: the connection
+// that delivered the message hands no further message over until it
+// returns (a caller's back-pressure). SendEach returns after the last
+// report.
+type EachSender interface {
+	SendEach(ctx context.Context, msgs []*mail.Msg, report func(i int, err error))
+}
+
+// SendEach delivers msgs by t and reports each result: as it comes when t
+// is an [EachSender], otherwise in order once t.Send returns.
+func SendEach(ctx context.Context, t Transport, msgs []*mail.Msg, report func(i int, err error)) {
+	if e, ok := t.(EachSender); ok {
+		e.SendEach(ctx, msgs, report)
+		return
+	}
+	for i, err := range t.Send(ctx, msgs) {
+		report(i, err)
+	}
+}
+
 var (
 	// ErrTemporary classifies a failure worth retrying: SMTP 4xx, a dropped
 	// connection, a timeout or cancelled context, a full disk, a rate limit

@@ -34,7 +34,7 @@ func TestOutboxRecipientRateIsTheReaders(t *testing.T) {
 	fx, ctx := newFixture(t), context.Background()
 	// One message per chunk: a domain pause after the first refusal would
 	// put every later email back.
-	ob := fx.outbox(smtpTo(t, srv, "pool=1"), "w1", func(c *OutboxConfig) { c.MarkEvery = 1 })
+	ob := fx.outbox(smtpTo(t, srv, "pool=1"), "w1", func(c *OutboxConfig) { c.ChunkSize = 1 })
 	var users []*store.User
 	var subs []*store.Subscription
 	var rows []*store.OutboxRow

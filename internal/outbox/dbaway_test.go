@@ -2,9 +2,11 @@ package outbox
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +66,69 @@ func TestOutboxDatabaseAwayAfterClaim(t *testing.T) {
 	fx.s.DB.Model(&store.OutboxRow{}).Where("state = ?", store.OutboxSent).Count(&sent)
 	if e := fx.entries(user); sent != emails || e[store.LedgerCharge] != emails || fx.balance(user) != 10-emails {
 		t.Errorf("%d rows sent (want %d), ledger %v, balance %d (want %d charges)", sent, emails, e, fx.balance(user), emails)
+	}
+}
+
+// TestOutboxDatabaseAwayHoldsTheSend loses the database (every connection
+// cut, new ones refused for three seconds) as the server accepts the 5th
+// of 20 emails. The marks of what the server accepts can no longer be
+// recorded, so the outbox must stop handing emails over until they are: a
+// kill while the database is away would send every accepted, unrecorded
+// email twice. During the cut the server may get at most the emails whose
+// marks may wait plus one per connection; once the database is back
+// everything goes out, each exactly once, marked sent and charged once.
+func TestOutboxDatabaseAwayHoldsTheSend(t *testing.T) {
+	const emails, pool, maxUnmarked, cutAt, cutFor = 20, 2, 2, 5, 3 * time.Second
+	clk := clock.NewFake(t0)
+	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := dbproxy.Start(t, u.Host)
+	cut := storetest.OpenDSN(t, px.Through(t, dsn), storetest.Options{Clock: clk})
+	fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
+	var mu sync.Mutex
+	var arrivals []time.Time
+	var cutEnd time.Time
+	srv := smtptest.StartT(t, smtptest.Options{BeforeAccept: func() {
+		mu.Lock()
+		defer mu.Unlock()
+		arrivals = append(arrivals, time.Now())
+		if len(arrivals) == cutAt {
+			px.Cut(cutFor)
+			cutEnd = time.Now().Add(cutFor)
+		}
+	}})
+	user, sub := fx.user("away@example.net", emails)
+	for range emails {
+		fx.queueItem(user, sub)
+	}
+	o := fx.outbox(smtpTo(t, srv, fmt.Sprintf("pool=%d", pool)), "cut-off", func(cfg *OutboxConfig) {
+		cfg.Store, cfg.MaxUnmarked = cut, maxUnmarked
+	})
+	if n, err := o.SendDue(context.Background()); n != emails || err != nil {
+		t.Fatalf("the pass through the cut: claimed %d (want %d), %v", n, emails, err)
+	}
+	mu.Lock()
+	during := 0
+	for _, at := range arrivals[cutAt:] {
+		if at.Before(cutEnd) {
+			during++
+		}
+	}
+	mu.Unlock()
+	t.Logf("%d emails handed over while the database was away", during)
+	if during > maxUnmarked+pool {
+		t.Errorf("%d emails handed over while the database was away, want at most %d (MaxUnmarked + connections)",
+			during, maxUnmarked+pool)
+	}
+	counts := byMessageID(srv)
+	var sent int64
+	fx.s.DB.Model(&store.OutboxRow{}).Where("state = ?", store.OutboxSent).Count(&sent)
+	if e := fx.entries(user); len(counts) != emails || duplicates(counts) != 0 || sent != emails || e[store.LedgerCharge] != emails {
+		t.Errorf("%d distinct emails arrived, %d twice, %d rows sent, ledger %v; want %d, none twice, %d, %d charges",
+			len(counts), duplicates(counts), sent, e, emails, emails, emails)
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 )
 
 // mailWay is email as a way out of the outbox (way.go): rows are
-// rendered to messages, handed to the Transport in chunks of MarkEvery
-// (sendAll), each chunk recorded before the next, and a failure is judged
+// rendered to messages, handed to the Transport in chunks of ChunkSize
+// (sendAll), each acceptance recorded as it comes (marker.go), and a failure is judged
 // by its SMTP reply (settleMail, package bounce), pausing the destination
 // domain for the sender's own problems (destinations.go). Paid
 // email to an address marked bouncing waits.
@@ -75,16 +75,20 @@ func (w *mailWay) render(ctx context.Context, j *job, in *renderInput) error {
 	return o.setReturnPath(j)
 }
 
-// sendAll sends in chunks of MarkEvery and records each chunk's accepted
-// mail before the next goes out: a crash between acceptance and recording
-// can duplicate at most one chunk, not the whole batch. Email to a domain
-// a chunk got paused waits for the pause instead of being sent. It
-// returns the rows to give back unsent, and whether ctx stopped the
-// sending.
+// sendAll sends in chunks of ChunkSize while a marker (marker.go) records
+// each accepted email as its reply comes: a crash between acceptance and
+// recording duplicates only the few emails whose marks were waiting, and
+// while marks cannot be recorded no further email is handed over. Between
+// chunks the failures are judged, and email to a domain a chunk got paused
+// waits for the pause instead of being sent. It returns the rows to give
+// back unsent, and whether ctx stopped the sending.
 func (o *Outbox) sendAll(ctx, rec context.Context, send []*job, ds *destinations) (release []int64, stopped bool, err error) {
-	for from := 0; from < len(send); from += o.cfg.MarkEvery {
-		chunk := send[from:min(from+o.cfg.MarkEvery, len(send))]
-		if stopped = stopped || ctx.Err() != nil; stopped {
+	sendCtx, halt := context.WithCancel(ctx)
+	defer halt()
+	m := o.startMarker(rec, halt)
+	for from := 0; from < len(send); from += o.cfg.ChunkSize {
+		chunk := send[from:min(from+o.cfg.ChunkSize, len(send))]
+		if stopped = stopped || ctx.Err() != nil; stopped || m.failed() != nil {
 			for _, j := range chunk {
 				release = append(release, j.row.ID)
 			}
@@ -94,37 +98,54 @@ func (o *Outbox) sendAll(ctx, rec context.Context, send []*job, ds *destinations
 			continue
 		}
 		var back []int64
-		back, stopped, err = o.sendChunk(ctx, rec, chunk, ds)
-		if err != nil {
-			return nil, stopped, err
-		}
+		back, stopped = o.sendChunk(sendCtx, ctx, rec, chunk, ds, m)
 		release = append(release, back...)
+	}
+	if err := m.close(); err != nil {
+		return nil, stopped, err
 	}
 	return release, stopped, nil
 }
 
-// sendChunk hands one chunk to the transport, settles its failures and
-// marks its accepted rows sent. It returns the rows to give back (not sent
-// because ctx ended), whether ctx ended, and a recording error.
-func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job, ds *destinations) (release []int64, stopped bool, err error) {
+// sendChunk hands one chunk to the transport, giving each acceptance to m
+// as it comes, then settles the chunk's failures. sendCtx is the send
+// (cancelled when m stops); ctx the pass's. It returns the rows to give
+// back (not sent because ctx ended) and whether ctx ended; after m stopped
+// it settles nothing (sendAll returns m's error).
+func (o *Outbox) sendChunk(sendCtx, ctx, rec context.Context, chunk []*job, ds *destinations, m *marker) (release []int64, stopped bool) {
 	msgs := make([]*mail.Msg, len(chunk))
 	for i, j := range chunk {
 		msgs[i] = j.msg
 	}
 	began := o.cfg.Clock.Now()
-	results := o.cfg.Transport.Send(ctx, msgs)
+	results := make([]error, len(chunk))
+	mailer.SendEach(sendCtx, o.cfg.Transport, msgs, func(i int, err error) {
+		if results[i] = err; err != nil {
+			return
+		}
+		j := chunk[i]
+		if o.dies("accepted") {
+			m.crash()
+			return
+		}
+		o.count(j.row.Kind, "sent")
+		m.accepted(sendCtx, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: j.msg.GetMessageID()})
+	})
 	if o.dies("sent") {
-		return nil, false, errCrashed
+		m.crash()
+	}
+	if m.failed() != nil {
+		return nil, false
 	}
 	stopped = ctx.Err() != nil
-	var marks []store.SentMark
 	var failed []failure
+	sent, kinds := 0, map[string]int{}
 	for i, j := range chunk {
 		err := results[i]
 		switch {
 		case err == nil:
-			marks = append(marks, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: j.msg.GetMessageID()})
-			o.count(j.row.Kind, "sent")
+			sent++
+			kinds[j.row.Kind]++
 		case stopped && !errors.Is(err, mailer.ErrPermanent):
 			release = append(release, j.row.ID)
 		default:
@@ -132,21 +153,12 @@ func (o *Outbox) sendChunk(ctx, rec context.Context, chunk []*job, ds *destinati
 		}
 	}
 	o.settleFailures(rec, failed, ds)
-	if err := o.markSent(rec, marks); err != nil {
-		return nil, stopped, err
-	}
 	o.clearDestinations(rec, chunk, results, ds, began)
-	if len(marks) > 0 {
-		kinds := map[string]int{}
-		for i, j := range chunk {
-			if results[i] == nil {
-				kinds[j.row.Kind]++
-			}
-		}
-		o.cfg.Log.Info("emails sent", "count", len(marks), "item", kinds[store.KindItem], "digest", kinds[store.KindDigest],
+	if sent > 0 {
+		o.cfg.Log.Info("emails sent", "count", sent, "item", kinds[store.KindItem], "digest", kinds[store.KindDigest],
 			"notice", kinds[store.KindNotice])
 	}
-	return release, stopped, nil
+	return release, stopped
 }
 
 // settleMail is email's judgement of failed rows: each failure is judged

@@ -29,8 +29,10 @@ import (
 // (process.go), each row by its way out (way.go: email or
 // a channel): hold paid rows to bouncing addresses, render
 // (render.go), charge paid rows before anything is sent and hold
-// those the balance cannot cover, send in chunks of MarkEvery recording
-// each chunk before the next, then settle each failure by its cause
+// those the balance cannot cover, send in chunks of ChunkSize recording
+// each acceptance as its reply comes (marker.go: group commits, and no
+// further email handed over while more than MaxUnmarked acceptances wait
+// for theirs), then settle each failure by its cause
 // (judge.go, retry.go): retry temporary ones with backoff,
 // fail permanent ones, counting a hard bounce only for a dead address, and
 // put the sender's own problems back behind a pause of their destination
@@ -61,7 +63,9 @@ const (
 	DefaultHoldFor      = 30 * 24 * time.Hour
 	DefaultRetryFor     = 72 * time.Hour
 	DefaultBounceLimit  = 3
-	DefaultMarkEvery    = 50
+	DefaultChunkSize    = 50
+	DefaultMaxUnmarked  = 16
+	DefaultMarkPace     = 10 * time.Millisecond
 	// RetryBase and RetryCap shape the backoff after temporary failures.
 	RetryBase = time.Minute
 	RetryCap  = 6 * time.Hour
@@ -96,10 +100,21 @@ type OutboxConfig struct {
 	// Workers is how many passes Run keeps going at once (default 2, so
 	// one batch is sent while the next is claimed and rendered).
 	Workers int
-	// MarkEvery is how many messages are handed to the transport at once
-	// before their outcome is recorded (default 50): the most a crash right
-	// after the server accepted them can send twice.
-	MarkEvery int
+	// ChunkSize is how many messages are handed to the transport at once
+	// (default 50); between chunks the failures are judged and email to a
+	// destination paused meanwhile waits. Acceptances are recorded as
+	// they come, not per chunk.
+	ChunkSize int
+	// MaxUnmarked is how many accepted messages may wait for their record
+	// before the transport's connections hold back (default 16): at any
+	// instant at most MaxUnmarked plus the messages on the wire (one per
+	// connection) are accepted and not yet recorded, which bounds what a
+	// crash can send twice, also while the database is away.
+	MaxUnmarked int
+	// MarkPace is the least time between two commits of marks unless
+	// MaxUnmarked wait (default 10 ms): under load the acceptances of
+	// that time share one statement; at low load each is committed at once.
+	MarkPace time.Duration
 	// HoldFor is the longest a paid email waits (for credits, or for a
 	// bouncing address) counted from when it was queued; RetryFor the
 	// longest temporary failures are retried; BounceLimit the consecutive
@@ -134,7 +149,8 @@ type Outbox struct {
 	lastDepth  time.Time
 
 	// crash, when set (tests), is asked at each step of a pass ("claimed",
-	// "charged", "sent"); true stops the pass there without recording
+	// "charged", "accepted" for each email the server accepted, from the
+	// transport's goroutines, "sent" after each chunk); true stops the pass there without recording
 	// anything, as a process dying at that point would.
 	crash func(step string) bool
 }
@@ -160,7 +176,9 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 	setDefault(&cfg.Lease, DefaultLease)
 	setDefault(&cfg.PollInterval, DefaultPollInterval)
 	setDefault(&cfg.Workers, 2)
-	setDefault(&cfg.MarkEvery, DefaultMarkEvery)
+	setDefault(&cfg.ChunkSize, DefaultChunkSize)
+	setDefault(&cfg.MaxUnmarked, DefaultMaxUnmarked)
+	setDefault(&cfg.MarkPace, DefaultMarkPace)
 	setDefault(&cfg.HoldFor, DefaultHoldFor)
 	setDefault(&cfg.RetryFor, DefaultRetryFor)
 	setDefault(&cfg.BounceLimit, DefaultBounceLimit)

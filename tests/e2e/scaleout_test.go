@@ -67,10 +67,11 @@ import (
 //     variable such as FEEDMAIL_LEASE_SCALE, or FEEDMAIL_POLL_LEASE /
 //     FEEDMAIL_OUTBOX_LEASE / FEEDMAIL_DIGEST_LEASE read in
 //     cmd/feedmail/role_*.go, would let the test use short real leases.
-//   - Duplicates: the mailer records accepted mail every 50 messages
-//     (outbox.DefaultMarkEvery), so a process killed between the server's
-//     "250 OK" and that record has its rows sent again by another process
-//     after the lease: the design's one allowed duplicate. The test allows
+//   - Duplicates: the mailer records each accepted email as its "250 OK"
+//     comes (group commits; at most outbox.DefaultMaxUnmarked waiting plus
+//     one per SMTP connection), so a process killed between the 250 and
+//     that record has those few rows sent again by another process after
+//     the lease: the design's one allowed duplicate. The test allows
 //     a duplicate only for an outbox row the killed process held when it
 //     died, and reports how many there were.
 func TestScaleOutKill9(t *testing.T) {

@@ -35,5 +35,23 @@ func (s *Switch) Send(ctx context.Context, msgs []*mail.Msg) []error {
 	return t.Send(ctx, msgs)
 }
 
+// SendEach forwards msgs to the transport set last, reporting each result
+// as it comes when that transport can (mailer.EachSender), else in order
+// once its Send returns.
+func (s *Switch) SendEach(ctx context.Context, msgs []*mail.Msg, report func(i int, err error)) {
+	s.mu.Lock()
+	t := s.cur
+	s.mu.Unlock()
+	if e, ok := t.(interface {
+		SendEach(context.Context, []*mail.Msg, func(int, error))
+	}); ok {
+		e.SendEach(ctx, msgs, report)
+		return
+	}
+	for i, err := range t.Send(ctx, msgs) {
+		report(i, err)
+	}
+}
+
 // Close does nothing.
 func (s *Switch) Close() error { return nil }
