@@ -27,11 +27,17 @@ func (p *Poller) PollDue(ctx context.Context) (n int, err error) {
 // first (a backlog: an import's first polls, feeds late after downtime),
 // and stops claiming after limit feeds, so that a backlog that takes
 // minutes does not keep the next pass, and the feeds coming due meanwhile,
-// waiting.
+// waiting. The recent feeds get at most all but 1/backlogShare of limit
+// when a backlog waits: on a machine too small for its feeds they would
+// otherwise fill every pass and the backlog would never be polled.
 type passBounds struct {
 	recent time.Time // zero: oldest first from the start
 	limit  int       // 0: no limit
 }
+
+// backlogShare: a bounded pass keeps at least 1/backlogShare of its limit
+// for the backlog (see passBounds).
+const backlogShare = 4
 
 // startPass starts a pass over the feeds due at now within b (claimLoop)
 // and returns at once. Its workers share the poller's Config.Concurrency
@@ -76,14 +82,21 @@ func (p *Poller) startPass(ctx context.Context, now time.Time, b passBounds) *ru
 // claimLoop claims the pass's feeds and hands them to the workers (jobs),
 // counting them in ps. n counts the feeds claimed; next is where the next
 // pass's recent claims should start: now, or where this pass's recent
-// claims stopped when the limit cut them short.
+// claims stopped when the limit (or the backlog's share of it) cut them
+// short.
 func (p *Poller) claimLoop(ctx context.Context, now time.Time, b passBounds, free *slots, jobs chan<- claimedFeed, ps *runningPass) (n int, next time.Time, err error) {
 	// A claim waits until half a batch of slots is free (all of them at
 	// first), so that claims stay large (their cost is mostly per claim)
 	// while the other half keeps the workers busy.
 	low := max(p.cfg.Batch/2, 1)
 	after, recent := b.recent, !b.recent.IsZero() // where the next claim starts (see store.ClaimDueFeeds)
+	recentDone := !recent                         // no recent claims wanted, or none left
+	var shared bool                               // the backlog has had its turn
+	var resume time.Time                          // where the recent claims paused for it
 	for ctx.Err() == nil && (b.limit <= 0 || n < b.limit) {
+		if recent && !shared && b.limit > 0 && n >= b.limit-b.limit/backlogShare {
+			shared, resume, recent, after = true, after, false, time.Time{}
+		}
 		want, werr := free.take(ctx, low)
 		if werr != nil {
 			return n, now, nil
@@ -108,14 +121,21 @@ func (p *Poller) claimLoop(ctx context.Context, now time.Time, b passBounds, fre
 		if len(feeds) < want {
 			// Claims take the oldest due feeds first: a short batch means
 			// nothing else is due at now (from after on).
-			if !recent {
+			switch {
+			case recent:
+				recentDone, recent, after = true, false, time.Time{} // now the backlog, oldest first
+			case !recentDone:
+				recent, after = true, resume // the backlog is done: back to the recent feeds
+			default:
 				return n, now, nil
 			}
-			recent, after = false, time.Time{} // now the backlog, oldest first
 		}
 	}
-	if recent {
+	switch {
+	case recent:
 		return n, after, nil
+	case !recentDone:
+		return n, resume, nil
 	}
 	return n, now, nil
 }

@@ -156,13 +156,18 @@ func (o *Outbox) issueContent(ctx context.Context, row *store.OutboxRow) (*store
 // deliverChannels delivers the channel jobs of a pass: one target's at a
 // time in order (a service rate-limits per target), channelParallel
 // targets at once. A target that asks to slow down gets its remaining
-// deliveries of this pass retried with it. It settles the failures,
-// records the deliveries made, and returns the rows to give back because
-// ctx ended, whether it ended, and a recording error.
+// deliveries of this pass retried with it. Each delivery made is handed to
+// a marker (marker.go) as its 2xx comes, so a crash resends only the few
+// whose marks were waiting, as for email. It settles the failures and
+// returns the rows to give back because ctx ended, whether it ended, and
+// a recording error.
 func (o *Outbox) deliverChannels(ctx, rec context.Context, js []*job) (release []int64, stopped bool, err error) {
 	if len(js) == 0 {
 		return nil, false, nil
 	}
+	sendCtx, halt := context.WithCancel(ctx)
+	defer halt()
+	m := o.startMarker(rec, halt)
 	results := make([]error, len(js))
 	groups := map[string][]int{}
 	var order []string
@@ -179,21 +184,23 @@ func (o *Outbox) deliverChannels(ctx, rec context.Context, js []*job) (release [
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			o.deliverGroup(ctx, js, groups[k], results)
+			o.deliverGroup(sendCtx, js, groups[k], results, m)
 		})
 	}
 	wg.Wait()
 	if o.dies("sent") {
-		return nil, false, errCrashed
+		m.crash()
+	}
+	if err := m.close(); err != nil {
+		return nil, false, err
 	}
 	stopped = ctx.Err() != nil
-	var marks []store.SentMark
 	var failed []failure
+	sent := 0
 	for i, j := range js {
 		switch err := results[i]; {
 		case err == nil:
-			marks = append(marks, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: DeliveryID(j.row), Channel: j.row.Channel})
-			o.count(j.row.Kind, "sent")
+			sent++
 		case stopped && !errors.As(err, new(*channelError)):
 			release = append(release, j.row.ID)
 		default:
@@ -201,19 +208,17 @@ func (o *Outbox) deliverChannels(ctx, rec context.Context, js []*job) (release [
 		}
 	}
 	o.settleFailures(rec, failed, nil)
-	if err := o.markSent(rec, marks); err != nil {
-		return nil, stopped, err
-	}
-	if len(marks) > 0 {
-		o.cfg.Log.Info("deliveries made", "count", len(marks))
+	if sent > 0 {
+		o.cfg.Log.Info("deliveries made", "count", sent)
 	}
 	return release, stopped, nil
 }
 
 // deliverGroup delivers the jobs at idx (one target's) in order, each
-// result to results. After a failure the channel judges worth a retry,
-// the rest are not tried in this pass: they fail with the same verdict.
-func (o *Outbox) deliverGroup(ctx context.Context, js []*job, idx []int, results []error) {
+// result to results and each delivery made to m. After a failure the
+// channel judges worth a retry, the rest are not tried in this pass: they
+// fail with the same verdict.
+func (o *Outbox) deliverGroup(ctx context.Context, js []*job, idx []int, results []error, m *marker) {
 	var slow *channelError
 	for _, i := range idx {
 		j := js[i]
@@ -225,6 +230,12 @@ func (o *Outbox) deliverGroup(ctx context.Context, js []*job, idx []int, results
 		default:
 			err := j.ch.Deliver(ctx, o.cfg.HTTP, j.req)
 			if err == nil {
+				if o.dies("accepted") {
+					m.crash()
+					continue
+				}
+				o.count(j.row.Kind, "sent")
+				m.accepted(ctx, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: DeliveryID(j.row), Channel: j.row.Channel})
 				continue
 			}
 			if ctx.Err() != nil {
