@@ -30,15 +30,7 @@ import (
 // each exactly once and charged once.
 func TestOutboxDatabaseAwayAfterClaim(t *testing.T) {
 	const emails = 5
-	clk := clock.NewFake(t0)
-	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := dbproxy.Start(t, u.Host)
-	cut := storetest.OpenDSN(t, px.Through(t, dsn), storetest.Options{Clock: clk})
-	fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
+	fx, cut, px := proxiedFixture(t)
 	srv := smtptest.StartT(t, smtptest.Options{})
 	user, sub := fx.user("away@example.net", 10)
 	for range emails {
@@ -51,7 +43,7 @@ func TestOutboxDatabaseAwayAfterClaim(t *testing.T) {
 		}
 		return false
 	}
-	_, err = a.SendDue(context.Background())
+	_, err := a.SendDue(context.Background())
 	t.Logf("the pass that lost the database: %v", err)
 
 	// Inside the lease: the rows are back in the queue for anyone.
@@ -79,15 +71,7 @@ func TestOutboxDatabaseAwayAfterClaim(t *testing.T) {
 // everything goes out, each exactly once, marked sent and charged once.
 func TestOutboxDatabaseAwayHoldsTheSend(t *testing.T) {
 	const emails, pool, maxUnmarked, cutAt, cutFor = 20, 2, 2, 5, 3 * time.Second
-	clk := clock.NewFake(t0)
-	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := dbproxy.Start(t, u.Host)
-	cut := storetest.OpenDSN(t, px.Through(t, dsn), storetest.Options{Clock: clk})
-	fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
+	fx, cut, px := proxiedFixture(t)
 	var mu sync.Mutex
 	var arrivals []time.Time
 	var cutEnd time.Time
@@ -138,15 +122,7 @@ func TestOutboxDatabaseAwayHoldsTheSend(t *testing.T) {
 // waiting and one when it is back, with the wait in /metrics — not an
 // error line per failed pass.
 func TestOutboxRunLogsDatabaseAwayOnce(t *testing.T) {
-	clk := clock.NewFake(t0)
-	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := dbproxy.Start(t, u.Host)
-	cut := storetest.OpenDSN(t, px.Through(t, dsn), storetest.Options{Clock: clk})
-	fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
+	fx, cut, px := proxiedFixture(t)
 	srv := smtptest.StartT(t, smtptest.Options{})
 	var logs testutil.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -196,4 +172,20 @@ func metricValue(t *testing.T, c prometheus.Collector) float64 {
 		return d.Gauge.GetValue()
 	}
 	return d.Counter.GetValue()
+}
+
+// proxiedFixture returns a fixture on a fresh Postgres database, a second
+// handle on that database through a proxy (the process whose database
+// goes away) and the proxy that cuts it.
+func proxiedFixture(t *testing.T) (*fixture, *store.Store, *dbproxy.Proxy) {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	dsn := storetest.FreshDSN(t, storetest.PostgresURL(t))
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := dbproxy.Start(t, u.Host)
+	cut := storetest.OpenDSN(t, px.Through(t, dsn), storetest.Options{Clock: clk})
+	return newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk), cut, px
 }
