@@ -73,6 +73,8 @@ type Server struct {
 	srv    *http.Server
 	url    string
 
+	mu        sync.Mutex    // guards closed and hangs.Add against Close's Wait
+	closed    bool          // set by Close: no new hang starts
 	done      chan struct{} // closed by Close: hangs end
 	closeOnce sync.Once
 	hangs     sync.WaitGroup
@@ -136,7 +138,10 @@ func (s *Server) Counts() Counts {
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
 		close(s.done)
+		s.mu.Unlock()
 		err = s.srv.Close()
 		s.hangs.Wait()
 	})
@@ -163,7 +168,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch s.dice.roll() {
 	case faultTimeout:
-		s.timedOut.Add(1)
 		s.hang(r.Context())
 		cutOff(w)
 		return
@@ -196,11 +200,20 @@ func (s *Server) check(body []byte, h http.Header) error {
 	return s.verify.Verify(body, h)
 }
 
-// hang waits TimeoutBy, or less when the client gives up or the server
-// closes.
+// hang counts a timeout and waits TimeoutBy, or less when the client gives
+// up or the server closes. The count comes after the hang is registered,
+// so Close, once it sees the count, waits for it (never Add during Wait).
 func (s *Server) hang(ctx context.Context) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.timedOut.Add(1)
+		return
+	}
 	s.hangs.Add(1)
+	s.mu.Unlock()
 	defer s.hangs.Done()
+	s.timedOut.Add(1)
 	t := time.NewTimer(s.opts.TimeoutBy)
 	defer t.Stop()
 	select {

@@ -90,6 +90,8 @@ type Hub struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	wmu    sync.Mutex // guards closed and wg.Add against Close's Wait
+	closed bool       // set by Close: no new work starts
 
 	mu     sync.Mutex
 	subs   map[string]map[string]sub // topic → callback → subscription
@@ -119,6 +121,9 @@ func (h *Hub) URL() string { return h.url }
 // Close stops taking requests, abandons the pending retries and waits for
 // the work under way to end.
 func (h *Hub) Close() error {
+	h.wmu.Lock()
+	h.closed = true
+	h.wmu.Unlock()
 	err := h.srv.Close()
 	h.cancel()
 	h.wg.Wait()
@@ -178,8 +183,14 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// goWork runs fn on its own goroutine under the hub's context.
+// goWork runs fn on its own goroutine under the hub's context; once
+// Close has begun it drops fn, so no Add races Close's Wait.
 func (h *Hub) goWork(fn func(context.Context)) {
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	if h.closed {
+		return
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
