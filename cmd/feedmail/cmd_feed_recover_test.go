@@ -12,13 +12,16 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
-// moveRSS is an RSS document with posts first..last.
+// moveRSS is an RSS document with posts first..last, a day apart and
+// recent (post n is 10-n days old), so that the feed is never stale by the
+// real clock the commands run on.
 func moveRSS(first, last int) string {
+	base := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -10).Add(9 * time.Hour)
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0"?><rss version="2.0"><channel><title>Blog</title><link>http://blog.example/</link>`)
 	for i := last; i >= first; i-- {
 		fmt.Fprintf(&b, `<item><title>Post %d</title><guid>post-%d</guid><pubDate>%s</pubDate></item>`,
-			i, i, time.Date(2026, 11, i, 9, 0, 0, 0, time.UTC).Format(time.RFC1123Z))
+			i, i, base.AddDate(0, 0, i).Format(time.RFC1123Z))
 	}
 	b.WriteString(`</channel></rss>`)
 	return b.String()
