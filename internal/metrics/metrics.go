@@ -21,26 +21,27 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	Polls             *prometheus.CounterVec // outcome, status
-	PollSeconds       prometheus.Histogram   // time to full response
-	Items             *prometheus.CounterVec // result (new, ignored), rule
-	Emails            *prometheus.CounterVec // kind, result (sent, retry, failed, held)
-	DigestsSent       prometheus.Counter     // digest issues queued
-	CreditsCharged    prometheus.Counter     // credits taken by sent mail
-	WebSub            *prometheus.CounterVec // event
-	ESPNotices        *prometheus.CounterVec // provider, outcome
-	HTTPRequests      *prometheus.CounterVec // route, code
-	QueueDepth        *prometheus.GaugeVec   // queue (due_feeds, outbox, held)
-	FeedRecovery      *prometheus.GaugeVec   // state (ailing, frozen, dead, moved, offered, accepted)
-	Inbound           *prometheus.CounterVec // kind, severity
-	SenderFailures    *prometheus.CounterVec // reason: emails refused for the sender's own sake
-	PollLag           prometheus.Histogram   // how late a due poll started against its next_poll_at
-	DBStatements      prometheus.Counter     // SQL statements and BEGIN/COMMIT/ROLLBACK sent
-	TakenOver         *prometheus.CounterVec // kind: leased work taken over from a holder whose lease ran out
-	DatabaseWait      *prometheus.CounterVec // role: seconds a role's loop waited for an unreachable database
-	DatabaseUp        prometheus.Gauge       // 0 while a role of this process waits for the database
-	SendFailures      *prometheus.CounterVec // channel, cause: failed sends by what went wrong
-	PollFetchFailures *prometheus.CounterVec // kind: polls that got no answer, by the fetcher's kind
+	Polls               *prometheus.CounterVec // outcome, status
+	PollSeconds         prometheus.Histogram   // time to full response
+	Items               *prometheus.CounterVec // result (new, ignored), rule
+	Emails              *prometheus.CounterVec // kind, result (sent, retry, failed, held)
+	DigestsSent         prometheus.Counter     // digest issues queued
+	CreditsCharged      prometheus.Counter     // credits taken by sent mail
+	WebSub              *prometheus.CounterVec // event
+	ESPNotices          *prometheus.CounterVec // provider, outcome
+	HTTPRequests        *prometheus.CounterVec // route, code
+	QueueDepth          *prometheus.GaugeVec   // queue (due_feeds, outbox, held)
+	FeedRecovery        *prometheus.GaugeVec   // state (ailing, frozen, dead, moved, offered, accepted)
+	Inbound             *prometheus.CounterVec // kind, severity
+	SenderFailures      *prometheus.CounterVec // reason: emails refused for the sender's own sake
+	PollLag             prometheus.Histogram   // how late a due poll started against its next_poll_at
+	DBStatements        prometheus.Counter     // SQL statements and BEGIN/COMMIT/ROLLBACK sent
+	TakenOver           *prometheus.CounterVec // kind: leased work taken over from a holder whose lease ran out
+	OutboxLeaseRenewals *prometheus.CounterVec // result: renewed, failed (an outbox pass keeping its rows)
+	DatabaseWait        *prometheus.CounterVec // role: seconds a role's loop waited for an unreachable database
+	DatabaseUp          prometheus.Gauge       // 0 while a role of this process waits for the database
+	SendFailures        *prometheus.CounterVec // channel, cause: failed sends by what went wrong
+	PollFetchFailures   *prometheus.CounterVec // kind: polls that got no answer, by the fetcher's kind
 
 	connects atomic.Int64 // database connections opened (CountConnect)
 }

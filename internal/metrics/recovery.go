@@ -9,6 +9,9 @@ func (m *Metrics) registerRecovery() {
 	m.TakenOver = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_leases_taken_over_total",
 		Help: "Leased work this process claimed after another holder's lease on it had run out (that process died or stalled), by kind: outbox (deliveries), digests, hosts (a poller's hosts, Postgres), feeds (SQLite)."},
 		[]string{"kind"})
+	m.OutboxLeaseRenewals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_outbox_lease_renewals_total",
+		Help: "Renewals of the outbox lease by a pass that ran longer than a quarter of it, by result: renewed, failed (the database did not answer; the pass stops sending before its lease ends)."},
+		[]string{"result"})
 	m.DatabaseWait = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_database_wait_seconds_total",
 		Help: "Seconds a role's loop (poller, mailer, digest) waited for a database it could not reach, added when the database answered again."},
 		[]string{"role"})
@@ -21,7 +24,7 @@ func (m *Metrics) registerRecovery() {
 	m.PollFetchFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_poll_fetch_failures_total",
 		Help: "Polls that got no HTTP answer (feedmail_polls_total{outcome=\"failure\",status=\"0\"}), by kind: timeout, connection (refused, reset, closed early, truncated), dns, tls, too_large, bad_encoding, too_many_redirects, bad_url, private_address, other."},
 		[]string{"kind"})
-	m.Registry.MustRegister(m.TakenOver, m.DatabaseWait, m.DatabaseUp, m.SendFailures, m.PollFetchFailures)
+	m.Registry.MustRegister(m.TakenOver, m.OutboxLeaseRenewals, m.DatabaseWait, m.DatabaseUp, m.SendFailures, m.PollFetchFailures)
 }
 
 // CountTakeover counts n rows of kind taken over (store.Options.OnTakeover).
@@ -29,6 +32,18 @@ func (m *Metrics) CountTakeover(kind string, n int) {
 	if m != nil {
 		m.TakenOver.WithLabelValues(kind).Add(float64(n))
 	}
+}
+
+// CountLeaseRenewal counts one renewal of an outbox pass's lease.
+func (m *Metrics) CountLeaseRenewal(ok bool) {
+	if m == nil {
+		return
+	}
+	result := "renewed"
+	if !ok {
+		result = "failed"
+	}
+	m.OutboxLeaseRenewals.WithLabelValues(result).Inc()
 }
 
 // CountSendFailure counts one failed send on channel, by cause.

@@ -58,7 +58,7 @@ var errCrashed = errors.New("outbox: simulated crash")
 // Defaults of OutboxConfig.
 const (
 	DefaultBatch        = 100
-	DefaultLease        = 5 * time.Minute
+	DefaultLease        = time.Minute
 	DefaultPollInterval = time.Second
 	DefaultHoldFor      = 30 * 24 * time.Hour
 	DefaultRetryFor     = 72 * time.Hour
@@ -66,6 +66,9 @@ const (
 	DefaultChunkSize    = 50
 	DefaultMaxUnmarked  = 16
 	DefaultMarkPace     = 10 * time.Millisecond
+	// MaxPass is the longest one pass may send, however its lease is
+	// renewed.
+	MaxPass = 4 * time.Minute
 	// RetryBase and RetryCap shape the backoff after temporary failures.
 	RetryBase = time.Minute
 	RetryCap  = 6 * time.Hour
@@ -89,7 +92,9 @@ type OutboxConfig struct {
 	// Owner names this worker in leases (e.g. "host-pid").
 	Owner string
 	// Batch is the most rows claimed per pass; Lease how long they are
-	// this worker's.
+	// this worker's without a renewal (a pass renews it four times a
+	// lease, so a worker that dies gives its rows up within about one
+	// Lease; default 1 min).
 	Batch int
 	Lease time.Duration
 	// Renderers add or replace renderers by outbox kind (the built-in ones
@@ -329,12 +334,21 @@ func (o *Outbox) SendDue(ctx context.Context) (int, error) {
 	if o.dies("claimed") {
 		return len(rows), errCrashed
 	}
-	// The send must end well inside the lease, or another worker could
-	// claim a row that is still on the wire.
-	margin := min(o.cfg.Lease/5, time.Minute)
-	sendCtx, cancel := context.WithTimeout(ctx, o.cfg.Lease-margin)
+	// The lease is renewed while the pass runs; the send must end well
+	// inside the lease last granted, or another worker could claim a row
+	// that is still on the wire (lease.go). Recording goes on after the
+	// caller's context ends, until recordFor after the claim.
+	ids := make([]int64, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].ID
+	}
+	k, sendCtx := o.keepLease(ctx, ids, leaseEnd)
+	defer k.stop()
+	sendCtx, cancel := context.WithTimeout(sendCtx, MaxPass)
 	defer cancel()
-	return len(rows), o.process(sendCtx, ctx, rows, now, leaseEnd)
+	rec, cancelRec := context.WithTimeout(context.WithoutCancel(ctx), recordFor)
+	defer cancelRec()
+	return len(rows), o.process(sendCtx, rec, rows, now)
 }
 
 func (o *Outbox) dies(step string) bool { return o.crash != nil && o.crash(step) }

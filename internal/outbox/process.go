@@ -11,9 +11,9 @@ import (
 )
 
 // process takes claimed rows through bouncing, render, charge, send and
-// record. ctx bounds the work before recording; parent is the caller's;
-// leaseEnd is when the claim's lease ends, on the wall clock.
-func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxRow, now, leaseEnd time.Time) error {
+// record. ctx bounds the work before recording; rec bounds recording (it
+// outlives the caller's context and ends shortly before the lease does).
+func (o *Outbox) process(ctx, rec context.Context, rows []store.OutboxRow, now time.Time) error {
 	jobs := make([]*job, len(rows))
 	for i := range rows {
 		j := &job{row: &rows[i]}
@@ -22,12 +22,6 @@ func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxRow, no
 		}
 		jobs[i] = j
 	}
-	// Recording must happen even when the caller's context ends now, and
-	// goes on through a database that is away for a moment (recordRetry)
-	// until shortly before the lease ends.
-	rec, cancelRec := context.WithDeadline(context.WithoutCancel(parent), leaseEnd.Add(-recordSafety))
-	defer cancelRec()
-
 	// Step 1: who each row goes to; email of posts to bouncing addresses
 	// waits.
 	if err := o.loadRecipients(ctx, rec, jobs); err != nil {
@@ -71,10 +65,12 @@ func (o *Outbox) process(ctx, parent context.Context, rows []store.OutboxRow, no
 	return nil
 }
 
-// recordSafety is how long before the lease ends recording gives up: a
-// write after the lease is refused, and another worker may have claimed
-// the rows by then.
-const recordSafety = 5 * time.Second
+// recordFor is how long a write that records work done (or gives rows
+// back) is retried while the database is away: a restart or a failover
+// of the database must not make mail already handed over go out again.
+// It may outlast the lease: nobody claims while the database is away, and
+// once it is back a write on a row another worker took is refused.
+const recordFor = 5 * time.Minute
 
 // recordRetry runs a recording write, retrying it while the database is
 // away for a moment (store.Transient) until rec ends, so that a restart of
@@ -89,12 +85,12 @@ func (o *Outbox) recordRetry(rec context.Context, what string, write func(contex
 	return err
 }
 
-// deadlineOf is ctx's deadline, or now when it has none.
+// deadlineOf is ctx's deadline, or recordFor from now when it has none.
 func deadlineOf(ctx context.Context) time.Time {
 	if d, ok := ctx.Deadline(); ok {
 		return d
 	}
-	return time.Now()
+	return time.Now().Add(recordFor)
 }
 
 // pending returns the jobs neither settled nor failed so far.

@@ -60,6 +60,24 @@ FROM prev WHERE outbox.id = ANY(ARRAY(SELECT id FROM prev)) AND outbox.id = prev
 RETURNING outbox.*, ` + prevReturning
 }
 
+// RenewOutboxLease moves the lease of the rows owner still holds (queued,
+// its name on them) to now+lease and returns how many it renewed: a pass
+// that runs long keeps its rows, while a worker that died gives them up
+// one lease after its last renewal.
+func (s *Store) RenewOutboxLease(ctx context.Context, owner string, ids []int64, lease time.Duration, now time.Time) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	until := utc(now.Add(lease))
+	cond, arg := s.sqlDialect().idsIn("id", ids)
+	res := s.DB.WithContext(ctx).Exec(`UPDATE outbox SET lease_until = ?, next_attempt_at = ?
+WHERE `+cond+` AND lease_owner = ? AND state = ?`, until, until, arg, owner, OutboxQueued)
+	if res.Error != nil {
+		return 0, fmt.Errorf("renew outbox lease: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
 // ReleaseOutbox gives rows back without counting an attempt (the worker is
 // shutting down, or its lease is about to run out): they are due at once,
 // for this or another process.
