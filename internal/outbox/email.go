@@ -129,7 +129,8 @@ func (o *Outbox) sendChunk(sendCtx, ctx, rec context.Context, chunk []*job, ds *
 			return
 		}
 		o.count(j.row.Kind, "sent")
-		m.accepted(sendCtx, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: j.msg.GetMessageID()})
+		m.accepted(sendCtx, store.SentMark{ID: j.row.ID, UserID: j.row.UserID, MessageID: j.msg.GetMessageID(),
+			NoBounces: j.user != nil && j.user.HardBounces == 0})
 	})
 	if o.dies("sent") {
 		m.crash()

@@ -91,6 +91,11 @@ type SentMark struct {
 	MessageID string
 	// Channel is the row's channel; "" is email.
 	Channel string
+	// NoBounces says the recipient had no hard bounce counted when the row
+	// was claimed, so the acceptance has no count to reset and the
+	// statement is skipped (most marks: the reset then costs nothing). A
+	// bounce recorded between that claim and this mark stays counted.
+	NoBounces bool
 }
 
 // MarkOutboxSent records accepted rows as sent, with their Message-IDs,
@@ -124,7 +129,7 @@ func (s *Store) MarkOutboxSent(ctx context.Context, owner string, marks []SentMa
 	}
 	users := map[int64]bool{}
 	for _, m := range marks {
-		if m.Channel == "" || m.Channel == model.ChannelEmail {
+		if (m.Channel == "" || m.Channel == model.ChannelEmail) && !m.NoBounces {
 			users[m.UserID] = true
 		}
 	}
