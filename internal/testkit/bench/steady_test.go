@@ -35,7 +35,12 @@ func TestSteadyTiny(t *testing.T) {
 	if rep.Polls <= 0 || rep.PollsDone <= 0 || rep.PollsNeeded != 20 {
 		t.Errorf("polls: %d done (%.1f/s), %.1f/s needed; want some done and 20/s needed", rep.Polls, rep.PollsDone, rep.PollsNeeded)
 	}
-	if rep.LagP50 < 0 || rep.LagP99 < rep.LagP50 {
+	switch {
+	case rep.LagP50 == -1 && rep.LagP99 == -1:
+		// Lag is observed on scheduled polls only: a loaded machine may
+		// spend the whole 20 s window on the feeds' first polls.
+		t.Logf("no scheduled poll in the window (%d polls, all first polls): lag not measured", rep.Polls)
+	case rep.LagP50 < 0 || rep.LagP99 < rep.LagP50:
 		t.Errorf("lag p50 %.3f s, p99 %.3f s", rep.LagP50, rep.LagP99)
 	}
 	if rep.ServeCPU <= 0 || rep.PGCPU < 0 || rep.PGBackends < 1 || rep.Trips <= 0 {
