@@ -1,8 +1,6 @@
 package poller_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -46,15 +44,7 @@ func TestRunPollsSteadyFeedsThroughABacklog(t *testing.T) {
 	p := wkPoller(t, s, clk, "w", func(c *poller.Config) {
 		c.IdleWait, c.Batch, c.PassFeeds = 10*time.Millisecond, 64, 128
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("Run returned %v", err)
-		}
-	}()
+	wkRun(t, p)
 	waitFor(t, func() bool { return len(slow.Requests()) >= 100 }, "the backlog's first 100 polls")
 	clk.Set(wkT0.Add(time.Minute)) // the steady feeds are due
 	waitFor(t, func() bool { return len(quick.Requests()) == steady }, "every steady feed polled once")

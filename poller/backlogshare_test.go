@@ -1,8 +1,6 @@
 package poller_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -51,15 +49,7 @@ func TestRunGivesTheBacklogAShareOfEachPass(t *testing.T) {
 	p := wkPoller(t, s, clk, "w", func(c *poller.Config) {
 		c.IdleWait, c.Batch, c.PassFeeds = 10*time.Millisecond, 4, passFeeds
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("Run returned %v", err)
-		}
-	}()
+	wkRun(t, p)
 	waitFor(t, func() bool { return len(firstFarm.Requests()) == 1 }, "the first pass's feed polled")
 	// An import of never-polled feeds, due since an hour ago, and the
 	// steady feeds all due: more of them than a pass may claim.

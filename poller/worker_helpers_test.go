@@ -2,6 +2,7 @@ package poller_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -39,6 +40,22 @@ func wkPoller(t testing.TB, s *store.Store, clk clock.Clock, owner string, mod f
 	}
 	t.Cleanup(p.Close)
 	return p
+}
+
+// wkRun starts p.Run on its own goroutine; at cleanup (before the
+// poller's own) it cancels Run, waits for it and fails the test unless it
+// returned context.Canceled, so a test cannot leave Run going.
+func wkRun(t testing.TB, p *poller.Poller) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run returned %v", err)
+		}
+	})
 }
 
 // wkFollow makes (or finds) the feed of url and gives it n active instant

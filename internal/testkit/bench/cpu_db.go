@@ -23,10 +23,10 @@ func (e *env) followDB(ctx context.Context) (stop func() time.Duration) {
 	}
 	var p pgCPU
 	sample := func() {
-		var pids []int
-		if err := mon.DB.WithContext(ctx).Raw(`SELECT pid FROM pg_stat_activity WHERE application_name = ?`, e.app).
-			Scan(&pids).Error; err == nil {
-			p.add(pids)
+		// No database name: no autovacuum worker is listed, only the
+		// pool's backends and the parallel workers they start.
+		if backends, workers, _, err := pgPids(ctx, mon, e.app, ""); err == nil {
+			p.add(append(backends, workers...))
 		}
 	}
 	sample()

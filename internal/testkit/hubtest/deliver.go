@@ -3,8 +3,6 @@ package hubtest
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/testkit/hubwire"
 	"github.com/feedmail/feedmail/internal/websub"
 )
 
@@ -24,14 +23,14 @@ const verifyTries = 3
 // subscription. An unreachable callback or a 5xx is asked again a few
 // times; anything else ends the request unverified.
 func (h *Hub) verify(ctx context.Context, req subRequest) {
-	challenge := randomHex(16)
+	challenge := hubwire.RandomHex(16)
 	q := url.Values{"hub.mode": {req.mode}, "hub.topic": {req.topic}, "hub.challenge": {challenge}}
 	if req.mode == "subscribe" {
 		q.Set("hub.lease_seconds", strconv.FormatInt(int64(req.lease/time.Second), 10))
 	}
 	ok := false
 	for try := range verifyTries {
-		status, body, err := h.get(ctx, req.callback, q)
+		status, body, err := hubwire.Get(ctx, h.o.HTTP, req.callback, q, 1<<10)
 		if err == nil && status < 500 {
 			ok = status/100 == 2 && body == challenge
 			break
@@ -55,31 +54,6 @@ func (h *Hub) verify(ctx context.Context, req subRequest) {
 		h.subs[req.topic] = map[string]sub{}
 	}
 	h.subs[req.topic][req.callback] = sub{callback: req.callback, secret: req.secret, expires: h.o.Clock.Now().Add(req.lease)}
-}
-
-// get sends a GET to callback with q added to its own query and returns
-// the status and (up to 1 KiB of) the body.
-func (h *Hub) get(ctx context.Context, callback string, q url.Values) (int, string, error) {
-	u, err := url.Parse(callback)
-	if err != nil {
-		return 0, "", err
-	}
-	cq := u.Query()
-	for k, vs := range q {
-		cq[k] = vs
-	}
-	u.RawQuery = cq.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := h.o.HTTP.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-	return resp.StatusCode, string(b), nil
 }
 
 // distribute fetches topic (retrying) and delivers it to every live
@@ -225,13 +199,6 @@ func (h *Hub) sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// randomHex returns n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // Publish tells the hub at hubURL that topic changed (hub.mode=publish,

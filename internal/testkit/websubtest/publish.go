@@ -2,8 +2,6 @@ package websubtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -76,11 +74,4 @@ func (h *Hub) record(d Delivery) Delivery {
 	h.deliveries = append(h.deliveries, d)
 	h.mu.Unlock()
 	return d
-}
-
-// randomHex returns n random bytes in hex (challenges, secrets).
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

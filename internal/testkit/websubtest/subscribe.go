@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/feedmail/feedmail/internal/testkit/hubwire"
 	"github.com/feedmail/feedmail/internal/websub"
 )
 
@@ -119,13 +120,13 @@ func (h *Hub) verify(ctx context.Context, req Request, o Options) {
 // returns it. Tests call it directly to send a verification nobody asked
 // for (websub.rocks 205: an unknown topic must be answered 404).
 func (h *Hub) Verify(ctx context.Context, callback, mode, topic string, lease time.Duration) Verification {
-	challenge := randomHex(16)
+	challenge := hubwire.RandomHex(16)
 	q := url.Values{"hub.mode": {mode}, "hub.topic": {topic}, "hub.challenge": {challenge}}
 	if lease > 0 {
 		q.Set("hub.lease_seconds", strconv.FormatInt(int64(lease/time.Second), 10))
 	}
 	v := Verification{Mode: mode, Topic: topic, Callback: callback, Challenge: challenge, Lease: int64(lease / time.Second)}
-	v.Status, v.Body, v.Err = h.get(ctx, callback, q)
+	v.Status, v.Body, v.Err = hubwire.Get(ctx, h.client, callback, q, 1<<20)
 	v.Confirmed = v.Status/100 == 2 && v.Body == challenge
 	h.mu.Lock()
 	h.verifications = append(h.verifications, v)
@@ -147,37 +148,11 @@ func (h *Hub) deny(ctx context.Context, callback, topic, reason string) Verifica
 		q.Set("hub.reason", reason)
 	}
 	v := Verification{Mode: websub.ModeDenied, Topic: topic, Callback: callback}
-	v.Status, v.Body, v.Err = h.get(ctx, callback, q)
+	v.Status, v.Body, v.Err = hubwire.Get(ctx, h.client, callback, q, 1<<20)
 	v.Confirmed = v.Status/100 == 2
 	h.mu.Lock()
 	delete(h.subs, [2]string{topic, callback})
 	h.verifications = append(h.verifications, v)
 	h.mu.Unlock()
 	return v
-}
-
-// get sends a GET to callback with q added to its own query and returns
-// the status and (up to 1 MiB of) the body.
-func (h *Hub) get(ctx context.Context, callback string, q url.Values) (int, string, error) {
-	u, err := url.Parse(callback)
-	if err != nil {
-		return 0, "", err
-	}
-	// Keep the callback's own query, add ours (WebSub §5.3).
-	cq := u.Query()
-	for k, vs := range q {
-		cq[k] = vs
-	}
-	u.RawQuery = cq.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := h.client.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, string(b), nil
 }
