@@ -43,7 +43,7 @@ func DigestEmailOf(c *store.IssueContent, to string, s Sender, l links.Links, no
 		e.Footer = Footer{ManageURL: l.Account(c.Digest.UserID, now), UnsubscribeURL: l.DigestUnsubscribe(c.Digest.ID)}
 	}
 	for _, f := range c.Feeds {
-		df := DigestFeed{Title: f.Title, SiteURL: f.SiteURL}
+		df := DigestFeed{Title: f.Title, SiteURL: f.SiteURL, FeedURL: f.URL, More: f.More}
 		for _, it := range f.Items {
 			di := DigestItem{
 				Title:       it.Title,
