@@ -12,7 +12,8 @@ import (
 
 // TestDigestTellsOfPostsLeftOut: a feed whose posts the per-feed cap cut
 // ends, in both parts, with how many were left out, linked to its site
-// (else its feed); a feed within the cap says nothing of the kind.
+// (else its feed); a feed within the cap says nothing of the kind. The
+// channel view of the issue carries the same count.
 func TestDigestTellsOfPostsLeftOut(t *testing.T) {
 	const feedURL = "https://a.example.com/feed.xml"
 	for _, tc := range []struct {
@@ -40,6 +41,9 @@ func TestDigestTellsOfPostsLeftOut(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := renderParse(t, m)
+			if is := IssueOf(c); is.Feeds[0].More != tc.more {
+				t.Errorf("channel view carries More %d, want %d", is.Feeds[0].More, tc.more)
+			}
 			if !strings.Contains(p.text, "- Blog A (20 new posts)") {
 				t.Errorf("text part lacks the count of the posts shown:\n%s", p.text)
 			}

@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -29,8 +30,33 @@ func Lines(d Delivery, max int, link func(title, url string) string) []string {
 		for _, p := range f.Posts {
 			out = append(out, "• "+link(TitleOf(p), p.Link))
 		}
+		if m := MoreLine(f); m != "" {
+			out = append(out, link(m, FeedLink(f.Feed)))
+		}
 	}
 	return out
+}
+
+// MoreLine returns the words that tell of the posts an issue left out of
+// feed f: "and 5 more posts from Blog" ("1 more post" for one), "" when
+// none were, as the digest email says it.
+func MoreLine(f IssueFeed) string {
+	switch {
+	case f.More <= 0:
+		return ""
+	case f.More == 1:
+		return "and 1 more post from " + FeedName(f.Feed)
+	}
+	return "and " + strconv.Itoa(f.More) + " more posts from " + FeedName(f.Feed)
+}
+
+// FeedLink returns where a reader finds a feed's posts: its site, else
+// the feed itself.
+func FeedLink(f Feed) string {
+	if s := strings.TrimSpace(f.SiteURL); s != "" {
+		return s
+	}
+	return f.URL
 }
 
 // Subject is a delivery's one-line heading: a post's title, or an issue's
