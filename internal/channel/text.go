@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -50,11 +51,11 @@ func MoreLine(f IssueFeed) string {
 	return "and " + strconv.Itoa(f.More) + " more posts from " + FeedName(f.Feed)
 }
 
-// FeedLink returns where a reader finds a feed's posts: its site, else
-// the feed itself.
+// FeedLink returns where a reader finds a feed's posts: its site when
+// that is an http(s) URL (a feed may give anything), else the feed itself.
 func FeedLink(f Feed) string {
-	if s := strings.TrimSpace(f.SiteURL); s != "" {
-		return s
+	if u, err := url.Parse(strings.TrimSpace(f.SiteURL)); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return u.String()
 	}
 	return f.URL
 }

@@ -24,6 +24,8 @@ func TestLinesTellOfPostsLeftOut(t *testing.T) {
 			"[and 1 more post from Blog](https://b.example/)"},
 		{"no site", channel.Feed{URL: "https://b.example/feed"}, 2,
 			"[and 2 more posts from https://b.example/feed](https://b.example/feed)"},
+		{"site not http", channel.Feed{Title: "Blog", URL: "https://b.example/feed", SiteURL: "javascript:alert(1)"}, 3,
+			"[and 3 more posts from Blog](https://b.example/feed)"},
 		{"none", channel.Feed{Title: "Blog", URL: "https://b.example/feed"}, 0, "• [one](https://b.example/1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
