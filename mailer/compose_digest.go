@@ -39,10 +39,14 @@ type DigestEmail struct {
 	Location *time.Location
 }
 
-// DigestFeed is one feed's section of a digest.
+// DigestFeed is one feed's section of a digest. More counts the feed's
+// posts of the issue not in Items (the per-feed cap left them out): the
+// section then ends with "and N more posts from …", linked to SiteURL, else
+// FeedURL.
 type DigestFeed struct {
-	Title, SiteURL string
-	Items          []DigestItem
+	Title, SiteURL, FeedURL string
+	Items                   []DigestItem
+	More                    int
 }
 
 // DigestItem is one item in a digest. ExcerptHTML is unsanitized feed HTML
@@ -76,6 +80,9 @@ type digestFeedView struct {
 	Anchor         string // id of the feed's section, for the table of contents
 	Count          string // "3 new posts"
 	Items          []digestItemView
+	// More is "and 5 more posts from Blog" when the cap left posts out,
+	// MoreURL where they are.
+	More, MoreURL string
 }
 
 type digestItemView struct {
@@ -122,6 +129,28 @@ func digestItemOf(it DigestItem, site string, loc *time.Location) digestItemView
 	return iv
 }
 
+// digestFeedOf returns the section of feed f (with at least one item),
+// anchored at anchor: its title (else its site's host), its entries, their
+// count, and the line that tells of the posts the cap left out, linked to
+// where the reader finds them.
+func digestFeedOf(f DigestFeed, anchor string, loc *time.Location) digestFeedView {
+	site := bodyURL(f.SiteURL, false)
+	title := cleanHeaderText(plainTitle(f.Title), maxBodyTitle)
+	if title == "" {
+		title = firstNonEmpty(hostOf(site), "Untitled feed")
+	}
+	fv := digestFeedView{Title: title, SiteURL: site, Anchor: anchor}
+	for _, it := range f.Items {
+		fv.Items = append(fv.Items, digestItemOf(it, site, loc))
+	}
+	fv.Count = plural(len(fv.Items), "new post", "new posts")
+	if f.More > 0 {
+		fv.More = "and " + plural(f.More, "more post", "more posts") + " from " + title
+		fv.MoreURL = firstNonEmpty(site, bodyURL(f.FeedURL, false))
+	}
+	return fv
+}
+
 // digestLabel names a digest: "Morning" → "Morning digest", "" → "digest";
 // a name already ending in "digest" is kept as it is.
 func digestLabel(name string) string {
@@ -165,17 +194,8 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 		if len(f.Items) == 0 {
 			continue
 		}
-		site := bodyURL(f.SiteURL, false)
-		title := cleanHeaderText(plainTitle(f.Title), maxBodyTitle)
-		if title == "" {
-			title = firstNonEmpty(hostOf(site), "Untitled feed")
-		}
-		fv := digestFeedView{Title: title, SiteURL: site, Anchor: fmt.Sprintf("feed-%d", len(feeds)+1)}
-		for _, it := range f.Items {
-			fv.Items = append(fv.Items, digestItemOf(it, site, e.Location))
-			items++
-		}
-		fv.Count = plural(len(fv.Items), "new post", "new posts")
+		fv := digestFeedOf(f, fmt.Sprintf("feed-%d", len(feeds)+1), e.Location)
+		items += len(fv.Items)
 		feeds = append(feeds, fv)
 	}
 	if items == 0 {

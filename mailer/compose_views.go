@@ -21,7 +21,8 @@ import (
 const (
 	// DefaultPerFeed is how many items of one feed a digest email shows (the
 	// newest). An issue that waited long for credits can hold hundreds; the
-	// email stays readable and the feed's link leads to the rest.
+	// email stays readable and says how many more there were, linked to
+	// the feed's site.
 	DefaultPerFeed = 20
 	// ExcerptLen is the longest excerpt shown under an item, in characters.
 	ExcerptLen = 280
@@ -43,7 +44,7 @@ func DigestEmailOf(c *store.IssueContent, to string, s Sender, l links.Links, no
 		e.Footer = Footer{ManageURL: l.Account(c.Digest.UserID, now), UnsubscribeURL: l.DigestUnsubscribe(c.Digest.ID)}
 	}
 	for _, f := range c.Feeds {
-		df := DigestFeed{Title: f.Title, SiteURL: f.SiteURL}
+		df := DigestFeed{Title: f.Title, SiteURL: f.SiteURL, FeedURL: f.URL, More: f.More}
 		for _, it := range f.Items {
 			di := DigestItem{
 				Title:       it.Title,
@@ -156,11 +157,12 @@ func PostOf(d store.ItemDelivery, arts map[int64]store.ItemArticle) channel.Post
 }
 
 // IssueOf is the channel view of a digest issue: each post with its
-// excerpt (none for the format "title"), as the issue's email shows it.
+// excerpt (none for the format "title"), and the count of each feed's
+// posts the cap left out, as the issue's email shows them.
 func IssueOf(c *store.IssueContent) channel.Issue {
 	is := channel.Issue{Name: c.Digest.Name, Edition: digest.Edition(c.Digest.Schedule, c.Digest.Timezone, c.Issue.SlotAt)}
 	for _, f := range c.Feeds {
-		feed := channel.IssueFeed{Feed: channel.Feed{Title: f.Title, URL: f.URL, SiteURL: f.SiteURL}}
+		feed := channel.IssueFeed{Feed: channel.Feed{Title: f.Title, URL: f.URL, SiteURL: f.SiteURL}, More: f.More}
 		for _, it := range f.Items {
 			p := channel.Post{Feed: feed.Feed, Title: it.Title, Link: absolute(it.Link, f.URL), Author: it.Author,
 				Seen: it.SeenAt, Published: store.ItemDate(it), Media: it.Media}

@@ -83,10 +83,13 @@ type Issue struct {
 	Feeds   []IssueFeed
 }
 
-// IssueFeed is one feed of an issue, with its posts (newest first).
+// IssueFeed is one feed of an issue, with its posts (newest first). More
+// counts its posts of the issue not in Posts: an issue shows at most a
+// few of each feed, and says how many more there were.
 type IssueFeed struct {
 	Feed  Feed
 	Posts []Post
+	More  int
 }
 
 // Request is one HTTP request to a channel's service.

@@ -1,6 +1,8 @@
 package channel
 
 import (
+	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -29,8 +31,33 @@ func Lines(d Delivery, max int, link func(title, url string) string) []string {
 		for _, p := range f.Posts {
 			out = append(out, "• "+link(TitleOf(p), p.Link))
 		}
+		if m := MoreLine(f); m != "" {
+			out = append(out, link(m, FeedLink(f.Feed)))
+		}
 	}
 	return out
+}
+
+// MoreLine returns the words that tell of the posts an issue left out of
+// feed f: "and 5 more posts from Blog" ("1 more post" for one), "" when
+// none were, as the digest email says it.
+func MoreLine(f IssueFeed) string {
+	switch {
+	case f.More <= 0:
+		return ""
+	case f.More == 1:
+		return "and 1 more post from " + FeedName(f.Feed)
+	}
+	return "and " + strconv.Itoa(f.More) + " more posts from " + FeedName(f.Feed)
+}
+
+// FeedLink returns where a reader finds a feed's posts: its site when
+// that is an http(s) URL (a feed may give anything), else the feed itself.
+func FeedLink(f Feed) string {
+	if u, err := url.Parse(strings.TrimSpace(f.SiteURL)); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return u.String()
+	}
+	return f.URL
 }
 
 // Subject is a delivery's one-line heading: a post's title, or an issue's

@@ -207,7 +207,7 @@ func (s *Service) composeItem(ctx context.Context, res *Result, src *source, c c
 // composeDigest makes res a sample issue of the digest from the feed's
 // recent posts.
 func (s *Service) composeDigest(res *Result, src *source, c choice, now time.Time) error {
-	slot, items, note := sample(src.items, c.sched, now)
+	slot, items, more, note := sample(src.items, c.sched, now)
 	if len(items) == 0 {
 		return &Problem{Field: "feed", Msg: "that feed has no posts yet, so there is nothing to show"}
 	}
@@ -215,7 +215,7 @@ func (s *Service) composeDigest(res *Result, src *source, c choice, now time.Tim
 		Issue:  store.DigestIssue{SlotAt: slot},
 		Digest: store.Digest{Name: c.name, Schedule: c.sched.Spec(), Timezone: c.zone},
 		Feeds: []store.IssueFeed{{FeedID: src.feed.ID, Title: src.feed.Title, URL: src.feed.URL, SiteURL: src.feed.SiteURL,
-			Format: c.format, Items: items}},
+			Format: c.format, Items: items, More: more}},
 	}
 	m, err := s.cfg.Sender.PreviewDigest(s.cfg.Links, issue, now)
 	if errors.Is(err, mailer.ErrEmptyDigest) {

@@ -35,9 +35,10 @@ func newest(items []store.Item) *store.Item {
 
 // sample returns a sample issue of schedule s at now: the issue of its
 // latest slot, holding the posts published since the slot before it, as
-// a real issue would (newest first, at most mailer.DefaultPerFeed). When
-// there were none, it holds the newest few posts and note says so.
-func sample(items []store.Item, s *digest.Schedule, now time.Time) (slot time.Time, out []store.Item, note string) {
+// a real issue would (newest first, at most mailer.DefaultPerFeed, with
+// more counting the ones left out). When there were none, it holds the
+// newest few posts and note says so.
+func sample(items []store.Item, s *digest.Schedule, now time.Time) (slot time.Time, out []store.Item, more int, note string) {
 	slot, ok := s.Latest(time.Time{}, now)
 	if !ok {
 		slot = now
@@ -57,7 +58,8 @@ func sample(items []store.Item, s *digest.Schedule, now time.Time) (slot time.Ti
 		out = sorted[:min(sampleFallback, len(sorted))]
 		note = "The feed posted nothing between the last two issues; this sample shows its newest posts."
 	}
-	return slot, out[:min(mailer.DefaultPerFeed, len(out))], note
+	more = max(0, len(out)-mailer.DefaultPerFeed)
+	return slot, out[:len(out)-more], more, note
 }
 
 // byDate returns items newest first by date (published, else first

@@ -206,13 +206,16 @@ type IssueFeed struct {
 	// (Format*).
 	Format string
 	Items  []Item
+	// More counts the feed's items of the issue left out of Items by the
+	// per-feed cap (the oldest), so that a reader is told of them.
+	More int
 }
 
 // DigestIssueContent loads an issue and its items for rendering: those whose
 // subscription is still active (the person may have unsubscribed since the
 // issue was made), each once however many of the person's deliveries of
 // its feed go into the digest. At most perFeed items per feed are returned
-// (the newest; 0 means all).
+// (the newest; 0 means all); the feed's More counts the ones left out.
 func (s *Store) DigestIssueContent(ctx context.Context, issueID int64, perFeed int) (*IssueContent, error) {
 	var c IssueContent
 	db := s.DB.WithContext(ctx)
@@ -259,6 +262,7 @@ WHERE di.digest_id = ? AND di.issue_id = ?`, c.Issue.DigestID, issueID).Scan(&ro
 	for i := range c.Feeds {
 		slices.SortFunc(c.Feeds[i].Items, newestFirst)
 		if perFeed > 0 && len(c.Feeds[i].Items) > perFeed {
+			c.Feeds[i].More = len(c.Feeds[i].Items) - perFeed
 			c.Feeds[i].Items = c.Feeds[i].Items[:perFeed]
 		}
 	}

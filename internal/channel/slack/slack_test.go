@@ -22,6 +22,10 @@ func TestRender(t *testing.T) {
 		{"issue", channel.Delivery{Issue: &channel.Issue{Name: "Morning", Edition: "Mon 2 Mar", Feeds: []channel.IssueFeed{
 			{Feed: channel.Feed{Title: "A"}, Posts: []channel.Post{{Title: "one", Link: "https://a.example.org/1"}}}}}},
 			[]string{"*Morning — Mon 2 Mar*", "A:", "• <https://a.example.org/1|one>"}},
+		{"issue with posts left out", channel.Delivery{Issue: &channel.Issue{Name: "Morning", Edition: "Mon 2 Mar", Feeds: []channel.IssueFeed{
+			{Feed: channel.Feed{Title: "A", SiteURL: "https://a.example.org/"}, More: 5,
+				Posts: []channel.Post{{Title: "one", Link: "https://a.example.org/1"}}}}}},
+			[]string{"*Morning — Mon 2 Mar*", "A:", "• <https://a.example.org/1|one>", "<https://a.example.org/|and 5 more posts from A>"}},
 	}
 	for _, c := range cases {
 		c.d.Target = channel.Target{URL: "https://hooks.example.org/services/x"}

@@ -92,10 +92,12 @@ type IssueData struct {
 	Feeds   []IssueFeed `json:"feeds"`
 }
 
-// IssueFeed is one feed of an issue.
+// IssueFeed is one feed of an issue. More counts the feed's posts of the
+// issue not in Posts (an issue carries at most a few of each feed).
 type IssueFeed struct {
 	Feed  channel.Feed       `json:"feed"`
 	Posts []channel.PostJSON `json:"posts"`
+	More  int                `json:"more"`
 }
 
 // Render makes the signed POST of d.
@@ -107,7 +109,7 @@ func (Channel) Render(d channel.Delivery) (*channel.Request, error) {
 	case d.Issue != nil:
 		data := IssueData{Digest: d.Issue.Name, Edition: d.Issue.Edition}
 		for _, f := range d.Issue.Feeds {
-			jf := IssueFeed{Feed: f.Feed}
+			jf := IssueFeed{Feed: f.Feed, More: f.More}
 			for _, p := range f.Posts {
 				jf.Posts = append(jf.Posts, channel.JSONOf(p))
 			}

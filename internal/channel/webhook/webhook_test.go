@@ -39,13 +39,14 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// An issue renders as one digest.issue event with its feeds and posts.
+// An issue renders as one digest.issue event with its feeds, their posts
+// and the count of the posts left out.
 func TestRenderIssue(t *testing.T) {
 	secret, _ := webhook.NewSecret()
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	r, err := webhook.New().Render(channel.Delivery{ID: "feedmail-9", At: at, Target: channel.Target{URL: "https://x.example.org/in", Secret: secret},
 		Issue: &channel.Issue{Name: "Morning", Edition: "Mon 2 Mar", Feeds: []channel.IssueFeed{{Feed: channel.Feed{Title: "A"},
-			Posts: []channel.Post{{Title: "one", Link: "https://a.example.org/1"}}}}}})
+			Posts: []channel.Post{{Title: "one", Link: "https://a.example.org/1"}}, More: 5}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestRenderIssue(t *testing.T) {
 		Data webhook.IssueData
 	}
 	if err := json.Unmarshal(r.Body, &b); err != nil || b.Type != webhook.TypeIssue || b.Data.Edition != "Mon 2 Mar" ||
-		len(b.Data.Feeds) != 1 || b.Data.Feeds[0].Posts[0].Title != "one" {
+		len(b.Data.Feeds) != 1 || b.Data.Feeds[0].Posts[0].Title != "one" || b.Data.Feeds[0].More != 5 {
 		t.Errorf("body %s: %v", r.Body, err)
 	}
 	if r.Header.Get("webhook-id") != "feedmail-9" || r.Header.Get("webhook-timestamp") != "1772442000" {
