@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -39,6 +40,14 @@ func (a *app) sender() mailer.Sender {
 	return mailer.Sender{Address: a.cfg.From, IDKey: mailer.MessageIDKey(a.tokens.Derive(mailer.MessageIDKeyLabel), a.installID)}
 }
 
+// journalDir is where this install's mailers on this machine keep their
+// passes' journals of acceptances not yet recorded: a folder of the
+// temporary directory named by the database's install id, so that two
+// installs on one machine never replay each other's.
+func journalDir(installID string) string {
+	return filepath.Join(os.TempDir(), "feedmail-outbox-"+installID)
+}
+
 // roleMailer runs the outbox worker: it claims queued email, renders,
 // charges and sends it.
 func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) {
@@ -70,6 +79,7 @@ func roleMailer(a *app, _ *web.Server) (func(ctx context.Context) error, error) 
 		Store: s, Transport: tr, Sender: sender, Links: lk, Clock: a.clock, Log: a.log.With("role", "mailer"),
 		Metrics: a.metrics, Owner: holder, DBWait: a.dbWait,
 		PaymentsOn: a.cfg.PaymentsEnabled(), Channels: channels.All(), HTTP: a.channelHTTP(),
+		JournalDir: journalDir(a.installID),
 	})
 	if err != nil {
 		_ = tr.Close()

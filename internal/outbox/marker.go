@@ -34,6 +34,8 @@ type marker struct {
 	err        error         // a failed commit or a crash: nothing more is recorded
 	closing    bool
 
+	jnl *passJournal // nil without a journal (journal.go)
+
 	wake chan struct{}
 	done chan struct{}
 }
@@ -41,7 +43,7 @@ type marker struct {
 // startMarker returns a running marker committing with rec; halt cancels
 // the send it records.
 func (o *Outbox) startMarker(rec context.Context, halt context.CancelFunc) *marker {
-	m := &marker{o: o, rec: rec, limit: o.cfg.MaxUnmarked, pace: o.cfg.MarkPace, halt: halt,
+	m := &marker{o: o, rec: rec, limit: o.cfg.MaxUnmarked, pace: o.cfg.MarkPace, halt: halt, jnl: o.beginJournal(),
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go m.run()
 	return m
@@ -55,6 +57,11 @@ func (m *marker) accepted(ctx context.Context, mark store.SentMark) {
 	defer m.mu.Unlock()
 	if m.err != nil {
 		return
+	}
+	if m.jnl != nil {
+		if err := m.jnl.add(mark); err != nil {
+			m.o.cfg.Log.Warn("outbox journal write", "err", err)
+		}
 	}
 	m.waiting = append(m.waiting, mark)
 	m.unrecorded++
@@ -133,6 +140,10 @@ func (m *marker) crash() {
 	m.waiting = nil
 	close(m.changed)
 	m.changed = make(chan struct{})
+	if m.jnl != nil {
+		m.jnl.end(true) // as the kernel does for a dead process: unlocked, kept
+		m.jnl = nil
+	}
 	m.mu.Unlock()
 	m.halt()
 	m.nudge()
@@ -153,7 +164,14 @@ func (m *marker) close() error {
 	m.mu.Unlock()
 	m.nudge()
 	<-m.done
-	return m.failed()
+	err := m.failed()
+	m.mu.Lock()
+	if m.jnl != nil {
+		m.jnl.end(err != nil) // kept for a replay when a commit failed
+		m.jnl = nil
+	}
+	m.mu.Unlock()
+	return err
 }
 
 func (m *marker) nudge() {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wneessen/go-mail"
@@ -120,6 +121,11 @@ type OutboxConfig struct {
 	// MaxUnmarked wait (default 10 ms): under load the acceptances of
 	// that time share one statement; at low load each is committed at once.
 	MarkPace time.Duration
+	// JournalDir, when set, is a local folder where each pass writes the
+	// acceptances it has not yet recorded (journal.go), shared by the
+	// mailers of one install on one machine; Run records those of passes
+	// whose process died. "" keeps no journal.
+	JournalDir string
 	// HoldFor is the longest a paid email waits (for credits, or for a
 	// bouncing address) counted from when it was queued; RetryFor the
 	// longest temporary failures are retried; BounceLimit the consecutive
@@ -152,6 +158,8 @@ type Outbox struct {
 	mu         sync.Mutex
 	lastExpire time.Time
 	lastDepth  time.Time
+
+	journalOff atomic.Bool // a journal could not be made: said once in the log
 
 	// crash, when set (tests), is asked at each step of a pass ("claimed",
 	// "charged", "accepted" for each email the server accepted, from the
@@ -218,11 +226,32 @@ func (o *Outbox) Wake() {
 // logged and retried after a pause; they do not stop the worker.
 func (o *Outbox) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	if o.cfg.JournalDir != "" {
+		wg.Go(func() { o.replayLoop(ctx) })
+	}
 	for i := range o.cfg.Workers {
 		wg.Go(func() { o.loop(ctx, i) })
 	}
 	wg.Wait()
 	return nil
+}
+
+// replayInterval is how often Run looks for journals of dead passes.
+const replayInterval = 10 * time.Second
+
+// replayLoop records the journals of dead passes at once and then every
+// replayInterval, until ctx ends.
+func (o *Outbox) replayLoop(ctx context.Context) {
+	for {
+		if _, err := o.ReplayJournals(ctx); err != nil && ctx.Err() == nil {
+			o.cfg.Log.Warn("outbox journal replay", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(replayInterval):
+		}
+	}
 }
 
 func (o *Outbox) loop(ctx context.Context, id int) {
