@@ -167,8 +167,9 @@ func (r *ChaosReport) failures() []string {
 	if r.TwiceOutside > 0 {
 		f = append(f, fmt.Sprintf("%d twice outside the SMTP window", r.TwiceOutside))
 	}
-	if r.InsideMsgs > int(r.SMTP.DroppedAfterDot) {
-		f = append(f, fmt.Sprintf("%d messages sent again after a drop after the dot, more than the %d drops injected", r.InsideMsgs, r.SMTP.DroppedAfterDot))
+	if window := r.SMTP.DroppedAfterDot + r.SMTP.ClientGone; r.InsideMsgs > int(window) {
+		f = append(f, fmt.Sprintf("%d messages sent again after a reply lost after the dot, more than the %d drops injected and %d hang-ups of a killed sender",
+			r.InsideMsgs, r.SMTP.DroppedAfterDot, r.SMTP.ClientGone))
 	}
 	if !r.Charges.ok() {
 		f = append(f, fmt.Sprintf("charges: %d received uncharged, %d charged twice, %d refunded though received, %d charged not received",
@@ -198,8 +199,8 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 		r.Feed.Requests, r.Feed.Reset, r.Feed.Timeout, r.Feed.Status500, r.Hooks.Accepted, r.Hooks.Failed500, r.Hooks.TimedOut)
 	p("expected deliveries %d: delivered %d, LOST %d, in flight at the end %d (their post reached another reader less than %s before)",
 		r.Expected, r.Delivered, r.Lost, r.Pending, inFlightGrace)
-	p("twice inside the SMTP window %d (%d messages sent again; drops injected %d), TWICE OUTSIDE %d (%d repeating an accepted message, %d a second message); delivered only as a dropped copy %d",
-		r.TwiceInside, r.InsideMsgs, r.SMTP.DroppedAfterDot, r.TwiceOutside, r.OutsideSame, r.TwiceOutside-r.OutsideSame, r.OnlyDropped)
+	p("twice inside the SMTP window %d (%d messages sent again; drops injected %d, taken after a killed sender hung up %d), TWICE OUTSIDE %d (%d repeating an accepted message, %d a second message); delivered only as a dropped copy %d",
+		r.TwiceInside, r.InsideMsgs, r.SMTP.DroppedAfterDot, r.SMTP.ClientGone, r.TwiceOutside, r.OutsideSame, r.TwiceOutside-r.OutsideSame, r.OnlyDropped)
 	c := r.Charges
 	p("charges: %d paid messages received, %d charged exactly once (%d credits), %d refunds; %d received uncharged, %d charged twice, %d refunded though received, %d charged not received; in flight at the end %s",
 		c.Messages, c.ChargedOnce, c.Credits, c.Refunds, len(c.Uncharged), len(c.ChargedTwice), len(c.RefundedReceived), len(c.ChargedUnreceived), kv(c.InFlight))

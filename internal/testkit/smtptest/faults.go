@@ -36,12 +36,18 @@ type Received struct {
 	To   []string
 	Data []byte // the message as received; the callee may keep it
 	At   time.Time
-	// DroppedAfterDot: the connection was closed instead of the reply.
+	// DroppedAfterDot: the reply never reached the client: the server
+	// closed the connection instead (a fault it injected), or the client
+	// had hung up by the time the server would have answered (ClientGone).
 	DroppedAfterDot bool
 }
 
-// FaultCounts counts the faults injected since Start or Reset.
-type FaultCounts struct{ DroppedAfterDot, TempFailed, Slowed int64 }
+// FaultCounts counts the faults injected since Start or Reset, and
+// ClientGone the messages taken in full whose client had hung up before
+// the reply (a sender killed while a slow server held its 250): SMTP's
+// duplicate window from the sender's side, which the server cannot
+// inject but a fault run must count beside DroppedAfterDot.
+type FaultCounts struct{ DroppedAfterDot, TempFailed, Slowed, ClientGone int64 }
 
 // fault is what happens to a message after its DATA.
 type fault int
@@ -104,7 +110,7 @@ func (d *dice) roll() (fault, bool) {
 }
 
 // faultCounters are the server's FaultCounts, updated without its lock.
-type faultCounters struct{ dropped, tempFailed, slowed atomic.Int64 }
+type faultCounters struct{ dropped, tempFailed, slowed, clientGone atomic.Int64 }
 
 // FaultCounts returns how many faults were injected since Start or Reset.
 func (s *Server) FaultCounts() FaultCounts {
@@ -112,6 +118,7 @@ func (s *Server) FaultCounts() FaultCounts {
 		DroppedAfterDot: s.faultN.dropped.Load(),
 		TempFailed:      s.faultN.tempFailed.Load(),
 		Slowed:          s.faultN.slowed.Load(),
+		ClientGone:      s.faultN.clientGone.Load(),
 	}
 }
 

@@ -114,6 +114,15 @@ func (ss *session) Data(r io.Reader) error {
 	if err := ss.injectFault(raw); err != nil {
 		return err
 	}
+	if ss.fc != nil && ss.fc.peerGone() {
+		// A real server has queued the message by now and delivers it,
+		// though its client never learns: counted as taken, with the
+		// reply lost.
+		ss.s.faultN.clientGone.Add(1)
+		ss.s.observe(ss.from, ss.to, raw, true)
+		_ = ss.fc.Close()
+		return errors.New("the client hung up before the reply")
+	}
 	var m Message
 	if !ss.s.opts.Discard {
 		m = Message{From: ss.from, To: append([]string(nil), ss.to...), Session: ss.sessionID(), Raw: raw}

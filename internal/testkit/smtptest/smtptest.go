@@ -308,6 +308,7 @@ func (s *Server) Reset() {
 	s.faultN.dropped.Store(0)
 	s.faultN.tempFailed.Store(0)
 	s.faultN.slowed.Store(0)
+	s.faultN.clientGone.Store(0)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.msgs = nil
