@@ -41,11 +41,17 @@ func (a *app) sender() mailer.Sender {
 }
 
 // journalDir is where this install's mailers on this machine keep their
-// passes' journals of acceptances not yet recorded: a folder of the
-// temporary directory named by the database's install id, so that two
-// installs on one machine never replay each other's.
+// passes' journals of acceptances not yet recorded, in a folder named by
+// the database's install id (two installs never replay each other's): in
+// systemd's StateDirectory when there is one (the unit's private /tmp is
+// removed when a killed process's unit stops, journal included), else in
+// the temporary directory.
 func journalDir(installID string) string {
-	return filepath.Join(os.TempDir(), "feedmail-outbox-"+installID)
+	base := os.TempDir()
+	if sd, _, _ := strings.Cut(os.Getenv("STATE_DIRECTORY"), ":"); sd != "" {
+		base = sd
+	}
+	return filepath.Join(base, "feedmail-outbox-"+installID)
 }
 
 // roleMailer runs the outbox worker: it claims queued email, renders,
