@@ -15,6 +15,22 @@ import (
 	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
+// twoProcesses returns a fixture and a second handle on its database (a
+// process about to die; the fixture's is its successor's), with a person
+// holding 20 credits and n item emails queued for them.
+func twoProcesses(t *testing.T, email string, n int) (*fixture, *store.Store, *store.User) {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	dsn := storetest.FreshDSN(t, storetest.URL())
+	dying := storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk})
+	fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
+	u, sub := fx.user(email, 20)
+	for range n {
+		fx.queueItem(u, sub)
+	}
+	return fx, dying, u
+}
+
 // TestOutboxCrashAtEachStep kills a worker at each step of a pass and lets
 // a second worker (another process on the same database) take over once
 // the lease runs out. Every email must arrive, none may be charged twice,
@@ -45,11 +61,7 @@ func TestOutboxCrashAtEachStep(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%s/at-%d", c.step, c.how, c.at), func(t *testing.T) {
-			clk := clock.NewFake(t0)
-			dsn := storetest.FreshDSN(t, storetest.URL())
-			// Two handles on one database: the dying process and its successor.
-			dying := storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk})
-			fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
+			fx, dying, u := twoProcesses(t, "crash@example.net", emails)
 			var accepted atomic.Int64
 			srv := smtptest.StartT(t, smtptest.Options{BeforeAccept: func() {
 				// The server holds its 250 for the at-th message until the
@@ -58,10 +70,6 @@ func TestOutboxCrashAtEachStep(t *testing.T) {
 					_ = dying.Close()
 				}
 			}})
-			u, sub := fx.user("crash@example.net", 20)
-			for range emails {
-				fx.queueItem(u, sub)
-			}
 			params := fmt.Sprintf("pool=%d", pool)
 			a := fx.outbox(smtpTo(t, srv, params), "dies", func(cfg *OutboxConfig) { cfg.Store, cfg.MaxUnmarked = dying, maxUnmarked })
 			var seen atomic.Int64

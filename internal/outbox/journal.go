@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/feedmail/feedmail/internal/store"
 )
@@ -82,7 +83,7 @@ func createJournal(dir, owner string) (*passJournal, error) {
 		_ = os.Remove(base + ".new")
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	if err := lockFile(f, false); err != nil {
+	if err := lockFile(f); err != nil {
 		return fail(err)
 	}
 	if _, err := f.WriteString(journalHead + owner + "\n"); err != nil {
@@ -142,6 +143,24 @@ func (o *Outbox) ReplayJournals(ctx context.Context) (int64, error) {
 	return total, errors.Join(errs...)
 }
 
+// replayInterval is how often Run looks for journals of dead passes.
+const replayInterval = 10 * time.Second
+
+// replayLoop records the journals of dead passes at once and then every
+// replayInterval, until ctx ends.
+func (o *Outbox) replayLoop(ctx context.Context) {
+	for {
+		if _, err := o.ReplayJournals(ctx); err != nil && ctx.Err() == nil {
+			o.cfg.Log.Warn("outbox journal replay", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(replayInterval):
+		}
+	}
+}
+
 // replayOne records the journal at path unless a live pass holds it.
 func (o *Outbox) replayOne(ctx context.Context, path string) (int64, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -152,7 +171,7 @@ func (o *Outbox) replayOne(ctx context.Context, path string) (int64, error) {
 		return 0, fmt.Errorf("outbox journal %s: %w", filepath.Base(path), err)
 	}
 	defer f.Close()
-	if err := lockFile(f, false); err != nil {
+	if err := lockFile(f); err != nil {
 		return 0, nil // a running pass holds it
 	}
 	owner, marks, err := readJournal(f)

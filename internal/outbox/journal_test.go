@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/smtptest"
-	"github.com/feedmail/feedmail/internal/testkit/storetest"
 )
 
 // TestJournalRecordsADeadPassesAcceptances: a worker keeping a journal
@@ -34,15 +32,8 @@ func TestJournalRecordsADeadPassesAcceptances(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/at-%d", c.step, c.at), func(t *testing.T) {
-			clk := clock.NewFake(t0)
-			dsn := storetest.FreshDSN(t, storetest.URL())
-			dying := storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk})
-			fx := newFixtureOn(t, storetest.OpenDSN(t, dsn, storetest.Options{Clock: clk}), clk)
+			fx, dying, u := twoProcesses(t, "journal@example.net", emails)
 			srv := smtptest.StartT(t, smtptest.Options{})
-			u, sub := fx.user("journal@example.net", 20)
-			for range emails {
-				fx.queueItem(u, sub)
-			}
 			dir := t.TempDir()
 			params := fmt.Sprintf("pool=%d", pool)
 			a := fx.outbox(smtpTo(t, srv, params), "dies", func(cfg *OutboxConfig) {

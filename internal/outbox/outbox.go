@@ -236,24 +236,6 @@ func (o *Outbox) Run(ctx context.Context) error {
 	return nil
 }
 
-// replayInterval is how often Run looks for journals of dead passes.
-const replayInterval = 10 * time.Second
-
-// replayLoop records the journals of dead passes at once and then every
-// replayInterval, until ctx ends.
-func (o *Outbox) replayLoop(ctx context.Context) {
-	for {
-		if _, err := o.ReplayJournals(ctx); err != nil && ctx.Err() == nil {
-			o.cfg.Log.Warn("outbox journal replay", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(replayInterval):
-		}
-	}
-}
-
 func (o *Outbox) loop(ctx context.Context, id int) {
 	pause := o.cfg.PollInterval
 	timer := time.NewTimer(0)
