@@ -131,8 +131,8 @@ func digestItemOf(it DigestItem, site string, loc *time.Location) digestItemView
 
 // digestFeedOf returns the section of feed f (with at least one item),
 // anchored at anchor: its title (else its site's host), its entries, their
-// count, and the line that tells of the posts the cap left out, linked to
-// where the reader finds them.
+// count (every new post, those the cap left out included), and the line
+// that tells of the posts left out, linked to where the reader finds them.
 func digestFeedOf(f DigestFeed, anchor string, loc *time.Location) digestFeedView {
 	site := bodyURL(f.SiteURL, false)
 	title := cleanHeaderText(plainTitle(f.Title), maxBodyTitle)
@@ -143,7 +143,7 @@ func digestFeedOf(f DigestFeed, anchor string, loc *time.Location) digestFeedVie
 	for _, it := range f.Items {
 		fv.Items = append(fv.Items, digestItemOf(it, site, loc))
 	}
-	fv.Count = plural(len(fv.Items), "new post", "new posts")
+	fv.Count = plural(len(fv.Items)+f.More, "new post", "new posts")
 	if f.More > 0 {
 		fv.More = "and " + plural(f.More, "more post", "more posts") + " from " + title
 		fv.MoreURL = firstNonEmpty(site, bodyURL(f.FeedURL, false))
@@ -189,16 +189,16 @@ func (s Sender) Digest(e DigestEmail) (*mail.Msg, error) {
 		return nil, err
 	}
 	var feeds []digestFeedView
-	items := 0
+	items := 0 // every new post, those the per-feed cap left out included
 	for _, f := range e.Feeds {
 		if len(f.Items) == 0 {
 			continue
 		}
 		fv := digestFeedOf(f, fmt.Sprintf("feed-%d", len(feeds)+1), e.Location)
-		items += len(fv.Items)
+		items += len(fv.Items) + f.More
 		feeds = append(feeds, fv)
 	}
-	if items == 0 {
+	if len(feeds) == 0 {
 		return nil, ErrEmptyDigest
 	}
 	label := digestLabel(e.DigestName)

@@ -13,7 +13,9 @@ import (
 // TestDigestTellsOfPostsLeftOut: a feed whose posts the per-feed cap cut
 // ends, in both parts, with how many were left out, linked to its site
 // (else its feed); a feed within the cap says nothing of the kind. The
-// channel view of the issue carries the same count.
+// channel view of the issue carries the same count, and the subject and
+// the feed's count in the contents count every new post, not only those
+// shown.
 func TestDigestTellsOfPostsLeftOut(t *testing.T) {
 	const feedURL = "https://a.example.com/feed.xml"
 	for _, tc := range []struct {
@@ -44,8 +46,12 @@ func TestDigestTellsOfPostsLeftOut(t *testing.T) {
 			if is := IssueOf(c); is.Feeds[0].More != tc.more {
 				t.Errorf("channel view carries More %d, want %d", is.Feeds[0].More, tc.more)
 			}
-			if !strings.Contains(p.text, "- Blog A (20 new posts)") {
-				t.Errorf("text part lacks the count of the posts shown:\n%s", p.text)
+			total := fmt.Sprintf("%d new posts", DefaultPerFeed+tc.more)
+			if !strings.Contains(p.text, "- Blog A ("+total+")") {
+				t.Errorf("text part lacks the count of every new post (%s):\n%s", total, p.text)
+			}
+			if subj := m.GetGenHeader("Subject"); len(subj) != 1 || !strings.HasSuffix(subj[0], ": "+total+" from 1 feed") {
+				t.Errorf("subject %q does not count every new post (%s from 1 feed)", subj, total)
 			}
 			if tc.wantLine == "" {
 				if strings.Contains(p.html, "more post") || strings.Contains(p.text, "more post") {
