@@ -35,6 +35,9 @@ import (
 const usage = "feedbench [--feeds N] [--items N] [--subscribers N] [--digests N] [--hosts N] [--scenarios cold,warm,changed,fanout,outbox,digest,import,import-readers,import-readers-api] [--readers N] [--dkim rsa|ed25519|off] [--cpuprofile DIR] [--keep] [--json]"
 
 func main() {
+	if code, ok := bench.RunChildRole(); ok {
+		os.Exit(code) // feedbench started again as its own SMTP sink
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()

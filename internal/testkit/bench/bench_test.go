@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -216,5 +218,33 @@ func TestImportReadersAPIScenario(t *testing.T) {
 	}
 	if got, err := bench.ParseScenarios("all"); err != nil || slices.Contains(got, bench.ImportReadersAPI) {
 		t.Errorf("ParseScenarios(all) = %v, %v; want no import-readers-api", got, err)
+	}
+}
+
+// TestOutboxSinkInOwnProcess runs the outbox scenario small and checks
+// that its SMTP sink ran in a child process that took every email, with
+// its CPU in the note and the child gone afterwards.
+func TestOutboxSinkInOwnProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := bench.Run(ctx, bench.Config{DatabaseURL: benchURL(), Feeds: 20, Items: 3, Subscribers: 60, Digests: 5,
+		Hosts: 2, DKIM: "ed25519", Scenarios: []string{bench.FanOut, bench.Outbox}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 2 || rep.Rows[1].Scenario != bench.Outbox {
+		t.Fatalf("rows %+v", rep.Rows)
+	}
+	row := rep.Rows[1]
+	s := row.Sink
+	if s == nil || !s.Separate || s.PID == os.Getpid() || s.PID <= 0 || s.Received != row.Count || row.Count != 60 {
+		t.Fatalf("sink %+v for %d emails (this process %d); want its own process that took all 60", s, row.Count, os.Getpid())
+	}
+	if !strings.Contains(row.Note, "SMTP sink in its own process:") || !strings.Contains(row.Note, "not counted above") {
+		t.Errorf("note %q", row.Note)
+	}
+	t.Logf("outbox note: %s", row.Note)
+	if p, err := os.FindProcess(s.PID); err == nil && p.Signal(syscall.Signal(0)) == nil {
+		t.Errorf("the sink (pid %d) is still there after the run", s.PID)
 	}
 }

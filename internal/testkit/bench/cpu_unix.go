@@ -8,7 +8,8 @@ import (
 )
 
 // processCPU returns the CPU time (user and system) this process has used,
-// farm and SMTP sink included; 0 when the system does not say.
+// the farm (and an in-process SMTP sink) included; 0 when the system does
+// not say.
 func processCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

@@ -21,7 +21,6 @@ import (
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
-	"github.com/feedmail/feedmail/internal/testkit/smtptest"
 	"github.com/feedmail/feedmail/poller"
 )
 
@@ -33,7 +32,7 @@ type env struct {
 	st      *store.Store
 	trips   *tripCounter
 	farms   []*farm.Farm
-	sink    *smtptest.Server
+	sink    *mailSink // the mail scenarios', started on first use
 	dbDesc  string
 	dsn     string
 	app     string       // the pool's application_name on Postgres: its backends
@@ -60,7 +59,7 @@ type fleetFeed struct {
 	farm *farm.Feed
 }
 
-// newEnv makes the fresh database and starts the farms and the sink.
+// newEnv makes the fresh database and starts the farms.
 func newEnv(ctx context.Context, cfg Config) (_ *env, err error) {
 	// The bench's simulated time starts at a whole second (Last-Modified has
 	// one-second resolution) a little in the past of the real clock.
@@ -86,11 +85,6 @@ func newEnv(ctx context.Context, cfg Config) (_ *env, err error) {
 		e.farms = append(e.farms, fm)
 		e.cleanup = append(e.cleanup, fm.Close)
 	}
-	e.sink, err = smtptest.Start(smtptest.Options{Discard: true})
-	if err != nil {
-		return nil, fmt.Errorf("start the SMTP sink: %w", err)
-	}
-	e.cleanup = append(e.cleanup, func() { _ = e.sink.Close() })
 	return e, nil
 }
 

@@ -35,13 +35,17 @@ func (e *env) outbox(ctx context.Context) (Row, error) {
 	if err != nil {
 		return row, err
 	}
-	cfg, err := mailer.ParseSMTPURL(e.sink.URL())
+	sink, err := e.smtpSink(ctx)
+	if err != nil {
+		return row, err
+	}
+	cfg, err := mailer.ParseSMTPURL(sink.url)
 	if err != nil {
 		return row, err
 	}
 
 	// The bare loop: the same number of pre-built messages, one connection.
-	base, err := e.bareMail(ctx, cfg, queued)
+	base, bareSink, err := e.bareMail(ctx, sink, cfg, queued)
 	if err != nil {
 		return row, err
 	}
@@ -53,19 +57,27 @@ func (e *env) outbox(ctx context.Context) (Row, error) {
 	}
 	defer closeTransport()
 	e.clk.Advance(time.Second)
-	before := e.sink.Count()
-	stop := e.progress("outbox", func() string { return fmt.Sprintf("%d/%d emails sent", e.sink.Count()-before, queued) })
+	before, err := sink.read(ctx)
+	if err != nil {
+		return row, err
+	}
+	stop := e.progress("outbox", func() string { return fmt.Sprintf("%d/%d emails sent", sink.count(ctx)-before.Count, queued) })
 	err = e.measure(ctx, &row, func(ctx context.Context) error { return sendAll(ctx, ob) })
 	stop()
 	if err != nil {
 		return row, fmt.Errorf("outbox: %w", err)
 	}
-	sent := e.sink.Count() - before
+	after, err := sink.read(ctx)
+	if err != nil {
+		return row, err
+	}
+	sent := after.Count - before.Count
 	if err := e.checkAllSent(ctx, sent, queued); err != nil {
 		return row, err
 	}
 	row.Count = sent
-	row.Note = fmt.Sprintf("%d emails at the sink, all marked sent and charged", sent)
+	row.Sink = &SinkUse{PID: after.PID, Separate: sink.proc != nil, Received: sent, CPU: after.CPU - before.CPU, BareCPU: bareSink}
+	row.Note = fmt.Sprintf("%d emails at the sink, all marked sent and charged; %s", sent, sink.note(row.Sink, sent))
 	return row, nil
 }
 
@@ -206,8 +218,10 @@ func (e *env) queued(ctx context.Context) (int, error) {
 
 // bareMail sends n pre-built item emails (composed by the mailer's
 // templates, untimed) with go-mail over as many connections as the
-// outbox's transport keeps (cfg.Pool), each sending its share.
-func (e *env) bareMail(ctx context.Context, cfg mailer.SMTPConfig, n int) (*Baseline, error) {
+// outbox's transport keeps (cfg.Pool), each sending its share. It returns
+// the loop's figures and the CPU time the sink used meanwhile (0 when it
+// runs in this process, where the loop's CPU includes it).
+func (e *env) bareMail(ctx context.Context, sink *mailSink, cfg mailer.SMTPConfig, n int) (*Baseline, time.Duration, error) {
 	sender := mailer.Sender{Address: benchFrom}
 	now := e.clk.Now()
 	content := "<p>Item 1 of the fan-out feed, posted on the feed farm.</p>"
@@ -219,13 +233,16 @@ func (e *env) bareMail(ctx context.Context, cfg mailer.SMTPConfig, n int) (*Base
 			Footer: mailer.Footer{FeedTitle: "Fan-out", FeedURL: "http://127.0.0.1/f/1", ManageURL: benchBaseURL + "/account/x",
 				UnsubscribeURL: benchBaseURL + "/unsubscribe/x", StatusURL: benchBaseURL + "/feeds/status"}})
 		if err != nil {
-			return nil, fmt.Errorf("bare loop: compose: %w", err)
+			return nil, 0, fmt.Errorf("bare loop: compose: %w", err)
 		}
 		msgs[i] = m
 	}
 	conns := max(cfg.Pool, 1)
-	before := e.sink.Count()
-	stop := e.progress("bare go-mail loop", func() string { return fmt.Sprintf("%d/%d emails", e.sink.Count()-before, n) })
+	before, err := sink.read(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	stop := e.progress("bare go-mail loop", func() string { return fmt.Sprintf("%d/%d emails", sink.count(ctx)-before.Count, n) })
 	defer stop()
 	cpu := processCPU()
 	start := time.Now()
@@ -237,12 +254,16 @@ func (e *env) bareMail(ctx context.Context, cfg mailer.SMTPConfig, n int) (*Base
 	wg.Wait()
 	el, used := time.Since(start), processCPU()-cpu
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if got := e.sink.Count() - before; got != n {
-		return nil, checkf("bare loop: %d of %d messages at the sink", got, n)
+	after, err := sink.read(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
-	return &Baseline{Name: fmt.Sprintf("go-mail, pre-built messages, %d connections", conns), Elapsed: el, CPU: used}, nil
+	if got := after.Count - before.Count; got != n {
+		return nil, 0, checkf("bare loop: %d of %d messages at the sink", got, n)
+	}
+	return &Baseline{Name: fmt.Sprintf("go-mail, pre-built messages, %d connections", conns), Elapsed: el, CPU: used}, after.CPU - before.CPU, nil
 }
 
 // bareSend sends msgs with one go-mail client over one connection.
