@@ -2,6 +2,7 @@ package preview_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +31,10 @@ func TestDigestPreviewTellsOfPostsLeftOut(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d posts: %v", tc.posts, err)
 		}
-		if res.Note != "" || !strings.Contains(res.Text, "(20 new posts)") {
-			t.Fatalf("%d posts: not a sample of the last day's 20 (note %q):\n%s", tc.posts, res.Note, res.Text)
+		// The contents count every new post; the issue shows the last 20.
+		count := fmt.Sprintf("(%d new posts)", tc.posts)
+		if shown := strings.Count(res.Text, "\n* Post "); res.Note != "" || shown != 20 || !strings.Contains(res.Text, count) {
+			t.Fatalf("%d posts: not a sample of the last day's 20 counted %s (note %q, %d shown):\n%s", tc.posts, count, res.Note, shown, res.Text)
 		}
 		if tc.want == "" {
 			if strings.Contains(res.Text, "more post") || strings.Contains(res.HTML, "more post") {
