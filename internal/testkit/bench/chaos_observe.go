@@ -48,13 +48,29 @@ func (r *recorder) email(to []string, data []byte, at time.Time, dropped bool) {
 	}
 }
 
-// hook records one webhook the receiver answered 2xx.
-func (r *recorder) hook(id, path string, body []byte, at time.Time) {
+// hook records one webhook the receiver answered 2xx, or took from a
+// sender gone before the answer (replyLost).
+func (r *recorder) hook(id, path string, body []byte, at time.Time, replyLost bool) {
 	links := hookLinks(body)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.count++
-	r.recs = append(r.recs, reception{Key: id, Reader: hookReader(path), Links: links, At: at})
+	r.recs = append(r.recs, reception{Key: id, Reader: hookReader(path), Links: links, At: at, Dropped: replyLost})
+}
+
+// hookReplyLost marks the newest reception of webhook id at path as one
+// whose 2xx never reached its sender: a repeat of it is inside the
+// webhook's duplicate window, as a resend after a drop after the dot is.
+func (r *recorder) hookReplyLost(id, path string) {
+	reader := hookReader(path)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.recs) - 1; i >= 0; i-- {
+		if rc := &r.recs[i]; rc.Key == id && rc.Reader == reader {
+			rc.Dropped = true
+			return
+		}
+	}
 }
 
 // snapshot returns the receptions so far and how many could not be read.

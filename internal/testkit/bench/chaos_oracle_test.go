@@ -255,3 +255,39 @@ func TestJudgeSplitsByKind(t *testing.T) {
 		}
 	}
 }
+
+// TestHookReplyLostIsInsideTheWindow: a webhook taken whose 2xx a killed
+// serve never got (marked by the front or taken from a sender already
+// gone) and sent again with the same webhook-id is a repeat inside the
+// window; the same repeat without the mark is outside.
+func TestHookReplyLostIsInsideTheWindow(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	posts := []post{{Feed: "f", Link: "http://h/f/i/1", Published: t0}}
+	readers := map[string][]string{"f": {"hook:/h/1"}}
+	body := []byte(`{"type":"post","data":{"link":"http://h/f/i/1"}}`)
+	for _, c := range []struct {
+		name            string
+		mark            func(*recorder)
+		taken           bool // the first copy came from a sender already gone
+		inside, outside int
+	}{
+		{name: "no mark", outside: 1},
+		{name: "front saw the sender gone", mark: func(r *recorder) { r.hookReplyLost("feedmail-7", "/h/1") }, inside: 1},
+		{name: "receiver saw the sender gone", taken: true, inside: 1},
+		{name: "a mark for another target", mark: func(r *recorder) { r.hookReplyLost("feedmail-7", "/h/2") }, outside: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var r recorder
+			r.hook("feedmail-7", "/h/1", body, t0.Add(time.Second), c.taken)
+			if c.mark != nil {
+				c.mark(&r)
+			}
+			r.hook("feedmail-7", "/h/1", body, t0.Add(70*time.Second), false)
+			recs, _, _ := r.snapshot()
+			v := judge(posts, readers, recs, nil, time.Time{})
+			if v.Delivered != 1 || v.TwiceInside != c.inside || v.TwiceOutside != c.outside {
+				t.Errorf("delivered %d, inside %d, outside %d; want 1, %d, %d", v.Delivered, v.TwiceInside, v.TwiceOutside, c.inside, c.outside)
+			}
+		})
+	}
+}

@@ -42,14 +42,18 @@ type ChaosReport struct {
 	LostList     []string `json:"lost_list,omitempty"`
 	PendingList  []string `json:"pending_list,omitempty"`
 	TwiceList    []string `json:"twice_outside_list,omitempty"`
-	Unmatched    int      `json:"messages_not_expected"` // notices, posts from before the window
-	Unreadable   int      `json:"messages_unreadable"`
-	LagP50       float64  `json:"lag_p50_s"`
-	LagP99       float64  `json:"lag_p99_s"`
-	LagMax       float64  `json:"lag_max_s"`
-	CalmLagP50   float64  `json:"calm_lag_p50_s"`
-	CalmLagP99   float64  `json:"calm_lag_p99_s"`
-	CalmCount    int      `json:"calm_deliveries"`
+	// LostWhy and TwiceWhy explain them from feedmail's tables and the
+	// receptions' times (chaos_explain.go); they judge nothing.
+	LostWhy    []string `json:"lost_why,omitempty"`
+	TwiceWhy   []string `json:"twice_outside_why,omitempty"`
+	Unmatched  int      `json:"messages_not_expected"` // notices, posts from before the window
+	Unreadable int      `json:"messages_unreadable"`
+	LagP50     float64  `json:"lag_p50_s"`
+	LagP99     float64  `json:"lag_p99_s"`
+	LagMax     float64  `json:"lag_max_s"`
+	CalmLagP50 float64  `json:"calm_lag_p50_s"`
+	CalmLagP99 float64  `json:"calm_lag_p99_s"`
+	CalmCount  int      `json:"calm_deliveries"`
 	// SeenLag*: from the poll that first saw the post (feedmail's
 	// items.seen_at) to acceptance; the rest of the lag is the poll interval.
 	SeenLagP50  float64 `json:"seen_lag_p50_s"`
@@ -63,20 +67,23 @@ type ChaosReport struct {
 	Polled   LagLine   `json:"lag_polled"`
 	Hub      *HubCount `json:"hub,omitempty"`
 
-	Faults       map[string]int       `json:"faults"` // injected, by kind
-	FaultLog     []string             `json:"fault_log"`
-	SMTP         smtptest.FaultCounts `json:"smtp_faults"`
-	Feed         farm.FaultCounts     `json:"feed_faults"`
-	Hooks        hooksink.Counts      `json:"webhook_receiver"`
-	PenaltyPokes int                  `json:"penalized_feeds_made_due_in_drain"`
-	Drained      string               `json:"drain"`
-	Charges      Charges              `json:"charges"`
-	ServeCPU     float64              `json:"serve_cpu_s"` // all serves, all incarnations
-	ServeCores   float64              `json:"serve_cores"` // over the window and drain
-	Bare         *Bare                `json:"bare_loop,omitempty"`
-	Took         string               `json:"took"`
-	Notes        []string             `json:"notes,omitempty"`
-	Failed       []string             `json:"failed,omitempty"` // why the run fails #42's bar; empty: it passes
+	Faults   map[string]int       `json:"faults"` // injected, by kind
+	FaultLog []string             `json:"fault_log"`
+	SMTP     smtptest.FaultCounts `json:"smtp_faults"`
+	Feed     farm.FaultCounts     `json:"feed_faults"`
+	Hooks    hooksink.Counts      `json:"webhook_receiver"`
+	// HookRepliesLost: webhooks taken whose 2xx never reached serve (it
+	// was killed first): the webhook's own duplicate window.
+	HookRepliesLost int64    `json:"webhook_replies_lost"`
+	PenaltyPokes    int      `json:"penalized_feeds_made_due_in_drain"`
+	Drained         string   `json:"drain"`
+	Charges         Charges  `json:"charges"`
+	ServeCPU        float64  `json:"serve_cpu_s"` // all serves, all incarnations
+	ServeCores      float64  `json:"serve_cores"` // over the window and drain
+	Bare            *Bare    `json:"bare_loop,omitempty"`
+	Took            string   `json:"took"`
+	Notes           []string `json:"notes,omitempty"`
+	Failed          []string `json:"failed,omitempty"` // why the run fails #42's bar; empty: it passes
 }
 
 // LagLine is one kind of feed's lag, publication → acceptance, in seconds.
@@ -167,9 +174,9 @@ func (r *ChaosReport) failures() []string {
 	if r.TwiceOutside > 0 {
 		f = append(f, fmt.Sprintf("%d twice outside the SMTP window", r.TwiceOutside))
 	}
-	if window := r.SMTP.DroppedAfterDot + r.SMTP.ClientGone; r.InsideMsgs > int(window) {
-		f = append(f, fmt.Sprintf("%d messages sent again after a reply lost after the dot, more than the %d drops injected and %d hang-ups of a killed sender",
-			r.InsideMsgs, r.SMTP.DroppedAfterDot, r.SMTP.ClientGone))
+	if window := r.SMTP.DroppedAfterDot + r.SMTP.ClientGone + r.HookRepliesLost; r.InsideMsgs > int(window) {
+		f = append(f, fmt.Sprintf("%d messages sent again after a reply lost after the dot, more than the %d drops injected, %d hang-ups of a killed sender and %d webhook replies lost",
+			r.InsideMsgs, r.SMTP.DroppedAfterDot, r.SMTP.ClientGone, r.HookRepliesLost))
 	}
 	if !r.Charges.ok() {
 		f = append(f, fmt.Sprintf("charges: %d received uncharged, %d charged twice, %d refunded though received, %d charged not received",
@@ -199,8 +206,8 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 		r.Feed.Requests, r.Feed.Reset, r.Feed.Timeout, r.Feed.Status500, r.Hooks.Accepted, r.Hooks.Failed500, r.Hooks.TimedOut)
 	p("expected deliveries %d: delivered %d, LOST %d, in flight at the end %d (their post reached another reader less than %s before)",
 		r.Expected, r.Delivered, r.Lost, r.Pending, inFlightGrace)
-	p("twice inside the SMTP window %d (%d messages sent again; drops injected %d, taken after a killed sender hung up %d), TWICE OUTSIDE %d (%d repeating an accepted message, %d a second message); delivered only as a dropped copy %d",
-		r.TwiceInside, r.InsideMsgs, r.SMTP.DroppedAfterDot, r.SMTP.ClientGone, r.TwiceOutside, r.OutsideSame, r.TwiceOutside-r.OutsideSame, r.OnlyDropped)
+	p("twice inside the SMTP or webhook window %d (%d messages sent again; drops injected %d, taken after a killed sender hung up %d, webhooks whose 2xx a killed sender never got %d), TWICE OUTSIDE %d (%d repeating an accepted message, %d a second message); delivered only as a copy whose reply was lost %d",
+		r.TwiceInside, r.InsideMsgs, r.SMTP.DroppedAfterDot, r.SMTP.ClientGone, r.HookRepliesLost, r.TwiceOutside, r.OutsideSame, r.TwiceOutside-r.OutsideSame, r.OnlyDropped)
 	c := r.Charges
 	p("charges: %d paid messages received, %d charged exactly once (%d credits), %d refunds; %d received uncharged, %d charged twice, %d refunded though received, %d charged not received; in flight at the end %s",
 		c.Messages, c.ChargedOnce, c.Credits, c.Refunds, len(c.Uncharged), len(c.ChargedTwice), len(c.RefundedReceived), len(c.ChargedUnreceived), kv(c.InFlight))
@@ -238,6 +245,8 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 	list("lost", r.LostList)
 	list("in flight at the end", r.PendingList)
 	list("twice outside the window", r.TwiceList)
+	list("why lost (feedmail's tables)", r.LostWhy)
+	list("twice outside: the copies and the faults around them", r.TwiceWhy)
 	list("received uncharged", head(c.Uncharged, 20))
 	list("charged not received", head(c.ChargedUnreceived, 20))
 	list("refunded though received", head(c.RefundedReceived, 20))

@@ -10,18 +10,20 @@ import (
 // TestChaosReportHoldsResendsAgainstLostReplies: messages sent again after
 // a reply lost after the dot are within SMTP's window up to the drops the
 // sink injected plus the messages it took after a killed sender had hung
-// up; one more fails the run.
+// up, plus the webhooks whose 2xx a killed sender never got; one more
+// fails the run.
 func TestChaosReportHoldsResendsAgainstLostReplies(t *testing.T) {
 	for _, c := range []struct {
-		inside, drops, gone int
-		fail                bool
+		inside, drops, gone, hooks int
+		fail                       bool
 	}{
 		{inside: 3, drops: 3},
 		{inside: 4, drops: 3, gone: 1},
 		{inside: 5, drops: 3, gone: 1, fail: true},
+		{inside: 5, drops: 3, gone: 1, hooks: 1},
 		{inside: 1, gone: 0, fail: true},
 	} {
-		r := &ChaosReport{Expected: 10, InsideMsgs: c.inside,
+		r := &ChaosReport{Expected: 10, InsideMsgs: c.inside, HookRepliesLost: int64(c.hooks),
 			SMTP: smtptest.FaultCounts{DroppedAfterDot: int64(c.drops), ClientGone: int64(c.gone)}}
 		f := strings.Join(r.failures(), "; ")
 		if got := strings.Contains(f, "reply lost after the dot"); got != c.fail {

@@ -109,6 +109,10 @@ func (c *chaos) judge(ctx context.Context) error {
 	recs, bad, _ := c.rec.snapshot()
 	v := judge(ps, c.readers, recs, c.faults, time.Now())
 	c.rep.fill(c, v, len(ps), bad)
+	if c.rep.LostWhy, err = c.explainLost(ctx, v.LostList, ps); err != nil {
+		c.cfg.Log.Warn("chaos: explaining the losses", "err", err)
+	}
+	c.rep.TwiceWhy = explainTwice(v.TwiceList, recs, c.faults)
 	if err := c.pipelineLag(ctx, v); err != nil {
 		return err
 	}
@@ -121,6 +125,7 @@ func (c *chaos) judge(ctx context.Context) error {
 		return err
 	}
 	c.rep.Hooks = c.hooks.back[0].Counts()
+	c.rep.HookRepliesLost = c.hooks.repliesLost()
 	c.rep.Notes = append(c.rep.Notes, c.notes...)
 	c.rep.Failed = c.rep.failures()
 	return nil

@@ -115,12 +115,15 @@ func (f *forwarder) Close() error {
 }
 
 // hookSwitch is the webhook receivers' front: a reverse proxy to the
-// faulty receiver while faults are on, to the clean one after.
+// faulty receiver while faults are on, to the clean one after. A 2xx it
+// could not hand back because serve hung up (killed) marks that reception
+// as a reply lost, as the receivers do when serve is gone before their 2xx.
 type hookSwitch struct {
-	srv   *http.Server
-	ln    net.Listener
-	back  [2]*hooksink.Server
-	clean atomic.Bool
+	srv    *http.Server
+	ln     net.Listener
+	back   [2]*hooksink.Server
+	clean  atomic.Bool
+	hungUp atomic.Int64 // 2xx answers whose client was gone
 }
 
 // startHookSwitch starts both receivers (recording into rec) and the proxy.
@@ -148,7 +151,15 @@ func startHookSwitch(seed int64, rec *recorder) (*hookSwitch, error) {
 	if h.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	h.srv = &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
+	front := func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w}
+		rp.ServeHTTP(sw, r)
+		if sw.status/100 == 2 && r.Context().Err() != nil {
+			h.hungUp.Add(1)
+			rec.hookReplyLost(r.Header.Get("webhook-id"), r.URL.Path)
+		}
+	}
+	h.srv = &http.Server{Handler: http.HandlerFunc(front), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = h.srv.Serve(h.ln) }()
 	return h, nil
 }
@@ -158,6 +169,35 @@ func (h *hookSwitch) URL() string { return "http://" + h.ln.Addr().String() }
 
 // calm sends new requests to the clean receiver from now on.
 func (h *hookSwitch) calm() { h.clean.Store(true) }
+
+// repliesLost counts the hooks taken whose sender never got the 2xx: at
+// either receiver or at the front.
+func (h *hookSwitch) repliesLost() int64 {
+	return h.back[0].Counts().ClientGone + h.back[1].Counts().ClientGone + h.hungUp.Load()
+}
+
+// statusWriter remembers the status written through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (h *hookSwitch) close() {
 	_ = h.srv.Close()

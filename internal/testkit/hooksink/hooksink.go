@@ -2,9 +2,9 @@
 // answers 2xx to what feedmail's webhook channel sends, verifies the
 // Standard Webhooks signature when given the secret, and at random,
 // reproducibly from a seed, answers 500 or hangs until the client gives
-// up. Every request answered 2xx is handed to Options.Observe, so an
-// oracle can count deliveries by webhook-id without trusting feedmail's
-// tables.
+// up. Every request answered 2xx, or taken in full from a client that
+// hung up before the answer, is handed to Options.Observe, so an oracle
+// can count deliveries by webhook-id without trusting feedmail's tables.
 //
 // Test infrastructure: never linked into cmd/feedmail. It keeps nothing
 // but counts and forwards nothing anywhere.
@@ -41,7 +41,8 @@ type Options struct {
 	Secret          string
 	IgnoreTimestamp bool // for senders on a fake clock
 	// Observe, when set, is called for every request answered 2xx, before
-	// the answer is written. It must be cheap and safe for concurrent use.
+	// the answer is written, and for one whose client hung up before it
+	// (Hook.ReplyLost). It must be cheap and safe for concurrent use.
 	Observe func(Hook)
 }
 
@@ -51,6 +52,10 @@ type Hook struct {
 	Path string
 	Body []byte // the callee may keep it
 	At   time.Time
+	// ReplyLost: the client had hung up by the time the 2xx would have
+	// been written. A real receiver has acted on the hook by then, though
+	// its sender never learns: a webhook's own duplicate window.
+	ReplyLost bool
 }
 
 // Counts counts the requests by how they were answered.
@@ -59,6 +64,7 @@ type Counts struct {
 	Failed500    int64
 	TimedOut     int64 // hung, then cut off without an answer
 	BadSignature int64 // 401
+	ClientGone   int64 // taken in full, the client gone before the 2xx (Hook.ReplyLost)
 }
 
 // maxBody is the largest body read; a larger one answers 413, uncounted.
@@ -79,7 +85,7 @@ type Server struct {
 	closeOnce sync.Once
 	hangs     sync.WaitGroup
 
-	accepted, failed500, timedOut, badSig atomic.Int64
+	accepted, failed500, timedOut, badSig, clientGone atomic.Int64
 }
 
 // Start listens on 127.0.0.1 on a free port and serves until Close. It
@@ -130,7 +136,7 @@ func (s *Server) URL() string { return s.url }
 // Counts returns the counts so far.
 func (s *Server) Counts() Counts {
 	return Counts{Accepted: s.accepted.Load(), Failed500: s.failed500.Load(),
-		TimedOut: s.timedOut.Load(), BadSignature: s.badSig.Load()}
+		TimedOut: s.timedOut.Load(), BadSignature: s.badSig.Load(), ClientGone: s.clientGone.Load()}
 }
 
 // Close stops the server: hanging requests are cut off, connections
@@ -152,7 +158,8 @@ func (s *Server) Close() error {
 }
 
 // ServeHTTP answers one delivery: the fault drawn for it, else 401 for a
-// bad signature, else 200 after Observe.
+// bad signature, else 200 after Observe (or, when the client is already
+// gone, Observe with ReplyLost and no answer).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
@@ -181,9 +188,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad signature: "+err.Error(), http.StatusUnauthorized)
 		return
 	}
-	s.accepted.Add(1)
+	gone := r.Context().Err() != nil
+	if gone {
+		s.clientGone.Add(1)
+	} else {
+		s.accepted.Add(1)
+	}
 	if s.opts.Observe != nil {
-		s.opts.Observe(Hook{ID: r.Header.Get("webhook-id"), Path: r.URL.Path, Body: body, At: time.Now()})
+		s.opts.Observe(Hook{ID: r.Header.Get("webhook-id"), Path: r.URL.Path, Body: body, At: time.Now(), ReplyLost: gone})
+	}
+	if gone {
+		cutOff(w)
+		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, "ok\n")

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -258,5 +260,38 @@ func TestCloseEndsHangs(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the hung delivery still waits after Close")
+	}
+}
+
+// TestClientGoneIsObservedAsReplyLost: a hook taken in full from a client
+// that has hung up is observed with ReplyLost and counted as ClientGone,
+// not Accepted, and gets no answer.
+func TestClientGoneIsObservedAsReplyLost(t *testing.T) {
+	var h hooks
+	s, err := hooksink.Start(hooksink.Options{Observe: h.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	for _, gone := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		if gone {
+			cancel()
+		}
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/h/1", strings.NewReader(`{"link":"https://blog.example.org/1"}`))
+		req.Header.Set("webhook-id", "feedmail-"+strconv.FormatBool(gone))
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		cancel()
+		if wrote := w.Body.Len() > 0; wrote == gone {
+			t.Errorf("client gone %v: answer written %v (%q)", gone, wrote, w.Body.String())
+		}
+	}
+	got := h.list()
+	if len(got) != 2 || got[0].ReplyLost || !got[1].ReplyLost {
+		t.Fatalf("observed %+v, want the first with its reply, the second with ReplyLost", got)
+	}
+	if c := s.Counts(); c.Accepted != 1 || c.ClientGone != 1 {
+		t.Errorf("counts %+v, want 1 accepted and 1 client gone", c)
 	}
 }
