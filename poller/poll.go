@@ -65,7 +65,7 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 	host := f.HostKey()
 	now := p.clk.Now()
 	if f.LeaseUntil != nil && now.Add(p.client.Config().Timeout+5*time.Second).After(*f.LeaseUntil) {
-		p.giveBack(ctx, f.ID, now.Add(time.Minute), "")
+		p.giveBack(ctx, f.ID, placeInLine(f, now), "")
 		return nil, nil
 	}
 	if until, why, ok := p.backedOff(host, hostRow); ok {
@@ -74,11 +74,8 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 	}
 	release, err := p.acquireHost(ctx, f, host, now)
 	if err != nil {
-		next := p.clk.Now()
-		if ctx.Err() == nil {
-			next = next.Add(time.Minute) // the host was busy for too long
-		}
-		p.giveBack(ctx, f.ID, next, "")
+		// Shutting down, or the host was busy for too long.
+		p.giveBack(ctx, f.ID, placeInLine(f, p.clk.Now()), "")
 		return nil, nil
 	}
 	// The host may have been backed off while we waited for a slot.
@@ -121,6 +118,21 @@ func (p *Poller) acquireHost(ctx context.Context, f *store.Feed, host string, no
 	}
 	defer cancel()
 	return p.limiter.Acquire(actx, host)
+}
+
+// placeInLine is when a claimed feed given back unpolled, because its
+// host stayed busy past the lease's budget or no worker reached it in
+// time, is due again: when it was due (now at the latest), so that the
+// next pass, oldest first, takes it before the feeds that came due after
+// it. Due a minute later instead, it went behind every feed coming due
+// meanwhile, and a host kept busy by hung requests starved the same feeds
+// pass after pass. A give-back comes only after such a wait, so the feed
+// is not claimed again and again at once.
+func placeInLine(f *store.Feed, now time.Time) time.Time {
+	if f.NextPollAt.IsZero() || f.NextPollAt.After(now) {
+		return now
+	}
+	return f.NextPollAt
 }
 
 // backedOff reports whether host is backed off, by this process's limiter
