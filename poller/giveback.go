@@ -27,9 +27,22 @@ type pendingBack struct {
 	done chan error
 }
 
+// Why a claimed feed is given back without a request: the label of
+// feedmail_poll_givebacks_total.
+const (
+	giveBackHostBusy   = "host_busy"
+	giveBackLeaseShort = "lease_short"
+	giveBackBackedOff  = "backed_off"
+	giveBackStopping   = "stopping"
+	giveBackDBError    = "db_error"
+)
+
 // giveBack returns a claimed feed without polling it, due at next with
 // reason, once its batch is written; the feed is then no longer held.
-func (p *Poller) giveBack(ctx context.Context, id int64, next time.Time, reason string) {
+func (p *Poller) giveBack(ctx context.Context, id int64, next time.Time, reason, why string) {
+	if p.m != nil {
+		p.m.PollGiveBacks.WithLabelValues(why).Inc()
+	}
 	done := make(chan error, 1)
 	g := &p.backs
 	g.mu.Lock()

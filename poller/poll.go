@@ -65,24 +65,27 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 	host := f.HostKey()
 	now := p.clk.Now()
 	if f.LeaseUntil != nil && now.Add(p.client.Config().Timeout+5*time.Second).After(*f.LeaseUntil) {
-		p.giveBack(ctx, f.ID, placeInLine(f, now), "")
+		p.giveBack(ctx, f.ID, placeInLine(f, now), "", giveBackLeaseShort)
 		return nil, nil
 	}
 	if until, why, ok := p.backedOff(host, hostRow); ok {
-		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), backedOffReason(host, until, why))
+		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), backedOffReason(host, until, why), giveBackBackedOff)
 		return nil, nil
 	}
 	release, err := p.acquireHost(ctx, f, host, now)
 	if err != nil {
-		// Shutting down, or the host was busy for too long.
-		p.giveBack(ctx, f.ID, placeInLine(f, p.clk.Now()), "")
+		why := giveBackHostBusy // its slots stayed taken for too long
+		if ctx.Err() != nil {
+			why = giveBackStopping
+		}
+		p.giveBack(ctx, f.ID, placeInLine(f, p.clk.Now()), "", why)
 		return nil, nil
 	}
 	// The host may have been backed off while we waited for a slot.
 	if until, why, ok := p.limiter.BackedOff(host); ok {
 		release()
 		now := p.clk.Now()
-		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), backedOffReason(host, until, why))
+		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), backedOffReason(host, until, why), giveBackBackedOff)
 		return nil, nil
 	}
 	fetchedAt := p.clk.Now()
@@ -97,7 +100,7 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 	})
 	release()
 	if fetcher.KindOf(ferr) == fetcher.KindCanceled || (ferr != nil && ctx.Err() != nil) {
-		p.giveBack(ctx, f.ID, p.clk.Now(), "")
+		p.giveBack(ctx, f.ID, p.clk.Now(), "", giveBackStopping)
 		return nil, nil
 	}
 	return p.evaluate(ctx, f, hostRow, resp, ferr, trigger, fetchedAt)
@@ -193,7 +196,7 @@ func (p *Poller) evaluate(ctx context.Context, f *store.Feed, hostRow store.Host
 			return err
 		})
 		if err != nil {
-			p.giveBack(ctx, f.ID, now.Add(time.Minute), "")
+			p.giveBack(ctx, f.ID, now.Add(time.Minute), "", giveBackDBError)
 			return nil, err
 		}
 	}

@@ -44,14 +44,14 @@ func (p *Poller) PollFeed(ctx context.Context, feedID int64, trigger string) (*R
 	host := f.HostKey()
 	rows, err := p.st.Hosts(ctx, []string{host})
 	if err != nil {
-		p.giveBack(ctx, f.ID, p.clk.Now(), "")
+		p.giveBack(ctx, f.ID, p.clk.Now(), "", giveBackDBError)
 		return nil, fmt.Errorf("poller: %w", err)
 	}
 	if until, why, ok := p.backedOff(host, rows[host]); ok {
 		now := p.clk.Now()
 		reason := backedOffReason(host, until, why)
 		next := p.afterBackoff(now, until)
-		p.giveBack(ctx, f.ID, next, reason)
+		p.giveBack(ctx, f.ID, next, reason, giveBackBackedOff)
 		return &Report{FeedID: f.ID, Trigger: trigger, URL: f.URL, State: f.State, Reason: reason,
 			NextPollAt: next.UTC().Format(time.RFC3339), Error: reason,
 			NewItems: []ReportItem{}, Ignored: []ReportItem{}}, nil

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/feedmail/feedmail/internal/clock"
+	"github.com/feedmail/feedmail/internal/metrics"
 	"github.com/feedmail/feedmail/internal/store"
 	"github.com/feedmail/feedmail/internal/testkit/farm"
 	"github.com/feedmail/feedmail/poller"
@@ -153,10 +156,12 @@ func TestFeedsWaitingPastTheirLeaseAreGivenBack(t *testing.T) {
 	for _, f := range followed {
 		due[f.ID] = wkFeed(t, s, f.ID).NextPollAt
 	}
+	m := metrics.New()
 	p := wkPoller(t, s, clk, "w", func(c *poller.Config) {
 		c.Concurrency = 8
 		c.Lease = lease
 		c.Fetch.Timeout = timeout
+		c.Metrics = m
 	})
 	start := time.Now()
 	if n, err := p.PollDue(context.Background()); err != nil || n != feeds {
@@ -193,5 +198,16 @@ func TestFeedsWaitingPastTheirLeaseAreGivenBack(t *testing.T) {
 	t.Logf("%d fetched, %d given back", len(fetched), given)
 	if len(fetched) < 4 || given < 6 {
 		t.Fatalf("%d feeds fetched and %d given back; want some of each", len(fetched), given)
+	}
+	var counted float64
+	for _, why := range []string{"host_busy", "lease_short"} {
+		var d dto.Metric
+		if err := m.PollGiveBacks.WithLabelValues(why).Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		counted += d.GetCounter().GetValue()
+	}
+	if int(counted) != given {
+		t.Errorf("feedmail_poll_givebacks_total{why=host_busy|lease_short} = %v, want the %d feeds given back", counted, given)
 	}
 }

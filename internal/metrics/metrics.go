@@ -42,6 +42,7 @@ type Metrics struct {
 	DatabaseUp          prometheus.Gauge       // 0 while a role of this process waits for the database
 	SendFailures        *prometheus.CounterVec // channel, cause: failed sends by what went wrong
 	PollFetchFailures   *prometheus.CounterVec // kind: polls that got no answer, by the fetcher's kind
+	PollGiveBacks       *prometheus.CounterVec // why: claimed feeds given back without a request
 
 	connects atomic.Int64 // database connections opened (CountConnect)
 }

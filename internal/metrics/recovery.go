@@ -4,7 +4,8 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // registerRecovery makes and registers the metrics of faults and of the
 // recovery from them: leases taken over, waits for the database, failed
-// sends by cause, polls that got no answer by kind.
+// sends by cause, polls that got no answer by kind, claimed feeds given
+// back without a request.
 func (m *Metrics) registerRecovery() {
 	m.TakenOver = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_leases_taken_over_total",
 		Help: "Leased work this process claimed after another holder's lease on it had run out (that process died or stalled), by kind: outbox (deliveries), digests, hosts (a poller's hosts, Postgres), feeds (SQLite)."},
@@ -24,7 +25,10 @@ func (m *Metrics) registerRecovery() {
 	m.PollFetchFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_poll_fetch_failures_total",
 		Help: "Polls that got no HTTP answer (feedmail_polls_total{outcome=\"failure\",status=\"0\"}), by kind: timeout, connection (refused, reset, closed early, truncated), dns, tls, too_large, bad_encoding, too_many_redirects, bad_url, private_address, other."},
 		[]string{"kind"})
-	m.Registry.MustRegister(m.TakenOver, m.OutboxLeaseRenewals, m.DatabaseWait, m.DatabaseUp, m.SendFailures, m.PollFetchFailures)
+	m.PollGiveBacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_poll_givebacks_total",
+		Help: "Claimed feeds given back without a request, by why: host_busy (its two request slots stayed taken past the lease's budget, e.g. by hung requests), lease_short (no worker reached it in time), backed_off (its host asked us to slow down), stopping, db_error. The first two keep their place in line."},
+		[]string{"why"})
+	m.Registry.MustRegister(m.TakenOver, m.OutboxLeaseRenewals, m.DatabaseWait, m.DatabaseUp, m.SendFailures, m.PollFetchFailures, m.PollGiveBacks)
 }
 
 // CountTakeover counts n rows of kind taken over (store.Options.OnTakeover).
