@@ -199,15 +199,21 @@ func TestFeedsWaitingPastTheirLeaseAreGivenBack(t *testing.T) {
 	if len(fetched) < 4 || given < 6 {
 		t.Fatalf("%d feeds fetched and %d given back; want some of each", len(fetched), given)
 	}
-	var counted float64
-	for _, why := range []string{"host_busy", "lease_short"} {
+	if counted := giveBacksCounted(t, m, "host_busy", "lease_short"); int(counted) != given {
+		t.Errorf("feedmail_poll_givebacks_total{why=host_busy|lease_short} = %v, want the %d feeds given back", counted, given)
+	}
+}
+
+// giveBacksCounted sums feedmail_poll_givebacks_total over whys.
+func giveBacksCounted(t *testing.T, m *metrics.Metrics, whys ...string) float64 {
+	t.Helper()
+	var sum float64
+	for _, why := range whys {
 		var d dto.Metric
 		if err := m.PollGiveBacks.WithLabelValues(why).Write(&d); err != nil {
 			t.Fatal(err)
 		}
-		counted += d.GetCounter().GetValue()
+		sum += d.GetCounter().GetValue()
 	}
-	if int(counted) != given {
-		t.Errorf("feedmail_poll_givebacks_total{why=host_busy|lease_short} = %v, want the %d feeds given back", counted, given)
-	}
+	return sum
 }
