@@ -73,8 +73,13 @@ type verdict struct {
 	// The same split by the post's feed: pushed (advertises the hub) or
 	// polled, sorted.
 	PushLag, PushCalm, PollLag, PollCalm []time.Duration
-	Unmatched                            int         // receptions carrying no expected delivery
-	Firsts                               []firstCopy // each delivered one's first copy
+	// PushNow and PushNowCalm are PushLag and PushCalm without the digest
+	// readers' deliveries, which wait for the reader's next slot (one a
+	// minute): what the engine takes from a push to an instant email or a
+	// webhook.
+	PushNow, PushNowCalm []time.Duration
+	Unmatched            int         // receptions carrying no expected delivery
+	Firsts               []firstCopy // each delivered one's first copy
 
 	end       time.Time            // judged as of then (zero: nothing pending)
 	firstSeen map[string]time.Time // each post's first copy to any reader
@@ -151,7 +156,7 @@ func judge(posts []post, readers map[string][]string, recs []reception, faults [
 	for _, d := range keys {
 		v.add(d, byDelivery[d], published[d.link], faults)
 	}
-	for _, l := range [][]time.Duration{v.Lag, v.CalmLag, v.PushLag, v.PushCalm, v.PollLag, v.PollCalm} {
+	for _, l := range [][]time.Duration{v.Lag, v.CalmLag, v.PushLag, v.PushCalm, v.PollLag, v.PollCalm, v.PushNow, v.PushNowCalm} {
 		slices.Sort(l)
 	}
 	return v
@@ -203,6 +208,12 @@ func (v *verdict) add(d delivery, got []reception, p post, faults []fault) {
 	if quiet {
 		v.CalmLag = append(v.CalmLag, lag)
 		*calmed = append(*calmed, lag)
+	}
+	if p.Pushed && !digestReader(d.reader) {
+		v.PushNow = append(v.PushNow, lag)
+		if quiet {
+			v.PushNowCalm = append(v.PushNowCalm, lag)
+		}
 	}
 }
 

@@ -226,16 +226,19 @@ func TestDrainDone(t *testing.T) {
 }
 
 // TestJudgeSplitsByKind: lags are split by the post's feed, pushed by the
-// hub or polled, overall and outside the faults' shadow.
+// hub or polled, overall and outside the faults' shadow; a pushed post's
+// lag to a digest reader, who waits for a slot, is left out of PushNow.
 func TestJudgeSplitsByKind(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	posts := []post{{Feed: "push", Link: "l1", Published: t0, Pushed: true}, {Feed: "poll", Link: "l2", Published: t0}}
-	readers := map[string][]string{"push": {"mail:a", "mail:b"}, "poll": {"mail:a"}}
+	dr := "mail:" + chaosDigestUser + "1@bench.example"
+	readers := map[string][]string{"push": {"mail:a", "mail:b", dr}, "poll": {"mail:a"}}
 	recs := []reception{
 		{Key: "m1", Reader: "mail:a", Links: []string{"l1"}, At: at(2)},
 		{Key: "m2", Reader: "mail:b", Links: []string{"l1"}, At: at(40)}, // in the kill's shadow
 		{Key: "m3", Reader: "mail:a", Links: []string{"l2"}, At: at(300)},
+		{Key: "d1", Reader: dr, Links: []string{"l1"}, At: at(58)}, // its digest's slot
 	}
 	v := judge(posts, readers, recs, []fault{{Kind: faultKill, At: at(30)}}, time.Time{})
 	tests := []struct {
@@ -243,11 +246,13 @@ func TestJudgeSplitsByKind(t *testing.T) {
 		got  []time.Duration
 		want []time.Duration
 	}{
-		{"pushed", v.PushLag, []time.Duration{2 * time.Second, 40 * time.Second}},
+		{"pushed", v.PushLag, []time.Duration{2 * time.Second, 40 * time.Second, 58 * time.Second}},
 		{"pushed calm", v.PushCalm, []time.Duration{2 * time.Second}},
+		{"pushed, no digest", v.PushNow, []time.Duration{2 * time.Second, 40 * time.Second}},
+		{"pushed, no digest, calm", v.PushNowCalm, []time.Duration{2 * time.Second}},
 		{"polled", v.PollLag, []time.Duration{300 * time.Second}},
 		{"polled calm", v.PollCalm, []time.Duration{300 * time.Second}},
-		{"all", v.Lag, []time.Duration{2 * time.Second, 40 * time.Second, 300 * time.Second}},
+		{"all", v.Lag, []time.Duration{2 * time.Second, 40 * time.Second, 58 * time.Second, 300 * time.Second}},
 	}
 	for _, tt := range tests {
 		if !slices.Equal(tt.got, tt.want) {

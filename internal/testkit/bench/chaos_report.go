@@ -64,6 +64,7 @@ type ChaosReport struct {
 	// hub (WebSub) or polled only.
 	HubShare float64   `json:"hub_share"`
 	Pushed   LagLine   `json:"lag_pushed"`
+	PushNow  LagLine   `json:"lag_pushed_instant_and_webhook"` // Pushed without digest readers
 	Polled   LagLine   `json:"lag_polled"`
 	Hub      *HubCount `json:"hub,omitempty"`
 
@@ -134,6 +135,7 @@ func (r *ChaosReport) fill(c *chaos, v verdict, posts, bad int) {
 	r.CalmLagP50, r.CalmLagP99, r.CalmCount = sec(durQuantile(v.CalmLag, 0.5)), sec(durQuantile(v.CalmLag, 0.99)), len(v.CalmLag)
 	r.HubShare = max(c.cfg.HubShare, 0)
 	r.Pushed, r.Polled = lagLine(v.PushLag, v.PushCalm), lagLine(v.PollLag, v.PollCalm)
+	r.PushNow = lagLine(v.PushNow, v.PushNowCalm)
 	if c.hub != nil {
 		r.Hub = &HubCount{Counts: c.hub.Counts(), Forwarded: c.front.forwarded.Load(), FailedOver: c.front.failedOver.Load(), Failed: c.front.failed.Load()}
 	}
@@ -216,7 +218,7 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 	for _, l := range []struct {
 		kind string
 		l    LagLine
-	}{{"pushed (WebSub)", r.Pushed}, {"polled", r.Polled}} {
+	}{{"pushed (WebSub)", r.Pushed}, {"pushed, instant email and webhook readers (no digest slot to wait for)", r.PushNow}, {"polled", r.Polled}} {
 		p("lag %s feeds, %d deliveries: p50 %.1f s, p99 %.1f s, max %.1f s; calm (%d): p50 %.1f s, p99 %.1f s",
 			l.kind, l.l.Count, l.l.P50, l.l.P99, l.l.Max, l.l.CalmCount, l.l.CalmP50, l.l.CalmP99)
 	}

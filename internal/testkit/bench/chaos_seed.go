@@ -19,6 +19,13 @@ import (
 // that a three-minute run has several.
 const chaosDigestSchedule = "@every 1m"
 
+// chaosDigestUser begins the address of every digest reader, so that the
+// oracle can tell their deliveries (which wait for a slot) from the rest.
+const chaosDigestUser = "chaosdigest"
+
+// digestReader reports whether reader id r is a digest reader's.
+func digestReader(r string) bool { return strings.HasPrefix(r, "mail:"+chaosDigestUser) }
+
 // seed writes steady's feeds and instant readers, then the chaos readers:
 // every fifth feed (i % 5 == 0) is also followed into a digest, and every
 // fifth (i % 5 == 1) by a webhook, each such person following
@@ -59,7 +66,7 @@ func (c *chaos) chaosUsers(ctx context.Context, prefix string, rows int) ([]stor
 // seedDigests gives each digest person a digest with a slot a minute and
 // subscribes them to their feeds into it.
 func (c *chaos) seedDigests(ctx context.Context, feeds []int64) error {
-	users, err := c.chaosUsers(ctx, "chaosdigest", len(feeds))
+	users, err := c.chaosUsers(ctx, chaosDigestUser, len(feeds))
 	if err != nil {
 		return err
 	}
