@@ -218,8 +218,8 @@ func (r *ChaosReport) WriteTable(w io.Writer) error {
 	for _, l := range []struct {
 		kind string
 		l    LagLine
-	}{{"pushed (WebSub)", r.Pushed}, {"pushed, instant email and webhook readers (no digest slot to wait for)", r.PushNow}, {"polled", r.Polled}} {
-		p("lag %s feeds, %d deliveries: p50 %.1f s, p99 %.1f s, max %.1f s; calm (%d): p50 %.1f s, p99 %.1f s",
+	}{{"pushed (WebSub) feeds", r.Pushed}, {"pushed feeds to instant email and webhook readers (no digest slot)", r.PushNow}, {"polled feeds", r.Polled}} {
+		p("lag %s, %d deliveries: p50 %.1f s, p99 %.1f s, max %.1f s; calm (%d): p50 %.1f s, p99 %.1f s",
 			l.kind, l.l.Count, l.l.P50, l.l.P99, l.l.Max, l.l.CalmCount, l.l.CalmP50, l.l.CalmP99)
 	}
 	if h := r.Hub; h != nil {
