@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -36,13 +37,7 @@ func (c *chaos) explainLost(ctx context.Context, lost []string, posts []post) ([
 			links[f] = append(links[f], link)
 		}
 	}
-	feeds := slices.Sorted(func(yield func(string) bool) {
-		for f := range links {
-			if !yield(f) {
-				return
-			}
-		}
-	})
+	feeds := slices.Sorted(maps.Keys(links))
 	var out []string
 	for i, f := range feeds {
 		if i == maxExplained {
@@ -154,16 +149,7 @@ func explainTwice(twice []string, recs []reception, faults []fault) []string {
 			}
 		}
 	}
-	keys := slices.Collect(func(yield func(delivery) bool) {
-		for d := range got {
-			if !yield(d) {
-				return
-			}
-		}
-	})
-	sort.Slice(keys, func(a, b int) bool {
-		return keys[a].link < keys[b].link || keys[a].link == keys[b].link && keys[a].reader < keys[b].reader
-	})
+	keys := slices.SortedFunc(maps.Keys(got), delivery.compare)
 	var out []string
 	for i, d := range keys {
 		if i == maxExplained {

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -108,6 +110,14 @@ type firstCopy struct {
 // delivery is one expected post × reader.
 type delivery struct{ link, reader string }
 
+// compare orders deliveries by link, then reader.
+func (d delivery) compare(e delivery) int {
+	if c := strings.Compare(d.link, e.link); c != 0 {
+		return c
+	}
+	return strings.Compare(d.reader, e.reader)
+}
+
 // inFlightGrace is how long after a post first reached one of its readers
 // another reader's copy may still be on its way: a digest's slot (the
 // chaos digests have one a minute) and its assembly and sending, with room
@@ -146,14 +156,7 @@ func judge(posts []post, readers map[string][]string, recs []reception, faults [
 			v.Unmatched++
 		}
 	}
-	keys := make([]delivery, 0, len(byDelivery))
-	for d := range byDelivery {
-		keys = append(keys, d)
-	}
-	sort.Slice(keys, func(a, b int) bool {
-		return keys[a].link < keys[b].link || keys[a].link == keys[b].link && keys[a].reader < keys[b].reader
-	})
-	for _, d := range keys {
+	for _, d := range slices.SortedFunc(maps.Keys(byDelivery), delivery.compare) {
 		v.add(d, byDelivery[d], published[d.link], faults)
 	}
 	for _, l := range [][]time.Duration{v.Lag, v.CalmLag, v.PushLag, v.PushCalm, v.PollLag, v.PollCalm, v.PushNow, v.PushNowCalm} {

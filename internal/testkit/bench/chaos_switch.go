@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/feedmail/feedmail/internal/testkit/hooksink"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 // forwarder is a TCP relay serve's SMTP client connects to: each new
@@ -152,9 +153,9 @@ func startHookSwitch(seed int64, rec *recorder) (*hookSwitch, error) {
 		return nil, err
 	}
 	front := func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &testutil.StatusWriter{ResponseWriter: w}
 		rp.ServeHTTP(sw, r)
-		if sw.status/100 == 2 && r.Context().Err() != nil {
+		if sw.Code()/100 == 2 && r.Context().Err() != nil {
 			h.hungUp.Add(1)
 			rec.hookReplyLost(r.Header.Get("webhook-id"), r.URL.Path)
 		}
@@ -175,29 +176,6 @@ func (h *hookSwitch) calm() { h.clean.Store(true) }
 func (h *hookSwitch) repliesLost() int64 {
 	return h.back[0].Counts().ClientGone + h.back[1].Counts().ClientGone + h.hungUp.Load()
 }
-
-// statusWriter remembers the status written through it.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (h *hookSwitch) close() {
 	_ = h.srv.Close()

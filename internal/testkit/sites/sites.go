@@ -30,6 +30,7 @@ import (
 
 	"github.com/feedmail/feedmail/internal/clock"
 	"github.com/feedmail/feedmail/internal/fetcher"
+	"github.com/feedmail/feedmail/internal/testkit/testutil"
 )
 
 // Request is one request a host received.
@@ -249,27 +250,14 @@ func (s *Sites) handler(scheme string) http.Handler {
 				}
 			}
 		}
-		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		rec := &testutil.StatusWriter{ResponseWriter: w}
 		if h != nil {
 			h.serve(rec, r)
 		} else {
 			http.Error(rec, "no such site", http.StatusMisdirectedRequest)
 		}
 		s.mu.Lock()
-		s.log = append(s.log, Request{Time: s.clk.Now(), Scheme: scheme, Host: name, Path: r.URL.RequestURI(), Status: rec.status})
+		s.log = append(s.log, Request{Time: s.clk.Now(), Scheme: scheme, Host: name, Path: r.URL.RequestURI(), Status: rec.Code()})
 		s.mu.Unlock()
 	})
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	wrote  bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if !w.wrote {
-		w.status, w.wrote = code, true
-	}
-	w.ResponseWriter.WriteHeader(code)
 }

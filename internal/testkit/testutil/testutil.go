@@ -1,7 +1,7 @@
 // Package testutil holds the small helpers shared by the test suites: where
 // the third-party corpus is and reading it, skipping or failing under CI,
-// decoding a multipart email, and polling a condition with a deadline
-// instead of sleeping.
+// decoding a multipart email, a ResponseWriter that remembers its status,
+// and polling a condition with a deadline instead of sleeping.
 //
 // Test infrastructure: never linked into cmd/feedmail.
 package testutil
