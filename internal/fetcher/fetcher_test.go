@@ -633,7 +633,10 @@ func TestConnectionReuse(t *testing.T) {
 	if n := len(fm.Requests()); n != 120 {
 		t.Fatalf("%d requests", n)
 	}
-	if len(conns) > 2 {
-		t.Fatalf("120 requests over %d connections, want at most MaxConnsPerHost=2", len(conns))
+	// The Transport never has more than MaxConnsPerHost (2) open at once,
+	// but under load it may drop one and dial a replacement (a loaded CI
+	// run saw 3 over the test): reuse means a handful, not one a request.
+	if len(conns) > 4 {
+		t.Fatalf("120 requests over %d connections, want them reused: at most 4 (2 × MaxConnsPerHost=2)", len(conns))
 	}
 }
