@@ -18,7 +18,8 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultConcurrency  = 16
+	DefaultConcurrency  = 64
+	DefaultBatch        = 1024
 	DefaultLease        = 2 * time.Minute
 	DefaultWriteBatch   = 500
 	DefaultSpreadWindow = 10 * time.Minute
@@ -48,10 +49,13 @@ type Config struct {
 	// Owner names this poller in leases; unique per process.
 	Owner string
 	// Concurrency is how many fetches run at once, across overlapping
-	// passes (default 16).
+	// passes (default 64). A hung request holds its slot until the fetch
+	// timeout: at 1 % of requests hanging for 30 s, 16 slots carried
+	// about 50 requests a second; most of the time the per-host limits
+	// bind first.
 	Concurrency int
 	// Batch is how many feeds are claimed per query and at most outstanding
-	// (default 64 × Concurrency).
+	// in a pass (default 1024).
 	Batch int
 	// Lease is how long a claimed feed is ours (default 2 min, raised to at
 	// least twice the fetch timeout).

@@ -31,6 +31,7 @@ type pendingBack struct {
 // feedmail_poll_givebacks_total.
 const (
 	giveBackHostBusy   = "host_busy"
+	giveBackSlotsBusy  = "slots_busy"
 	giveBackLeaseShort = "lease_short"
 	giveBackBackedOff  = "backed_off"
 	giveBackStopping   = "stopping"

@@ -42,36 +42,32 @@ const backlogShare = 4
 // startPass starts a pass over the feeds due at now within b (claimLoop)
 // and returns at once. Its workers share the poller's Config.Concurrency
 // fetch slots with every other pass running, so Run may start the next
-// pass once this one is idle (its claims ended and fewer feeds are left
-// than there are slots) while a slow fetch of it finishes: one hung fetch
-// no longer keeps the other slots empty until its timeout.
+// pass once this one is idle (its claims ended and fewer of its feeds are
+// left to fetch than there are slots, not counting those waiting for a
+// busy host) while a slow fetch of it finishes: one hung fetch no longer
+// keeps the other slots empty until its timeout.
 func (p *Poller) startPass(ctx context.Context, now time.Time, b passBounds) *runningPass {
 	p.hmu.Lock()
 	p.passes++
 	p.hmu.Unlock()
 	ps := &runningPass{idle: make(chan struct{}), done: make(chan struct{}), conc: p.cfg.Concurrency}
 	w := p.newPollWriter(ctx)
-	// free counts the places for feeds claimed and not finished. jobs holds
-	// a whole batch, so the claim loop hands a batch over at once and claims
-	// the next while the workers are still busy with this one.
+	// free counts the places for feeds claimed and not finished. Each
+	// claimed feed gets a goroutine of its own: a feed waiting for its
+	// host's slot holds no fetch slot (acquire), so the feeds of other
+	// hosts never wait behind it for a worker.
 	free := newSlots(p.cfg.Batch)
-	jobs := make(chan claimedFeed, p.cfg.Batch)
 	var wg sync.WaitGroup
-	for range p.cfg.Concurrency {
+	start := func(j claimedFeed) {
 		wg.Go(func() {
-			for j := range jobs {
-				p.fetchSlots <- struct{}{}
-				p.pollClaimed(ctx, j, w)
-				<-p.fetchSlots
-				free.put(1)
-				ps.finished()
-			}
+			p.pollClaimed(ctx, j, w, ps)
+			free.put(1)
+			ps.finished()
 		})
 	}
 	go func() {
 		defer close(ps.done)
-		n, next, err := p.claimLoop(ctx, now, b, free, jobs, ps)
-		close(jobs)
+		n, next, err := p.claimLoop(ctx, now, b, free, start, ps)
 		ps.claimsEnded(n, next, err)
 		wg.Wait()
 		ps.err = errors.Join(err, w.close(), p.endPass(ctx))
@@ -79,12 +75,12 @@ func (p *Poller) startPass(ctx context.Context, now time.Time, b passBounds) *ru
 	return ps
 }
 
-// claimLoop claims the pass's feeds and hands them to the workers (jobs),
+// claimLoop claims the pass's feeds and starts their polls (start),
 // counting them in ps. n counts the feeds claimed; next is where the next
 // pass's recent claims should start: now, or where this pass's recent
 // claims stopped when the limit (or the backlog's share of it) cut them
 // short.
-func (p *Poller) claimLoop(ctx context.Context, now time.Time, b passBounds, free *slots, jobs chan<- claimedFeed, ps *runningPass) (n int, next time.Time, err error) {
+func (p *Poller) claimLoop(ctx context.Context, now time.Time, b passBounds, free *slots, start func(claimedFeed), ps *runningPass) (n int, next time.Time, err error) {
 	// A claim waits until half a batch of slots is free (all of them at
 	// first), so that claims stay large (their cost is mostly per claim)
 	// while the other half keeps the workers busy.
@@ -115,7 +111,7 @@ func (p *Poller) claimLoop(ctx context.Context, now time.Time, b passBounds, fre
 			if f.NextPollAt.After(after) {
 				after = f.NextPollAt
 			}
-			jobs <- claimedFeed{feed: f, host: hosts[f.HostKey()]}
+			start(claimedFeed{feed: f, host: hosts[f.HostKey()]})
 		}
 		n += len(feeds)
 		if len(feeds) < want {

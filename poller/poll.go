@@ -29,13 +29,16 @@ type polledFeed struct {
 	byIdent map[string]*store.NewItem
 }
 
+// triggerDue is the trigger of a pass's polls: the feed came due.
+const triggerDue = "due"
+
 // pollClaimed polls one feed claimed by PollDue and hands the result to w.
-func (p *Poller) pollClaimed(ctx context.Context, j claimedFeed, w *pollWriter) {
+func (p *Poller) pollClaimed(ctx context.Context, j claimedFeed, w *pollWriter, q *runningPass) {
 	var host store.Host
 	if j.host != nil {
 		host = *j.host
 	}
-	pl, err := p.pollOne(ctx, j.feed, host, "due")
+	pl, err := p.pollOne(ctx, j.feed, host, triggerDue, q)
 	if err != nil {
 		p.log.Warn("poll failed", "feed", j.feed.ID, "url", j.feed.URL, "err", err)
 		return
@@ -60,11 +63,12 @@ func pollWriteContext(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
 // pollOne fetches claimed feed f and works out everything to write. It
-// returns nil (and has given the feed back) when no request was made.
-func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host, trigger string) (*polledFeed, error) {
+// returns nil (and has given the feed back) when no request was made. q is
+// the pass the poll belongs to (nil: a poll on its own: see acquire).
+func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host, trigger string, q *runningPass) (*polledFeed, error) {
 	host := f.HostKey()
 	now := p.clk.Now()
-	if f.LeaseUntil != nil && now.Add(p.client.Config().Timeout+5*time.Second).After(*f.LeaseUntil) {
+	if f.LeaseUntil != nil && now.Add(p.client.Config().Timeout+leaseMargin).After(*f.LeaseUntil) {
 		p.giveBack(ctx, f.ID, placeInLine(f, now), "", giveBackLeaseShort)
 		return nil, nil
 	}
@@ -72,12 +76,8 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 		p.giveBack(ctx, f.ID, p.afterBackoff(now, until), backedOffReason(host, until, why), giveBackBackedOff)
 		return nil, nil
 	}
-	release, err := p.acquireHost(ctx, f, host, now)
-	if err != nil {
-		why := giveBackHostBusy // its slots stayed taken for too long
-		if ctx.Err() != nil {
-			why = giveBackStopping
-		}
+	release, why := p.acquire(ctx, f, host, now, q)
+	if release == nil {
 		p.giveBack(ctx, f.ID, placeInLine(f, p.clk.Now()), "", why)
 		return nil, nil
 	}
@@ -89,7 +89,7 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 		return nil, nil
 	}
 	fetchedAt := p.clk.Now()
-	if p.m != nil && trigger == "due" {
+	if p.m != nil && trigger == triggerDue {
 		// The poll's lag: how late its request went out against the feed's
 		// next_poll_at (a feed given back above is not polled, not counted).
 		p.m.PollLag.Observe(fetchedAt.Sub(f.NextPollAt).Seconds())
@@ -104,23 +104,6 @@ func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host,
 		return nil, nil
 	}
 	return p.evaluate(ctx, f, hostRow, resp, ferr, trigger, fetchedAt)
-}
-
-// acquireHost takes a request slot for f's host. Waiting for a slot of a
-// busy host must not outlast the lease: another process could then claim
-// the feed and fetch it too. (A free slot is taken without making a timer.)
-func (p *Poller) acquireHost(ctx context.Context, f *store.Feed, host string, now time.Time) (func(), error) {
-	if ctx.Err() == nil {
-		if release, ok := p.limiter.TryAcquire(host); ok {
-			return release, nil
-		}
-	}
-	actx, cancel := ctx, context.CancelFunc(func() {})
-	if f.LeaseUntil != nil {
-		actx, cancel = context.WithTimeout(ctx, f.LeaseUntil.Sub(now)-p.client.Config().Timeout-5*time.Second)
-	}
-	defer cancel()
-	return p.limiter.Acquire(actx, host)
 }
 
 // placeInLine is when a claimed feed given back unpolled, because its

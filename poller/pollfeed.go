@@ -56,7 +56,7 @@ func (p *Poller) PollFeed(ctx context.Context, feedID int64, trigger string) (*R
 			NextPollAt: next.UTC().Format(time.RFC3339), Error: reason,
 			NewItems: []ReportItem{}, Ignored: []ReportItem{}}, nil
 	}
-	pl, err := p.pollOne(ctx, f, rows[host], trigger)
+	pl, err := p.pollOne(ctx, f, rows[host], trigger, nil)
 	if err != nil {
 		return nil, fmt.Errorf("poll feed %d: %w", feedID, err)
 	}

@@ -210,7 +210,7 @@ func (p *Poller) finish(ctx context.Context, pl *polledFeed, out store.PollOutco
 	}
 	// Item lists are for readers of the report (PollFeed's caller, the
 	// hook); a pass of PollDue without a hook only counts them.
-	lists := pl.rep.Trigger != "due" || p.cfg.AfterPoll != nil
+	lists := pl.rep.Trigger != triggerDue || p.cfg.AfterPoll != nil
 	if lists && pl.byIdent == nil && len(pl.rec.Items) > 0 {
 		pl.byIdent = make(map[string]*store.NewItem, len(pl.rec.Items))
 		for i := range pl.rec.Items {

@@ -9,7 +9,7 @@ import (
 // when it is idle and done. n, next and claimErr are set before idle is
 // closed; err before done is closed.
 type runningPass struct {
-	idle chan struct{} // claims ended and fewer than conc feeds left
+	idle chan struct{} // claims ended and fewer than conc feeds left to fetch
 	done chan struct{} // every claimed feed written or given back; the pass ended
 
 	n        int       // feeds claimed
@@ -21,6 +21,7 @@ type runningPass struct {
 
 	mu     sync.Mutex
 	open   int  // feeds handed to the workers and not finished
+	hostQ  int  // of those, feeds waiting for their host's request slot
 	ended  bool // the claim loop ended
 	isIdle bool // idle is closed
 }
@@ -40,6 +41,18 @@ func (ps *runningPass) finished() {
 	ps.checkIdle()
 }
 
+// waitingHost counts d more (or fewer) of the pass's feeds waiting for
+// their host's request slot. A nil pass (a poll on its own) counts nothing.
+func (ps *runningPass) waitingHost(d int) {
+	if ps == nil {
+		return
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.hostQ += d
+	ps.checkIdle()
+}
+
 // claimsEnded records the claim loop's outcome.
 func (ps *runningPass) claimsEnded(n int, next time.Time, err error) {
 	ps.mu.Lock()
@@ -49,10 +62,12 @@ func (ps *runningPass) claimsEnded(n int, next time.Time, err error) {
 }
 
 // checkIdle closes idle, once, when the claims ended and fewer feeds are
-// left than fetch slots: from then on some slot would wait for this pass's
-// last fetches, which may be slow. ps.mu is held.
+// left to fetch than there are fetch slots: from then on some slot would
+// wait for this pass's last fetches, which may be slow, or for its feeds
+// waiting behind a busy host (hung requests hold its slots). ps.mu is
+// held.
 func (ps *runningPass) checkIdle() {
-	if ps.ended && !ps.isIdle && ps.open < ps.conc {
+	if ps.ended && !ps.isIdle && ps.open-ps.hostQ < ps.conc {
 		ps.isIdle = true
 		close(ps.idle)
 	}

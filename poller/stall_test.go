@@ -3,7 +3,6 @@ package poller_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -27,7 +26,7 @@ func TestRunKeepsPollingWhileOneFetchHangs(t *testing.T) {
 	clk := clock.NewFake(wkT0)
 	s := wkOpen(t, clk)
 	fm := wkFarm(t, clk)
-	var inflight, peak, hung atomic.Int32
+	var inflight, peak atomic.Int32
 	count := func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			n := inflight.Add(1)
@@ -39,29 +38,7 @@ func TestRunKeepsPollingWhileOneFetchHangs(t *testing.T) {
 	}
 	quick := httptest.NewServer(count(fm))
 	t.Cleanup(quick.Close)
-	gate := make(chan struct{})
-	slow := httptest.NewUnstartedServer(count(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hung.Add(1)
-		select {
-		case <-gate:
-		case <-r.Context().Done():
-		}
-		fm.ServeHTTP(w, r)
-	})))
-	ln, err := net.Listen("tcp", "127.0.0.2:0") // a host of its own
-	if err != nil {
-		t.Fatal(err)
-	}
-	slow.Listener.Close()
-	slow.Listener = ln
-	slow.Start()
-	t.Cleanup(slow.Close)
-	released := false
-	t.Cleanup(func() {
-		if !released {
-			close(gate)
-		}
-	})
+	slow := newHangingHost(t, "127.0.0.2:0", fm, count) // a host of its own
 
 	var urls []string
 	for range steady {
@@ -86,7 +63,7 @@ func TestRunKeepsPollingWhileOneFetchHangs(t *testing.T) {
 	}()
 
 	polled := func() int64 { return wkCount(t, s, "poll_log", "feed_id <> ?", hangID) }
-	waitFor(t, func() bool { return polled() == steady && hung.Load() == 1 }, "the first polls made, one fetch hanging")
+	waitFor(t, func() bool { return polled() == steady && slow.hung.Load() == 1 }, "the first polls made, one fetch hanging")
 	// Every steady feed is due again (within 5–10 min of its first poll);
 	// the hung feed's lease (an hour) still runs.
 	clk.Advance(20 * time.Minute)
@@ -97,11 +74,10 @@ func TestRunKeepsPollingWhileOneFetchHangs(t *testing.T) {
 	if n := polled(); n < 2*steady {
 		t.Fatalf("while one fetch hung, %d polls of the %d other feeds were recorded in 20 s; want %d (each polled again)", n, steady, 2*steady)
 	}
-	if h := hung.Load(); h != 1 {
+	if h := slow.hung.Load(); h != 1 {
 		t.Fatalf("the hung feed was fetched %d times, want once", h)
 	}
-	close(gate)
-	released = true
+	slow.release()
 	waitFor(t, func() bool {
 		return wkCount(t, s, "poll_log", "feed_id = ?", hangID) == 1 && wkCount(t, s, "feeds", "lease_owner <> ''") == 0
 	}, "the hung feed's poll written and no feed leased")

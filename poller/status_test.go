@@ -411,9 +411,19 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 
 func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	t.Helper()
+	return metricOf(t, c).GetCounter().GetValue()
+}
+
+func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
+	t.Helper()
+	return metricOf(t, g).GetGauge().GetValue()
+}
+
+func metricOf(t *testing.T, c prometheus.Metric) *dto.Metric {
+	t.Helper()
 	var m dto.Metric
 	if err := c.Write(&m); err != nil {
 		t.Fatal(err)
 	}
-	return m.GetCounter().GetValue()
+	return &m
 }

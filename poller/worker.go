@@ -70,7 +70,7 @@ func New(cfg Config) (*Poller, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	setDefault(&cfg.Concurrency, DefaultConcurrency)
-	setDefault(&cfg.Batch, 64*cfg.Concurrency)
+	setDefault(&cfg.Batch, DefaultBatch)
 	client := fetcher.New(cfg.Fetch)
 	timeout := client.Config().Timeout
 	setDefault(&cfg.Lease, DefaultLease)

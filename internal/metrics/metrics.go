@@ -43,6 +43,7 @@ type Metrics struct {
 	SendFailures        *prometheus.CounterVec // channel, cause: failed sends by what went wrong
 	PollFetchFailures   *prometheus.CounterVec // kind: polls that got no answer, by the fetcher's kind
 	PollGiveBacks       *prometheus.CounterVec // why: claimed feeds given back without a request
+	PollSlots           *prometheus.GaugeVec   // state: a pass's feeds fetching, waiting for their host, waiting for a fetch slot
 
 	connects atomic.Int64 // database connections opened (CountConnect)
 }

@@ -26,9 +26,12 @@ func (m *Metrics) registerRecovery() {
 		Help: "Polls that got no HTTP answer (feedmail_polls_total{outcome=\"failure\",status=\"0\"}), by kind: timeout, connection (refused, reset, closed early, truncated), dns, tls, too_large, bad_encoding, too_many_redirects, bad_url, private_address, other."},
 		[]string{"kind"})
 	m.PollGiveBacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedmail_poll_givebacks_total",
-		Help: "Claimed feeds given back without a request, by why: host_busy (its two request slots stayed taken past the lease's budget, e.g. by hung requests), lease_short (no worker reached it in time), backed_off (its host asked us to slow down), stopping, db_error. The first two keep their place in line."},
+		Help: "Claimed feeds given back without a request, by why: host_busy (its two request slots stayed taken past the lease's budget, e.g. by hung requests), slots_busy (every fetch slot of this process stayed taken that long), lease_short (no worker reached it in time), backed_off (its host asked us to slow down), stopping, db_error. The first three keep their place in line."},
 		[]string{"why"})
-	m.Registry.MustRegister(m.TakenOver, m.OutboxLeaseRenewals, m.DatabaseWait, m.DatabaseUp, m.SendFailures, m.PollFetchFailures, m.PollGiveBacks)
+	m.PollSlots = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "feedmail_poll_slots",
+		Help: "The poller's claimed feeds by state: fetching (holding one of the process's fetch slots, 16 at most), waiting_host (waiting for one of their host's two request slots, holding no fetch slot), waiting_fetch (their host's slot taken, waiting for a fetch slot)."},
+		[]string{"state"})
+	m.Registry.MustRegister(m.TakenOver, m.OutboxLeaseRenewals, m.DatabaseWait, m.DatabaseUp, m.SendFailures, m.PollFetchFailures, m.PollGiveBacks, m.PollSlots)
 }
 
 // CountTakeover counts n rows of kind taken over (store.Options.OnTakeover).

@@ -48,8 +48,9 @@ const (
 	DefaultDigests     = 10000
 	DefaultReaders     = 10000
 	DefaultHosts       = 8
-	// Concurrency is the poller's worker count (poller.DefaultConcurrency)
-	// and the bare loop's.
+	// Concurrency is the batch passes' fetch slots and the bare loop's
+	// workers, as they have always been measured (serve's poller has
+	// poller.DefaultConcurrency; on loopback its host limits bind first).
 	Concurrency = 16
 	// digestFeeds and digestItems shape each digest: 20 items from 8 feeds.
 	digestFeeds = 8
