@@ -75,6 +75,11 @@ func createJournal(dir, owner string) (*passJournal, error) {
 	_, _ = rand.Read(b)
 	base := filepath.Join(dir, safeName(owner)+"-"+hex.EncodeToString(b))
 	f, err := os.OpenFile(base+".new", os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	if errors.Is(err, fs.ErrNotExist) { // another process stopping removed the empty folder
+		if err = os.MkdirAll(dir, 0o700); err == nil {
+			f, err = os.OpenFile(base+".new", os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -141,6 +146,15 @@ func (o *Outbox) ReplayJournals(ctx context.Context) (int64, error) {
 		}
 	}
 	return total, errors.Join(errs...)
+}
+
+// removeJournalDir removes the journal folder if it is empty, so that a
+// stopped mailer leaves nothing behind (each install has its own folder);
+// one with a journal in it stays for the next mailer's replay.
+func (o *Outbox) removeJournalDir() {
+	if o.cfg.JournalDir != "" {
+		_ = os.Remove(o.cfg.JournalDir) // fails, harmlessly, when not empty
+	}
 }
 
 // replayInterval is how often Run looks for journals of dead passes.

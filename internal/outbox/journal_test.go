@@ -2,7 +2,9 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -102,6 +104,42 @@ func TestJournalOfALivePassIsNotReplayed(t *testing.T) {
 }
 
 // TestParseMark: journal lines, whole or damaged.
+// A mailer that stops removes its journal folder when it is empty (one
+// folder per install: a machine running many installs, or a test suite,
+// used to keep one empty folder each), and leaves it when a journal or
+// anything else is in it.
+func TestRunRemovesAnEmptyJournalFolder(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("something_in_it=%v", keep), func(t *testing.T) {
+			fx := newFixture(t)
+			dir := filepath.Join(t.TempDir(), "journals")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if keep {
+				if err := os.WriteFile(filepath.Join(dir, "not-a-journal"), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o := fx.outbox(smtpTo(t, smtptest.StartT(t, smtptest.Options{}), ""), "stops", func(cfg *OutboxConfig) { cfg.JournalDir = dir })
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := o.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			_, err := os.Stat(dir)
+			if gone := errors.Is(err, fs.ErrNotExist); gone == keep {
+				t.Errorf("journal folder gone: %v (stat: %v); want gone: %v", gone, err, !keep)
+			}
+			if j := o.beginJournal(); j == nil {
+				t.Error("no journal made after the folder was removed")
+			} else {
+				j.end(false)
+			}
+		})
+	}
+}
+
 func TestParseMark(t *testing.T) {
 	for _, c := range []struct {
 		line string

@@ -222,7 +222,8 @@ func (o *Outbox) Wake() {
 	}
 }
 
-// Run sends due email until ctx ends, then returns nil. Database errors are
+// Run sends due email until ctx ends, then returns nil (removing the
+// journal folder when no journal is left in it). Database errors are
 // logged and retried after a pause; they do not stop the worker.
 func (o *Outbox) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
@@ -233,6 +234,7 @@ func (o *Outbox) Run(ctx context.Context) error {
 		wg.Go(func() { o.loop(ctx, i) })
 	}
 	wg.Wait()
+	o.removeJournalDir()
 	return nil
 }
 
