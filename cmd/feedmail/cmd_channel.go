@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/feedmail/feedmail/internal/channel"
 	"github.com/feedmail/feedmail/internal/channel/channels"
 	"github.com/feedmail/feedmail/internal/channel/webhook"
 	"github.com/feedmail/feedmail/internal/fetcher"
@@ -48,10 +49,9 @@ func addChannelJSON(out map[string]any, sub *store.Subscription) {
 	}
 }
 
-// channelHTTP is the client channels deliver with: the fetcher's guarded
-// dialer (targets are user-supplied URLs), no redirects followed.
+// channelHTTP is the client channels deliver with (channel.NewHTTPClient).
 func (a *app) channelHTTP() *http.Client {
-	return fetcher.NewHTTPClient(fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks, MaxRedirects: -1})
+	return channel.NewHTTPClient(fetcher.Config{BaseURL: a.cfg.BaseURL, AllowPrivate: a.cfg.AllowPrivateNetworks})
 }
 
 // setDigestChannel sets d's channel when the command chose one, and

@@ -41,10 +41,28 @@ func (e *HTTPError) Error() string {
 	return fmt.Sprintf("http %d: %s", e.Status, msg)
 }
 
+// ConnsPerHost is how many connections the channel client opens to one
+// host at most: more than the outbox ever has requests in flight (8
+// targets a pass, 2 passes), so a delivery never waits for another's
+// connection. Many readers' targets share a host (a chat service, one
+// receiver's paths), and a request waiting for a connection spends its
+// timeout waiting: behind two requests hanging until their timeout, one
+// was sent with milliseconds left, accepted, then given up on and sent
+// again.
+const ConnsPerHost = 64
+
+// NewHTTPClient is the client channels deliver with: the fetcher's
+// guarded dialer (targets are user-supplied URLs) configured by cfg, no
+// redirects followed, and ConnsPerHost connections to a host.
+func NewHTTPClient(cfg fetcher.Config) *http.Client {
+	cfg.MaxRedirects, cfg.MaxConnsPerHost = -1, ConnsPerHost
+	return fetcher.NewHTTPClient(cfg)
+}
+
 // maxBody is the most of an answer's body read.
 const maxBody = 16 << 10
 
-// Send makes r with hc (fetcher.NewHTTPClient's) and returns nil for a
+// Send makes r with hc (NewHTTPClient's) and returns nil for a
 // 2xx answer, an *HTTPError for any other answer, or the transport's error
 // wrapped. now reads an HTTP-date Retry-After. A request with a credential
 // to a plain http URL may only connect to a private address, and only

@@ -171,3 +171,58 @@ func TestSendKeepsCredentialsOffPlainHTTP(t *testing.T) {
 		t.Errorf("token over http, private networks not allowed: %v (%d hits), want refused saying plain http", err, hitCount.Load())
 	}
 }
+
+// Deliveries to one host do not wait for each other's connections: with
+// two requests hanging at a receiver (until their timeout), the others to
+// the same host are answered at once. With the fetcher's 2 connections a
+// host, they waited behind the hung ones, under their own timeout, and
+// one sent with milliseconds left was accepted and then given up on: a
+// webhook delivered twice.
+func TestDeliveriesToOneHostDoNotWaitForConnections(t *testing.T) {
+	const hung, quick = 2, 6
+	release := make(chan struct{})
+	var hanging atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/hang") {
+			hanging.Add(1)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	defer close(release)
+	hc := channel.NewHTTPClient(fetcher.Config{AllowPrivate: true, Timeout: 10 * time.Minute})
+	defer hc.CloseIdleConnections()
+	send := func(path string) error {
+		r := &channel.Request{Method: http.MethodPost, URL: srv.URL + path, Body: []byte("{}")}
+		return channel.Send(context.Background(), hc, r, time.Now())
+	}
+	for i := range hung {
+		go func() { _ = send(fmt.Sprintf("/hang/%d", i)) }()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for hanging.Load() < hung {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d requests reached the receiver and hang", hanging.Load(), hung)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	done := make(chan error, quick)
+	for i := range quick {
+		go func() { done <- send(fmt.Sprintf("/ok/%d", i)) }()
+	}
+	timeout := time.After(30 * time.Second)
+	for i := range quick {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("delivery %d: %v", i, err)
+			}
+		case <-timeout:
+			t.Fatalf("%d of %d deliveries answered in 30 s while %d requests to the same host hang", i, quick, hung)
+		}
+	}
+}

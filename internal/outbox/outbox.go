@@ -196,7 +196,7 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 	setDefault(&cfg.RetryFor, DefaultRetryFor)
 	setDefault(&cfg.BounceLimit, DefaultBounceLimit)
 	if cfg.HTTP == nil {
-		cfg.HTTP = fetcher.NewHTTPClient(fetcher.Config{MaxRedirects: -1})
+		cfg.HTTP = channel.NewHTTPClient(fetcher.Config{})
 	}
 	o := &Outbox{cfg: cfg, wake: make(chan struct{}, 1)}
 	o.renderers = map[string]Renderer{

@@ -157,8 +157,8 @@ func (s *Server) testDelivery(ctx context.Context, ch channel.Channel, d channel
 	if err != nil {
 		return err
 	}
-	hc := fetcher.NewHTTPClient(fetcher.Config{BaseURL: s.Config.BaseURL, AllowPrivate: s.Config.AllowPrivateNetworks,
-		MaxRedirects: -1, Timeout: 15 * time.Second})
+	hc := channel.NewHTTPClient(fetcher.Config{BaseURL: s.Config.BaseURL, AllowPrivate: s.Config.AllowPrivateNetworks,
+		Timeout: 15 * time.Second})
 	defer hc.CloseIdleConnections()
 	return ch.Deliver(ctx, hc, req)
 }
