@@ -76,11 +76,20 @@ type slotWait struct {
 }
 
 func (p *Poller) newSlotWait(ctx context.Context, f *store.Feed, now time.Time) *slotWait {
-	w := &slotWait{parent: ctx, lease: f.LeaseUntil != nil}
-	if w.lease {
-		w.budget = f.LeaseUntil.Sub(now) - p.client.Config().Timeout - leaseMargin
-	}
+	w := &slotWait{parent: ctx}
+	w.budget, w.lease = p.leaseBudget(f, now)
 	return w
+}
+
+// leaseBudget is how long claimed feed f may still wait before its fetch
+// at now: until its lease leaves just the fetch timeout and leaseMargin
+// (negative: too late to fetch). ok is false for a feed without a lease
+// (no bound).
+func (p *Poller) leaseBudget(f *store.Feed, now time.Time) (budget time.Duration, ok bool) {
+	if f.LeaseUntil == nil {
+		return 0, false
+	}
+	return f.LeaseUntil.Sub(now) - p.client.Config().Timeout - leaseMargin, true
 }
 
 // leaseMargin is what a poll keeps of its lease beyond the fetch timeout,

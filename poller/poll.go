@@ -68,7 +68,7 @@ func pollWriteContext(ctx context.Context) (context.Context, context.CancelFunc)
 func (p *Poller) pollOne(ctx context.Context, f *store.Feed, hostRow store.Host, trigger string, q *runningPass) (*polledFeed, error) {
 	host := f.HostKey()
 	now := p.clk.Now()
-	if f.LeaseUntil != nil && now.Add(p.client.Config().Timeout+leaseMargin).After(*f.LeaseUntil) {
+	if budget, ok := p.leaseBudget(f, now); ok && budget < 0 {
 		p.giveBack(ctx, f.ID, placeInLine(f, now), "", giveBackLeaseShort)
 		return nil, nil
 	}

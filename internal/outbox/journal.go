@@ -74,10 +74,13 @@ func createJournal(dir, owner string) (*passJournal, error) {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	base := filepath.Join(dir, safeName(owner)+"-"+hex.EncodeToString(b))
-	f, err := os.OpenFile(base+".new", os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	create := func() (*os.File, error) {
+		return os.OpenFile(base+".new", os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	}
+	f, err := create()
 	if errors.Is(err, fs.ErrNotExist) { // another process stopping removed the empty folder
 		if err = os.MkdirAll(dir, 0o700); err == nil {
-			f, err = os.OpenFile(base+".new", os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+			f, err = create()
 		}
 	}
 	if err != nil {
